@@ -1,0 +1,98 @@
+"""Vectorised NumPy projector (no per-vertex Python loop).
+
+Vertices of one object are contiguous in a batch, so each run of equal ``object_id``
+is projected with one (n, 3) @ (3, 4) matmul against its precomputed model-view-
+projection matrix; the per-frame cost in Python grows with the number of objects K,
+not with N. Output and scratch buffers are reused across frames.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import W_EPSILON, OutputBuffers, Projection, check_viewport, prepare_inputs
+
+
+def object_runs(object_id: np.ndarray) -> np.ndarray:
+    """(R, 3) int64 rows (start, stop, k) of maximal runs of equal ``object_id``."""
+    n = object_id.shape[0]
+    if n == 0:
+        return np.zeros((0, 3), np.int64)
+    starts = np.concatenate([[0], np.flatnonzero(object_id[1:] != object_id[:-1]) + 1])
+    stops = np.append(starts[1:], n)
+    return np.stack([starts, stops, object_id[starts].astype(np.int64)], axis=1)
+
+
+class NumpyProjector:
+    """CPU projector on NumPy. See ``engine.backends.base`` for the contract."""
+
+    name = "numpy"
+    xp = np
+
+    def __init__(self):
+        self._out = OutputBuffers(np)
+        self._clip = np.empty((0, 4), np.float32)
+        self._tmp = np.empty(0, np.float32)
+        self._mask = np.empty(0, np.bool_)
+
+    def project(self, positions, object_id, model, view_proj, viewport, runs=None) -> Projection:
+        """Project N vertices; returns views of reused buffers (overwritten next call).
+
+        ``runs`` is an optional (R, 3) array of (start, stop, k) contiguous object runs
+        (the batch knows them); without it they are found from ``object_id``.
+        Raises ValueError for an object_id >= K.
+        """
+        pos, oid, mdl, vp = prepare_inputs(np, positions, object_id, model, view_proj)
+        vw, vh = check_viewport(viewport)
+        n, k = pos.shape[0], mdl.shape[0]
+        out = self._out.get(n)
+        if n == 0:
+            return out
+        if runs is None:
+            runs = object_runs(oid)
+        if len(runs) and int(np.max(runs[:, 2])) >= k:
+            raise ValueError(f"object_id refers to object {int(np.max(runs[:, 2]))} but model has K={k}")
+        if self._clip.shape[0] < n:
+            self._clip = np.empty((n, 4), np.float32)
+            self._tmp = np.empty(n, np.float32)
+            self._mask = np.empty(n, np.bool_)
+        clip, tmp, mask = self._clip[:n], self._tmp[:n], self._mask[:n]
+        # Compose per object in float64, then one float32 matmul per run.
+        mvp = (vp.astype(np.float64) @ mdl.astype(np.float64)).astype(np.float32)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return self._project_runs(pos, mvp, runs, clip, tmp, mask, out, vw, vh)
+
+    @staticmethod
+    def _project_runs(pos, mvp, runs, clip, tmp, mask, out, vw, vh) -> Projection:
+        for start, stop, obj in runs:
+            m = mvp[obj]
+            np.matmul(pos[start:stop], m[:, :3].T, out=clip[start:stop])
+            clip[start:stop] += m[:, 3]
+        x, y, z, w = clip[:, 0], clip[:, 1], clip[:, 2], clip[:, 3]
+        vis = out.visible
+        np.greater(w, W_EPSILON, out=vis)
+        np.less(w, np.inf, out=mask)
+        vis &= mask
+        for c in (x, y, z):
+            np.abs(c, out=tmp)
+            np.less_equal(tmp, w, out=mask)
+            vis &= mask
+        # Culled vertices divide by 1 so nothing below produces inf or NaN.
+        np.copyto(w, np.float32(1.0), where=~vis)
+        np.divide(np.float32(1.0), w, out=tmp)
+        sx, sy = out.screen_xy[:, 0], out.screen_xy[:, 1]
+        np.multiply(x, tmp, out=sx)
+        sx *= np.float32(0.5)
+        sx += np.float32(0.5)
+        sx *= np.float32(vw)
+        np.multiply(y, tmp, out=sy)
+        sy *= np.float32(-0.5)
+        sy += np.float32(0.5)
+        sy *= np.float32(vh)
+        np.multiply(z, tmp, out=out.depth)
+        out.depth[...] *= np.float32(0.5)
+        out.depth[...] += np.float32(0.5)
+        np.logical_not(vis, out=mask)
+        np.copyto(out.screen_xy, np.float32(0.0), where=mask[:, None])
+        np.copyto(out.depth, np.float32(1.0), where=mask)
+        return out

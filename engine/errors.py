@@ -1,0 +1,9 @@
+"""Errors the engine reports to users (the CLI prints them as one line, exit status 2)."""
+
+
+class EngineError(Exception):
+    """A user-facing problem with an input (file, argument, path); the message names it."""
+
+
+class LoadError(EngineError):
+    """A 3D file could not be loaded; the message names the file and what is wrong."""

@@ -1,0 +1,1 @@
+"""File input and output: 3D files in, images out."""

@@ -1,0 +1,74 @@
+"""Renderer: one frame = sync the batch, one projection launch, rasterize.
+
+    scene graph -> VertexBatch (packed once) -> projector (one launch) -> rasterizer
+
+The viewport is the output size in pixels; the camera's aspect follows it every frame.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .backends import Projection, get_projector
+from .batch import VertexBatch
+from .camera import Camera
+from .raster import Frame, rasterize_points
+from .scene import Scene
+
+__all__ = ["Renderer", "parse_size"]
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'1280x720' -> (1280, 720). Raises ValueError with the expected form."""
+    try:
+        w, h = (int(v) for v in str(text).lower().split("x"))
+    except ValueError:
+        raise ValueError(f"size must look like WIDTHxHEIGHT (e.g. 1280x720), got {text!r}") from None
+    if not (0 < w <= 16384 and 0 < h <= 16384):
+        raise ValueError(f"size must be between 1x1 and 16384x16384, got {w}x{h}")
+    return w, h
+
+
+class Renderer:
+    """Renders ``scene`` as seen by ``camera`` into ``size`` = (width, height) pixels.
+
+    Args:
+        backend: projector name ("auto", "cupy", "numba", "numpy"); see engine.backends.
+        point_size: splat size in pixels overriding each geometry's own, or None.
+
+    Attributes:
+        batch: the VertexBatch (device arrays of the packed scene).
+        projector: the backend instance.
+    """
+
+    def __init__(self, scene: Scene, camera: Camera, size=(640, 480), backend=None,
+                 point_size: float | None = None):
+        self.scene = scene
+        self.camera = camera
+        self.size = (int(size[0]), int(size[1]))
+        self.projector = get_projector(backend)
+        self.batch = VertexBatch(scene, self.projector.xp)
+        self.point_size = point_size
+
+    def resize(self, width: int, height: int):
+        """New viewport in pixels; the camera aspect follows on the next frame."""
+        if width <= 0 or height <= 0:
+            raise ValueError(f"viewport must be positive, got {width}x{height}")
+        self.size = (int(width), int(height))
+
+    def project(self) -> Projection:
+        """Project every vertex of the scene (one launch). Arrays stay on the backend."""
+        self.batch.sync()
+        self.camera.set_viewport(*self.size)
+        b = self.batch
+        return self.projector.project(b.positions, b.object_id, b.model,
+                                      b.view_projection(self.camera), self.size, runs=b.runs)
+
+    def effective_point_size(self):
+        return self.batch.point_size if self.point_size is None else self.point_size
+
+    def render(self) -> Frame:
+        """Project and rasterize in software; returns Frame(color, depth) on the host."""
+        p = self.project()
+        return rasterize_points(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
+                                self.effective_point_size(), self.scene.background)

@@ -1,0 +1,220 @@
+"""Affine transforms, quaternions and projection matrices (host side, float64).
+
+Conventions (see README "Conventions"): right-handed world, +Y up, the camera looks
+down its local -Z axis (OpenGL). Column vectors: ``p_clip = P @ V @ M @ p``. Matrices
+are (4, 4) float64 NumPy arrays, row-major in memory; the scene graph composes them in
+float64 and only the batch casts to float32 for the device. Quaternions are
+``(x, y, z, w)`` (glTF / SciPy order), unit length.
+
+Formula sources: the perspective and orthographic matrices are the OpenGL ones
+(``gluPerspective`` / ``glOrtho``, OpenGL 2.1 reference pages); quaternion to matrix and
+slerp follow K. Shoemake, "Animating rotation with quaternion curves", SIGGRAPH 1985.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "translation_matrix",
+    "scale_matrix",
+    "quat_to_matrix",
+    "matrix_to_quat",
+    "quat_multiply",
+    "quat_normalize",
+    "quat_from_axis_angle",
+    "slerp",
+    "trs_matrix",
+    "look_at_rotation",
+    "perspective_matrix",
+    "orthographic_matrix",
+]
+
+IDENTITY_QUAT = np.array([0.0, 0.0, 0.0, 1.0])
+
+
+def _vec3(v, name: str) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float64).reshape(-1)
+    if a.shape != (3,):
+        raise ValueError(f"{name} must have 3 components, got shape {np.shape(v)}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite, got {a.tolist()}")
+    return a
+
+
+def translation_matrix(t) -> np.ndarray:
+    """(4, 4) float64 matrix translating by ``t`` (3,)."""
+    m = np.eye(4)
+    m[:3, 3] = _vec3(t, "translation")
+    return m
+
+
+def scale_matrix(s) -> np.ndarray:
+    """(4, 4) float64 matrix scaling by ``s`` (3,) (per axis)."""
+    m = np.eye(4)
+    m[[0, 1, 2], [0, 1, 2]] = _vec3(s, "scale")
+    return m
+
+
+def quat_normalize(q) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) from ``q``; raises ValueError for a zero or non-finite q."""
+    a = np.asarray(q, dtype=np.float64).reshape(-1)
+    if a.shape != (4,):
+        raise ValueError(f"quaternion must have 4 components (x, y, z, w), got shape {np.shape(q)}")
+    n = float(np.linalg.norm(a))
+    if not math.isfinite(n) or n < 1e-12:
+        raise ValueError(f"quaternion must be finite and non-zero, got {a.tolist()}")
+    return a / n
+
+
+def quat_from_axis_angle(axis, angle: float) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) rotating ``angle`` radians about ``axis`` (3,), right-handed."""
+    ax = _vec3(axis, "axis")
+    n = np.linalg.norm(ax)
+    if n < 1e-12:
+        raise ValueError("rotation axis must be non-zero")
+    h = 0.5 * float(angle)
+    return np.concatenate([ax / n * math.sin(h), [math.cos(h)]])
+
+
+def quat_multiply(a, b) -> np.ndarray:
+    """Hamilton product ``a * b`` (apply b, then a) of (x, y, z, w) quaternions."""
+    x1, y1, z1, w1 = np.asarray(a, dtype=np.float64)
+    x2, y2, z2, w2 = np.asarray(b, dtype=np.float64)
+    return np.array(
+        [
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        ]
+    )
+
+
+def quat_to_matrix(q) -> np.ndarray:
+    """(3, 3) float64 rotation matrix of the unit quaternion ``q`` = (x, y, z, w)."""
+    x, y, z, w = quat_normalize(q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def matrix_to_quat(r) -> np.ndarray:
+    """Unit quaternion (x, y, z, w), w >= 0, of a (3, 3) rotation matrix (Shepperd's method)."""
+    m = np.asarray(r, dtype=np.float64)[:3, :3]
+    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    if tr > 0:
+        s = 2.0 * math.sqrt(tr + 1.0)
+        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
+    else:
+        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s, (m[1, 0] - m[0, 1]) / s]
+    q = quat_normalize(q)
+    return -q if q[3] < 0 else q
+
+
+def slerp(q0, q1, t: float) -> np.ndarray:
+    """Spherical linear interpolation of unit quaternions along the shortest arc.
+
+    ``t`` in [0, 1]; returns a unit (x, y, z, w). q and -q are the same rotation, so q1 is
+    negated when ``dot(q0, q1) < 0`` (shortest arc). Near-parallel inputs fall back to a
+    normalised lerp to avoid dividing by sin(theta) ~ 0.
+    """
+    a = quat_normalize(q0)
+    b = quat_normalize(q1)
+    d = float(np.dot(a, b))
+    if d < 0.0:
+        b, d = -b, -d
+    if d > 0.9995:
+        return quat_normalize(a + t * (b - a))
+    theta = math.acos(min(d, 1.0))
+    s = math.sin(theta)
+    return (math.sin((1 - t) * theta) * a + math.sin(t * theta) * b) / s
+
+
+def trs_matrix(position, rotation, scale) -> np.ndarray:
+    """(4, 4) float64 local matrix ``T @ R @ S`` from position (3,), quaternion (4,), scale (3,)."""
+    m = np.eye(4)
+    m[:3, :3] = quat_to_matrix(rotation) * _vec3(scale, "scale")[None, :]
+    m[:3, 3] = _vec3(position, "position")
+    return m
+
+
+def look_at_rotation(eye, target, up=(0.0, 1.0, 0.0)) -> np.ndarray:
+    """(3, 3) float64 rotation whose -Z column points from ``eye`` to ``target``.
+
+    Columns are the camera's right (+X), up (+Y) and back (+Z) axes in the parent frame;
+    det = +1. When the view direction is parallel to ``up`` (looking straight down, say),
+    the world axis least aligned with the view direction is used as the up hint instead,
+    so the result stays finite and orthonormal.
+
+    Raises:
+        ValueError: ``eye == target`` (no direction to look along), or non-finite input.
+    """
+    e = _vec3(eye, "eye")
+    t = _vec3(target, "target")
+    u = _vec3(up, "up")
+    fwd = t - e
+    dist = float(np.linalg.norm(fwd))
+    if dist <= 1e-12 * max(1.0, float(np.abs(e).max())):
+        raise ValueError(f"look_at: eye and target coincide at {e.tolist()}; no view direction")
+    fwd /= dist
+    right = np.cross(fwd, u)
+    if np.linalg.norm(right) < 1e-6 * max(np.linalg.norm(u), 1e-300):
+        fallback = np.eye(3)[int(np.argmin(np.abs(fwd)))]
+        right = np.cross(fwd, fallback)
+    right /= np.linalg.norm(right)
+    true_up = np.cross(right, fwd)
+    return np.stack([right, true_up, -fwd], axis=1)
+
+
+def perspective_matrix(fov_y_deg: float, aspect: float, near: float, far: float) -> np.ndarray:
+    """OpenGL perspective projection (4, 4) float64: view space -> clip space.
+
+    ``fov_y_deg`` is the full vertical field of view in degrees, ``aspect`` = width/height,
+    ``near``/``far`` > 0 are distances along -Z in world units. Maps z = -near to NDC -1
+    and z = -far to NDC +1 (gluPerspective).
+    """
+    if not (0.0 < fov_y_deg < 180.0):
+        raise ValueError(f"fov_y must be in (0, 180) degrees, got {fov_y_deg}")
+    if not (aspect > 0 and math.isfinite(aspect)):
+        raise ValueError(f"aspect must be positive and finite, got {aspect}")
+    if not (0.0 < near < far and math.isfinite(far)):
+        raise ValueError(f"need 0 < near < far < inf, got near={near}, far={far}")
+    f = 1.0 / math.tan(math.radians(fov_y_deg) / 2.0)
+    m = np.zeros((4, 4))
+    m[0, 0] = f / aspect
+    m[1, 1] = f
+    m[2, 2] = (far + near) / (near - far)
+    m[2, 3] = 2.0 * far * near / (near - far)
+    m[3, 2] = -1.0
+    return m
+
+
+def orthographic_matrix(left, right, bottom, top, near, far) -> np.ndarray:
+    """OpenGL orthographic projection (4, 4) float64 (glOrtho); w stays 1."""
+    if not (right > left and top > bottom and far > near):
+        raise ValueError(
+            f"orthographic volume is empty: left={left} right={right} "
+            f"bottom={bottom} top={top} near={near} far={far}"
+        )
+    m = np.eye(4)
+    m[0, 0] = 2.0 / (right - left)
+    m[1, 1] = 2.0 / (top - bottom)
+    m[2, 2] = -2.0 / (far - near)
+    m[0, 3] = -(right + left) / (right - left)
+    m[1, 3] = -(top + bottom) / (top - bottom)
+    m[2, 3] = -(far + near) / (far - near)
+    return m
