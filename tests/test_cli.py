@@ -1,0 +1,51 @@
+"""The command line: main job (render the demo headless), errors as one line + exit 2."""
+
+import subprocess
+import sys
+
+import numpy as np
+from PIL import Image
+
+from engine.cli import main
+
+
+def test_render_demo_writes_png(tmp_path, capsys):
+    out = tmp_path / "demo.png"
+    assert main(["render", "demo", "--out", str(out), "--size", "160x90", "--backend", "numpy"]) == 0
+    assert str(out.resolve()) in capsys.readouterr().out
+    img = np.asarray(Image.open(out))
+    assert img.shape == (90, 160, 4)
+    bg = img[0, 0]
+    assert (np.any(img != bg, axis=2)).sum() > 500  # the scene drew something
+
+
+def test_render_camera_option_changes_the_view(tmp_path):
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    main(["render", "--out", str(a), "--size", "96x64", "--camera", "0,20"])
+    main(["render", "--out", str(b), "--size", "96x64", "--camera", "90,20,8"])
+    assert not np.array_equal(np.asarray(Image.open(a)), np.asarray(Image.open(b)))
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_bad_arguments_exit_2_without_traceback(tmp_path):
+    for args in (["render", "--size", "0x10"], ["render", "--camera", "a,b"],
+                 ["render", "--point-size", "-1"],
+                 ["render", "--out", str(tmp_path / "x.unknownext"), "--size", "8x8"]):
+        r = run_cli(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "Traceback" not in r.stderr
+        assert "error" in r.stderr
+
+
+def test_debug_flag_shows_traceback(tmp_path):
+    r = run_cli("--debug", "render", "--out", str(tmp_path / "x.unknownext"), "--size", "8x8")
+    assert r.returncode != 0 and "Traceback" in r.stderr
+
+
+def test_help_lists_commands():
+    r = run_cli("--help")
+    assert r.returncode == 0 and "render" in r.stdout
