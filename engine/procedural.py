@@ -16,20 +16,14 @@ __all__ = ["torus_knot", "sphere_points", "grid_points", "random_box", "demo_sce
 
 
 def _hsv_to_rgb(h, s, v):
-    """Vectorised HSV (all in [0, 1]) -> (N, 3) float RGB in [0, 1]."""
-    h6 = (np.asarray(h) % 1.0) * 6.0
-    c = v * s
-    x = c * (1 - np.abs(h6 % 2 - 1))
-    m = v - c
-    z = np.zeros_like(h6)
-    sector = np.floor(h6).astype(int) % 6
-    table = [(c, x, z), (x, c, z), (z, c, x), (z, x, c), (x, z, c), (c, z, x)]
-    rgb = np.zeros(h6.shape + (3,))
-    for i, (r, g, b) in enumerate(table):
-        sel = sector == i
-        rgb[sel] = np.stack([np.broadcast_to(r, h6.shape)[sel], np.broadcast_to(g, h6.shape)[sel],
-                             np.broadcast_to(b, h6.shape)[sel]], axis=1)
-    return rgb + np.asarray(m)[..., None] if np.ndim(m) else rgb + m
+    """(N,) hue, scalar saturation/value in [0, 1] -> (N, 3) float RGB in [0, 1].
+
+    Closed form of the HSV hexcone (Wikipedia "HSL and HSV", section "HSV to RGB
+    alternative"): channel n in (5, 3, 1) is v - v s max(0, min(k, 4 - k, 1)),
+    k = (n + 6 h) mod 6.
+    """
+    k = (np.array([5.0, 3.0, 1.0]) + 6.0 * np.asarray(h)[:, None]) % 6.0
+    return v - v * s * np.clip(np.minimum(k, 4.0 - k), 0.0, 1.0)
 
 
 def torus_knot(n=20000, p=2, q=3, radius=1.0, tube=0.25, seed=0):
