@@ -18,7 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Frame", "rasterize_points", "EMPTY_KEY"]
+__all__ = ["EMPTY_KEY", "Frame", "background_rgba", "rasterize_points", "resolve_keys",
+           "splat_origin", "splat_sizes"]
 
 EMPTY_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
 MAX_POINT_SIZE = 255  # the point size range GL (llvmpipe) reports here; splats are capped
@@ -47,23 +48,44 @@ def splat_origin(coord, size):
     return np.floor(coord - 0.5 * size + 0.5).astype(np.int64)
 
 
-def _sizes(point_size, n):
-    ps = point_size if np.ndim(point_size) else np.full(n, point_size)
-    ps = np.asarray(_to_host(ps), np.float64)
-    if ps.shape != (n,):
-        raise ValueError(f"point_size must be a scalar or have shape ({n},), got {ps.shape}")
-    if not np.all(np.isfinite(ps)) or np.any(ps <= 0):
+def splat_sizes(point_size, n: int, xp=np):
+    """Splat sides in pixels: ``point_size`` rounded half-to-even to an integer in [1, 255].
+
+    Args:
+        point_size: a scalar, or an (n,) NumPy/CuPy array of per-point sizes in pixels.
+        n: the number of points.
+        xp: the array module (numpy or cupy) the result lives in.
+
+    Returns:
+        uint8 array of shape (1,) for a scalar (one size for every point) or (n,).
+
+    Raises:
+        ValueError: a wrong shape, or a size that is not positive and finite.
+    """
+    if np.ndim(point_size) == 0:
+        mod, ps = np, np.asarray([float(point_size)], np.float64)  # checked on the host
+    else:
+        mod, ps = xp, xp.asarray(point_size).astype(np.float64)
+        if ps.shape != (n,):
+            raise ValueError(f"point_size must be a scalar or have shape ({n},), got {ps.shape}")
+    if not bool(mod.all(mod.isfinite(ps))) or bool(mod.any(ps <= 0)):
         raise ValueError("point_size must be positive and finite")
-    return np.clip(np.rint(ps), 1, MAX_POINT_SIZE).astype(np.int64)
+    return xp.asarray(mod.clip(mod.rint(ps), 1, MAX_POINT_SIZE).astype(np.uint8))
+
+
+def background_rgba(background) -> np.ndarray:
+    """RGB or RGBA floats in [0, 1] -> (4,) uint8 RGBA (alpha 255 when RGB), rounded."""
+    bg = np.rint(np.clip(np.asarray(background, np.float64), 0.0, 1.0) * 255).astype(np.uint8)
+    if bg.shape not in ((3,), (4,)):
+        raise ValueError(f"background must be RGB or RGBA, got shape {bg.shape}")
+    return np.concatenate([bg, np.array([255], np.uint8)]) if bg.size == 3 else bg
 
 
 def resolve_keys(keys: np.ndarray, colors: np.ndarray, background) -> Frame:
     """(H, W) uint64 key buffer -> Frame: colour of the winning point, its depth."""
     covered = keys != EMPTY_KEY
-    bg = np.rint(np.asarray(background, np.float64) * 255).astype(np.uint8)
-    bg = np.append(bg, 255)[:4] if bg.size == 3 else bg
     color = np.empty(keys.shape + (4,), np.uint8)
-    color[...] = bg
+    color[...] = background_rgba(background)
     idx = (keys[covered] & np.uint64(0xFFFFFFFF)).astype(np.int64)
     color[covered] = colors[idx]
     depth = np.ones(keys.shape, np.float32)
@@ -105,17 +127,21 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
             f"colors {col.shape}; expected (N, 2), (N,), (N,), (N, 4)")
     if n >= 2**32:
         raise ValueError("at most 2**32 - 1 points per frame (the key holds a 32-bit index)")
-    sizes = _sizes(point_size, n)
+    sizes = np.broadcast_to(splat_sizes(_to_host(point_size), n).astype(np.int64), (n,))
     keys = np.full(h * w, EMPTY_KEY, np.uint64)
     idx = np.flatnonzero(vis)
     if idx.size:
         dbits = z[idx].view(np.uint32).astype(np.uint64) << np.uint64(32)
         pkeys = dbits | idx.astype(np.uint64)
         s_all = sizes[idx]
+        cx = xy[idx, 0].astype(np.float64)
+        cy = xy[idx, 1].astype(np.float64)
         for s in np.unique(s_all):
-            sel = s_all == s
-            x0 = splat_origin(xy[idx[sel], 0].astype(np.float64), s)
-            y0 = splat_origin(xy[idx[sel], 1].astype(np.float64), s)
+            # A centre at or beyond one splat side outside the image covers no pixel; dropping
+            # those first (NaN fails every comparison) keeps the cast to int64 defined.
+            sel = (s_all == s) & (cx > -s) & (cx < w + s) & (cy > -s) & (cy < h + s)
+            x0 = splat_origin(cx[sel], s)
+            y0 = splat_origin(cy[sel], s)
             k = pkeys[sel]
             if s == 1:
                 xs, ys, ks = x0, y0, k

@@ -68,7 +68,14 @@ class Renderer:
         return self.batch.point_size if self.point_size is None else self.point_size
 
     def render(self) -> Frame:
-        """Project and rasterize in software; returns Frame(color, depth) on the host."""
+        """Project and rasterize in software; returns Frame(color, depth) on the host.
+        The CuPy projector's output is rasterized on the GPU (shaders/raster.cu, the
+        same image as the NumPy rasterizer), so points never leave the device."""
         p = self.project()
-        return rasterize_points(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
-                                self.effective_point_size(), self.scene.background)
+        raster = rasterize_points
+        if self.projector.name == "cupy":
+            from .backends import cupy_raster
+
+            raster = cupy_raster.rasterize_points_cuda
+        return raster(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
+                      self.effective_point_size(), self.scene.background)

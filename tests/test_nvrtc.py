@@ -4,7 +4,7 @@ import pytest
 
 from engine.backends.cuda_source import NVRTC_OPTIONS, load_cuda_source
 
-CUDA_SOURCES = ["transform.cu"]
+CUDA_SOURCES = ["transform.cu", "raster.cu"]
 
 
 def nvrtc_compile(source: str, name: str) -> str:
@@ -32,6 +32,19 @@ def test_transform_kernel_signature_in_ptx():
     header = ptx[ptx.index(".entry project_points("):ptx.index(")", ptx.index(".entry project_points("))]
     assert header.count(".param") == 11
     assert ".param .u64 project_points_param_7" in header  # long long n
+
+
+def test_raster_kernels_in_ptx():
+    """clear / splat / resolve exist with 64-bit counts, and splatting is one 64-bit atomicMin."""
+    ptx = nvrtc_compile(load_cuda_source("raster.cu"), "raster.cu")
+    for entry in ("clear_keys", "splat_points", "resolve_keys"):
+        assert f".visible .entry {entry}(" in ptx
+    start = ptx.index(".entry splat_points(")
+    header = ptx[start:ptx.index(")", start)]
+    # screen_xy, depth, visible, sizes, size_stride, n, width, height, keys
+    assert header.count(".param") == 9
+    assert ".param .u64 splat_points_param_5" in header  # long long n
+    assert "atom.global.min.u64" in ptx
 
 
 def test_compile_error_is_reported():

@@ -1,0 +1,294 @@
+"""The CUDA point rasterizer (shaders/raster.cu) gives exactly the NumPy rasterizer's image.
+
+Without a GPU the same clear / splat / resolve passes run from shaders/raster.cuh built
+with g++ ("host"); with a GPU the real kernels run too ("cupy"). Every test body runs on
+each implementation and compares images and depth buffers bit for bit with
+engine.raster.rasterize_points.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+from conftest import ROOT, compile_host_library
+
+from engine.raster import background_rgba, rasterize_points, splat_origin, splat_sizes
+
+
+def _cupy_reason():
+    from engine.backends.cupy_backend import cupy_unavailable_reason
+
+    return cupy_unavailable_reason()
+
+
+@pytest.fixture(scope="session")
+def raster_lib(native_dir):
+    return compile_host_library(ROOT / "tests" / "native" / "raster_host.cpp", native_dir)
+
+
+def _ptr(a):
+    return a.ctypes.data_as(ctypes.c_void_p)
+
+
+def _host_rasterizer(lib):
+    def rasterize(screen_xy, depth, visible, colors, size, point_size=1.0,
+                  background=(0.0, 0.0, 0.0, 1.0)):
+        w, h = size
+        xy = np.ascontiguousarray(screen_xy, np.float32)
+        z = np.ascontiguousarray(depth, np.float32)
+        vis = np.ascontiguousarray(visible, np.uint8)
+        col = np.ascontiguousarray(colors, np.uint8)
+        n = len(z)
+        sizes = np.ascontiguousarray(splat_sizes(point_size, n))
+        stride = 0 if sizes.shape == (1,) else 1
+        bg = background_rgba(background).view(np.uint32)[0]
+        keys = np.empty(w * h, np.uint64)
+        color = np.empty((h, w, 4), np.uint8)
+        zbuf = np.empty((h, w), np.float32)
+        lib.rasterize_points_host(
+            _ptr(xy), _ptr(z), _ptr(vis), _ptr(sizes), ctypes.c_longlong(stride),
+            ctypes.c_longlong(n), ctypes.c_int(w), ctypes.c_int(h), _ptr(col),
+            ctypes.c_uint(int(bg)), _ptr(keys), _ptr(color), _ptr(zbuf))
+        return color, zbuf
+
+    return rasterize
+
+
+def _cupy_rasterizer():
+    import cupy
+
+    from engine.backends.cupy_raster import rasterize_points_cuda
+
+    def rasterize(screen_xy, depth, visible, colors, size, point_size=1.0,
+                  background=(0.0, 0.0, 0.0, 1.0)):
+        ps = point_size if np.ndim(point_size) == 0 else cupy.asarray(point_size)
+        return rasterize_points_cuda(cupy.asarray(screen_xy), cupy.asarray(depth),
+                                     cupy.asarray(visible), cupy.asarray(colors), size, ps,
+                                     background)
+
+    return rasterize
+
+
+@pytest.fixture(params=[
+    pytest.param("numpy", id="numpy"),
+    pytest.param("host", id="host-cuh"),
+    pytest.param("cupy", id="cupy", marks=pytest.mark.skipif(
+        _cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")),
+])
+def rasterize(request):
+    """rasterize(screen_xy, depth, visible, colors, size, point_size, background) ->
+    (color, depth) on the host, for one implementation."""
+    if request.param == "numpy":
+        return rasterize_points
+    if request.param == "host":
+        return _host_rasterizer(request.getfixturevalue("raster_lib"))
+    return _cupy_rasterizer()
+
+
+def assert_same_as_numpy(rasterize, *args, **kwargs):
+    color, depth = rasterize(*args, **kwargs)
+    ref = rasterize_points(*args, **kwargs)
+    assert color.dtype == np.uint8 and depth.dtype == np.float32
+    np.testing.assert_array_equal(color, ref.color)
+    np.testing.assert_array_equal(depth.view(np.uint32), ref.depth.view(np.uint32))
+    return color, depth
+
+
+def random_scene(rng, n, w, h, margin=12.0, depth_levels=None):
+    xy = np.stack([rng.uniform(-margin, w + margin, n), rng.uniform(-margin, h + margin, n)],
+                  axis=1).astype(np.float32)
+    if depth_levels:  # few distinct depths: many exact ties between overlapping points
+        z = (rng.integers(0, depth_levels, n) / depth_levels).astype(np.float32)
+    else:
+        z = rng.uniform(0, 1, n).astype(np.float32)
+    vis = rng.random(n) < 0.8
+    colors = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+    return xy, z, vis, colors
+
+
+@pytest.mark.parametrize("point_size", [1, 2, 3, 4.5, 7, 16])
+@pytest.mark.parametrize("size", [(97, 61), (64, 64)])
+def test_random_scene_matches_numpy(rasterize, point_size, size):
+    rng = np.random.default_rng(int(point_size * 10) + size[0])
+    xy, z, vis, col = random_scene(rng, 1500, *size)
+    color, depth = assert_same_as_numpy(rasterize, xy, z, vis, col, size, point_size,
+                                        (0.1, 0.2, 0.3))
+    drawn = depth < 1.0
+    assert 0.05 < drawn.mean()  # the scene really drew something
+    assert np.all(color[~drawn] == background_rgba((0.1, 0.2, 0.3)))
+
+
+def test_ties_at_equal_depth_match_numpy(rasterize):
+    """Four depth levels over 2000 big splats: most pixels are contested by exact ties."""
+    rng = np.random.default_rng(5)
+    xy, z, vis, col = random_scene(rng, 2000, 41, 33, depth_levels=4)
+    assert_same_as_numpy(rasterize, xy, z, vis, col, (41, 33), 5)
+
+
+def test_per_point_sizes_match_numpy(rasterize):
+    rng = np.random.default_rng(9)
+    n = 800
+    xy, z, vis, col = random_scene(rng, n, 75, 49)
+    sizes = rng.uniform(0.2, 12.0, n).astype(np.float32)
+    sizes[:3] = [0.5, 1.5, 2.5]  # round half to even: 0 -> clamped to 1, 2, 2
+    assert_same_as_numpy(rasterize, xy, z, vis, col, (75, 49), sizes)
+
+
+def test_lowest_index_wins_a_tie_nearest_wins_otherwise(rasterize):
+    xy = np.array([[5.5, 5.5], [5.5, 5.5], [5.5, 5.5], [2.5, 2.5], [2.5, 2.5]], np.float32)
+    z = np.array([0.5, 0.5, 0.7, 0.6, 0.2], np.float32)
+    vis = np.ones(5, bool)
+    col = np.array([[10, 0, 0, 255], [20, 0, 0, 255], [30, 0, 0, 255],
+                    [40, 0, 0, 255], [50, 0, 0, 255]], np.uint8)
+    color, depth = assert_same_as_numpy(rasterize, xy, z, vis, col, (8, 8), 1)
+    assert color[5, 5].tolist() == [10, 0, 0, 255]  # index 0 beats index 1 at equal depth
+    assert color[2, 2].tolist() == [50, 0, 0, 255]  # nearer point wins despite higher index
+    assert depth[5, 5] == np.float32(0.5) and depth[2, 2] == np.float32(0.2)
+    assert (depth < 1).sum() == 2
+
+
+def test_size_10_point_lights_10x10_pixels_top_left_origin(rasterize):
+    xy = np.array([[32.0, 32.0], [0.5, 0.5]], np.float32)
+    z = np.array([0.3, 0.4], np.float32)
+    col = np.array([[255, 0, 0, 255], [0, 255, 0, 255]], np.uint8)
+    sizes = np.array([10.0, 1.0], np.float32)
+    color, depth = assert_same_as_numpy(rasterize, xy, z, np.ones(2, bool), col, (64, 64), sizes)
+    red = np.all(color == [255, 0, 0, 255], axis=-1)
+    assert red.sum() == 100
+    assert red[27:37, 27:37].all()
+    assert color[0, 0].tolist() == [0, 255, 0, 255]  # row 0 is the top row
+    assert (depth < 1).sum() == 101
+
+
+@pytest.mark.parametrize("size", [(1, 1), (1, 7), (3, 5), (101, 50)])
+def test_tiny_and_odd_images_match_numpy(rasterize, size):
+    rng = np.random.default_rng(size[0] * 100 + size[1])
+    xy, z, vis, col = random_scene(rng, 300, *size, margin=4.0)
+    for point_size in (1, 2, 6):
+        assert_same_as_numpy(rasterize, xy, z, vis, col, size, point_size, (1.0, 1.0, 1.0, 0.5))
+
+
+def test_points_outside_and_non_finite_cover_nothing(rasterize):
+    xy = np.array([[-3.0, 4.0], [40.0, 4.0], [np.nan, 4.0], [4.0, np.inf], [-np.inf, 2.0],
+                   [1e30, 1e30], [-0.6, 4.5], [-0.4, 4.5]], np.float32)
+    z = np.full(8, 0.5, np.float32)
+    col = np.full((8, 4), 200, np.uint8)
+    color, depth = assert_same_as_numpy(rasterize, xy, z, np.ones(8, bool), col, (9, 9), 2)
+    # A size-2 splat covers pixel centres in [x - 1, x + 1): at x = -0.6 that misses pixel 0
+    # (centre 0.5); at x = -0.4 it reaches it, and rows 4 and 5 (y = 4.5).
+    drawn = np.argwhere(depth < 1)
+    assert drawn.tolist() == [[4, 0], [5, 0]]
+    assert np.all(color[depth == 1] == [0, 0, 0, 255])
+
+
+def test_splat_straddling_the_border_is_clipped(rasterize):
+    xy = np.array([[0.0, 0.0], [9.0, 7.0]], np.float32)
+    z = np.array([0.1, 0.2], np.float32)
+    col = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.uint8)
+    color, depth = assert_same_as_numpy(rasterize, xy, z, np.ones(2, bool), col, (9, 7), 4)
+    assert (depth == np.float32(0.1)).sum() == 4  # 2x2 quarter of a 4x4 splat at the corner
+    assert (depth == np.float32(0.2)).sum() == 4
+    assert np.all(color[0:2, 0:2] == [1, 2, 3, 4]) and np.all(color[5:7, 7:9] == [5, 6, 7, 8])
+
+
+def test_no_visible_points_gives_background(rasterize):
+    xy = np.zeros((3, 2), np.float32)
+    color, depth = assert_same_as_numpy(rasterize, xy, np.zeros(3, np.float32), np.zeros(3, bool),
+                                        np.full((3, 4), 9, np.uint8), (5, 4), 3, (0.0, 1.0, 0.0))
+    assert np.all(color == [0, 255, 0, 255]) and np.all(depth == 1.0)
+    empty = assert_same_as_numpy(rasterize, np.zeros((0, 2), np.float32), np.zeros(0, np.float32),
+                                 np.zeros(0, bool), np.zeros((0, 4), np.uint8), (6, 2))
+    assert np.all(empty[1] == 1.0)
+
+
+def test_splat_range_header_matches_splat_origin(raster_lib):
+    """The .cuh per-axis coverage equals NumPy's floor rule on and around pixel edges."""
+    base = np.arange(-12.0, 24.0, 0.25, dtype=np.float32)
+    coords = np.concatenate([base, np.nextafter(base, np.float32(-np.inf)),
+                             np.nextafter(base, np.float32(np.inf))]).astype(np.float32)
+    extent = 13
+    n = coords.size
+    for size in range(1, 10):
+        lo = np.empty(n, np.int32)
+        hi = np.empty(n, np.int32)
+        raster_lib.splat_range_host(_ptr(coords), ctypes.c_longlong(n), ctypes.c_int(size),
+                                    ctypes.c_int(extent), _ptr(lo), _ptr(hi))
+        origin = splat_origin(coords.astype(np.float64), size)
+        ref_lo = np.clip(origin, 0, extent)
+        ref_hi = np.clip(origin + size, 0, extent)
+        covered = ref_hi > ref_lo
+        np.testing.assert_array_equal(hi > lo, covered)
+        np.testing.assert_array_equal(lo[covered], ref_lo[covered])
+        np.testing.assert_array_equal(hi[covered], ref_hi[covered])
+
+
+@pytest.mark.skipif(_cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")
+class TestOnDevice:
+    def test_buffers_reused_across_frames_and_sizes(self):
+        import cupy
+
+        from engine.backends.cupy_raster import CudaRasterizer
+
+        r = CudaRasterizer()
+        rng = np.random.default_rng(3)
+        xy, z, vis, col = random_scene(rng, 500, 80, 60)
+        big = r.rasterize(xy, z, vis, col, (80, 60), 3)
+        keys_ptr = r._keys.data.ptr
+        ref = rasterize_points(xy, z, vis, col, (80, 60), 3)
+        np.testing.assert_array_equal(cupy.asnumpy(big.color), ref.color)
+        small = r.rasterize(xy, z, vis, col, (31, 17), 2, host=True)
+        assert r._keys.data.ptr == keys_ptr  # a smaller frame reuses the same buffers
+        ref = rasterize_points(xy, z, vis, col, (31, 17), 2)
+        np.testing.assert_array_equal(small.color, ref.color)
+        np.testing.assert_array_equal(small.depth, ref.depth)
+
+    def test_large_n_last_point_drawn(self):
+        """N = 128 * 65536 + 1 points: the grid-stride loop reaches the last one."""
+        import cupy
+
+        from engine.backends.cupy_raster import default_rasterizer
+
+        n = 128 * 65536 + 1
+        xy = cupy.full((n, 2), 0.5, cupy.float32)
+        xy[-1] = cupy.asarray([3.5, 2.5], cupy.float32)
+        z = cupy.full(n, 0.5, cupy.float32)
+        z[-1] = 0.25
+        col = cupy.zeros((n, 4), cupy.uint8)
+        col[-1] = cupy.asarray([1, 2, 3, 4], cupy.uint8)
+        f = default_rasterizer().rasterize(xy, z, cupy.ones(n, bool), col, (8, 4), 1, host=True)
+        assert f.color[2, 3].tolist() == [1, 2, 3, 4] and f.depth[2, 3] == np.float32(0.25)
+        assert f.depth[0, 0] == np.float32(0.5) and f.color[0, 0].tolist() == [0, 0, 0, 0]
+
+    def test_bad_input_raises_naming_the_problem(self):
+        from engine.backends.cupy_raster import rasterize_points_cuda
+
+        with pytest.raises(ValueError, match="shape mismatch"):
+            rasterize_points_cuda(np.zeros((4, 2)), np.zeros(3), np.ones(4, bool),
+                                  np.zeros((4, 4), np.uint8), (8, 8))
+        with pytest.raises(ValueError, match="image size"):
+            rasterize_points_cuda(np.zeros((1, 2)), np.zeros(1), np.ones(1, bool),
+                                  np.zeros((1, 4), np.uint8), (0, 8))
+        with pytest.raises(ValueError, match="point_size"):
+            rasterize_points_cuda(np.zeros((1, 2)), np.zeros(1), np.ones(1, bool),
+                                  np.zeros((1, 4), np.uint8), (8, 8), np.array([np.nan]))
+
+    def test_renderer_on_cupy_uses_cuda_rasterizer(self, monkeypatch):
+        from engine import procedural
+        from engine.backends import cupy_raster
+        from engine.renderer import Renderer
+
+        scene, camera = procedural.demo_scene()
+        r = Renderer(scene, camera, size=(160, 90), backend="cupy")
+        calls = []
+        real = cupy_raster.rasterize_points_cuda
+        monkeypatch.setattr(cupy_raster, "rasterize_points_cuda",
+                            lambda *a, **k: calls.append(1) or real(*a, **k))
+        frame = r.render()
+        assert calls == [1]
+        p = r.project()
+        ref = rasterize_points(p.screen_xy, p.depth, p.visible, r.batch.colors, r.size,
+                               r.effective_point_size(), scene.background)
+        np.testing.assert_array_equal(frame.color, ref.color)
+        np.testing.assert_array_equal(frame.depth, ref.depth)
