@@ -15,7 +15,9 @@ from .camera import Camera
 from .raster import Frame, rasterize_points
 from .scene import Scene
 
-__all__ = ["Renderer", "parse_size"]
+__all__ = ["RASTER_MODES", "Renderer", "parse_size"]
+
+RASTER_MODES = ("software", "gl")
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -35,20 +37,51 @@ class Renderer:
     Args:
         backend: projector name ("auto", "cupy", "numba", "numpy"); see engine.backends.
         point_size: splat size in pixels overriding each geometry's own, or None.
+        raster: how ``render()`` draws the projected points: "software" (the engine's
+            z-buffered rasterizer; NumPy, or CUDA on the cupy backend; no GL needed) or
+            "gl" (GL_POINTS on an offscreen EGL context, see engine.display.OffscreenGL).
 
     Attributes:
         batch: the VertexBatch (device arrays of the packed scene).
         projector: the backend instance.
+        gl: the OffscreenGL presenter, created on first use by ``render()`` with
+            raster "gl" (raises engine.display.GLUnavailable when no context can be made).
     """
 
     def __init__(self, scene: Scene, camera: Camera, size=(640, 480), backend=None,
-                 point_size: float | None = None):
+                 point_size: float | None = None, raster: str = "software"):
         self.scene = scene
         self.camera = camera
         self.size = (int(size[0]), int(size[1]))
         self.projector = get_projector(backend)
         self.batch = VertexBatch(scene, self.projector.xp)
         self.point_size = point_size
+        self.raster = raster
+        self._gl = None
+
+    @property
+    def raster(self) -> str:
+        return self._raster
+
+    @raster.setter
+    def raster(self, value: str):
+        if value not in RASTER_MODES:
+            raise ValueError(f"raster must be one of {', '.join(RASTER_MODES)}, got {value!r}")
+        self._raster = value
+
+    @property
+    def gl(self):
+        if self._gl is None:
+            from .display.offscreen import OffscreenGL
+
+            self._gl = OffscreenGL()
+        return self._gl
+
+    def close(self):
+        """Release the offscreen GL context, if one was created."""
+        if self._gl is not None:
+            self._gl.release()
+            self._gl = None
 
     def resize(self, width: int, height: int):
         """New viewport in pixels; the camera aspect follows on the next frame."""
@@ -68,10 +101,15 @@ class Renderer:
         return self.batch.point_size if self.point_size is None else self.point_size
 
     def render(self) -> Frame:
-        """Project and rasterize in software; returns Frame(color, depth) on the host.
-        The CuPy projector's output is rasterized on the GPU (shaders/raster.cu, the
-        same image as the NumPy rasterizer), so points never leave the device."""
+        """Project and rasterize; returns Frame(color, depth) on the host.
+        With raster "software", the CuPy projector's output is rasterized on the GPU
+        (shaders/raster.cu, the same image as the NumPy rasterizer), so points never
+        leave the device; with raster "gl" they are drawn as GL_POINTS offscreen."""
         p = self.project()
+        if self.raster == "gl":
+            return self.gl.render(p.screen_xy, p.depth, p.visible, self.batch.colors,
+                                  self.size, self.effective_point_size(),
+                                  self.scene.background)
         raster = rasterize_points
         if self.projector.name == "cupy":
             from .backends import cupy_raster

@@ -1,0 +1,151 @@
+"""GL_POINTS painter: draws projected points into the bound framebuffer of a moderngl
+context (an offscreen FBO or a window).
+
+Each point is a square of ``point_size`` pixels in its own RGBA colour, depth-tested
+with the projector's window depth (GL_LESS, cleared to 1.0), so the nearest point wins
+and, at equal depth, the first drawn (lowest index) wins - the software rasterizer's
+rule. Differences from ``engine.raster.rasterize_points`` that remain: GL compares depth
+at the depth buffer's precision (24 bits here) rather than float32, and a point exactly
+on a pixel-centre boundary may round to the other side after the pixel -> NDC -> pixel
+round trip.
+
+Buffers: one VBO per attribute, reused every frame. A frame writes into the existing
+buffer after orphaning it (so the driver need not wait for the previous draw); a buffer
+is reallocated only when the point count outgrows it (capacity doubles), and only then
+is the vertex array rebuilt. ``allocations`` counts those GL allocations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..raster import MAX_POINT_SIZE
+from .glsl import load_glsl
+
+__all__ = ["PointPainter"]
+
+# attribute name -> (moderngl format, dtype, components per point)
+_ATTRIBUTES = {
+    "in_xy": ("2f", np.float32, 2),
+    "in_depth": ("1f", np.float32, 1),
+    "in_visible": ("1u1", np.uint8, 1),
+    "in_color": ("4f1", np.uint8, 4),
+    "in_size": ("1f", np.float32, 1),
+}
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+class PointPainter:
+    """Draws projected points as GL_POINTS with a moderngl context ``ctx``.
+
+    Creates its two programs (uniform size, per-point size) once; ``draw`` creates no
+    GL object unless a buffer must grow.
+    """
+
+    def __init__(self, ctx):
+        import moderngl
+
+        self.ctx = ctx
+        self._mgl = moderngl
+        ctx.enable(moderngl.PROGRAM_POINT_SIZE)  # gl_PointSize is ignored without it
+        lo, hi = ctx.info.get("GL_POINT_SIZE_RANGE", (1.0, float(MAX_POINT_SIZE)))
+        self.size_range = (float(lo), float(min(hi, MAX_POINT_SIZE)))
+        vert, frag = load_glsl("points.vert"), load_glsl("points.frag")
+        self._programs = {
+            False: ctx.program(vertex_shader=vert, fragment_shader=frag),
+            True: ctx.program(vertex_shader=load_glsl("points.vert", ("PER_POINT_SIZE",)),
+                              fragment_shader=frag),
+        }
+        self._buffers: dict[str, object] = {}
+        self._vaos: dict[bool, object] = {}
+        self.allocations = 0
+
+    def _upload(self, name: str, data: np.ndarray):
+        buf = self._buffers.get(name)
+        if buf is None or buf.size < data.nbytes:
+            if buf is not None:
+                buf.release()
+            cap = max(256, 1 << int(np.ceil(np.log2(max(data.nbytes, 1)))))
+            self._buffers[name] = buf = self.ctx.buffer(reserve=cap, dynamic=True)
+            self.allocations += 1
+            for vao in self._vaos.values():
+                vao.release()
+            self._vaos.clear()
+        else:
+            buf.orphan()  # fresh storage: no stall on the previous frame's draw
+        if data.nbytes:
+            buf.write(data)
+
+    def _vao(self, per_point: bool):
+        vao = self._vaos.get(per_point)
+        if vao is None:
+            names = ["in_xy", "in_depth", "in_visible", "in_color"] + (["in_size"] if per_point else [])
+            content = [(self._buffers[n], _ATTRIBUTES[n][0], n) for n in names]
+            vao = self.ctx.vertex_array(self._programs[per_point], content)
+            self._vaos[per_point] = vao
+            self.allocations += 1
+        return vao
+
+    def draw(self, screen_xy, depth, visible, colors, viewport, point_size=1.0):
+        """Draw points into the currently bound framebuffer (clearing is the caller's job).
+
+        Args:
+            screen_xy: (N, 2) float32 pixels, origin top-left, y down.
+            depth: (N,) float32 window depth in [0, 1].
+            visible: (N,) bool; invisible points are not drawn.
+            colors: (N, 4) uint8 RGBA.
+            viewport: (width, height) in pixels of the target framebuffer.
+            point_size: pixels, scalar or (N,); rounded half-to-even and clamped to
+                [1, 255] and to the driver's point size range.
+
+        CuPy inputs are copied to the host (GL reads host memory). Raises ValueError on
+        mismatched shapes or a bad point size.
+        """
+        mgl = self._mgl
+        xy = np.ascontiguousarray(_host(screen_xy), np.float32)
+        n = xy.shape[0]
+        arrays = {
+            "in_xy": xy,
+            "in_depth": np.ascontiguousarray(_host(depth), np.float32),
+            "in_visible": np.ascontiguousarray(_host(visible), bool).view(np.uint8),
+            "in_color": np.ascontiguousarray(_host(colors), np.uint8),
+        }
+        for name, a in arrays.items():
+            comps = _ATTRIBUTES[name][2]
+            want = (n, comps) if comps > 1 else (n,)
+            if a.shape != want:
+                raise ValueError(f"{name[3:]} must have shape {want}, got {a.shape}")
+        per_point = np.ndim(point_size) > 0
+        sizes = np.asarray(_host(point_size), np.float64)
+        if per_point and sizes.shape != (n,):
+            raise ValueError(f"point_size must be a scalar or have shape ({n},), got {sizes.shape}")
+        if not np.all(np.isfinite(sizes)) or np.any(sizes <= 0):
+            raise ValueError("point_size must be positive and finite")
+        # np.rint (half to even) as in the software rasterizer; GL would truncate or round up.
+        sizes = np.clip(np.rint(sizes), 1, MAX_POINT_SIZE).astype(np.float32)
+        if per_point:
+            arrays["in_size"] = sizes
+        w, h = (int(v) for v in viewport)
+        prog = self._programs[per_point]
+        prog["u_viewport"].value = (float(w), float(h))
+        prog["u_size_range"].value = self.size_range
+        if not per_point:
+            prog["u_point_size"].value = float(sizes)
+        if n == 0:
+            return
+        for name, a in arrays.items():
+            self._upload(name, a)
+        self.ctx.enable(mgl.DEPTH_TEST)
+        self.ctx.depth_func = "<"
+        self._vao(per_point).render(mgl.POINTS, vertices=n)
+
+    def release(self):
+        """Free the programs, buffers and vertex arrays."""
+        for obj in [*self._vaos.values(), *self._buffers.values(), *self._programs.values()]:
+            obj.release()
+        self._vaos.clear()
+        self._buffers.clear()
+        self._programs.clear()

@@ -1,0 +1,270 @@
+"""Interactive window: a pyglet window with a moderngl context showing a Renderer's scene.
+
+Per frame (``Viewer.step``): ``controller.tick(dt)``, the per-frame callbacks, one
+projection, then either GL_POINTS from the projected buffer (raster "gl") or the
+software-rasterized image drawn as a full-screen textured quad (raster "software"), then
+a buffer swap. With ``vsync`` the swap waits for the display, so frames come at the
+display's refresh rate.
+
+Input stays out of the engine's controllers: the window forwards pyglet's events
+unchanged to an optional ``controller`` object, calling only the methods it has:
+
+    on_key_press(symbol, modifiers)          on_key_release(symbol, modifiers)
+    on_mouse_press(x, y, button, modifiers)  on_mouse_release(x, y, button, modifiers)
+    on_mouse_drag(x, y, dx, dy, buttons, modifiers)
+    on_mouse_motion(x, y, dx, dy)            on_mouse_scroll(x, y, scroll_x, scroll_y)
+    tick(dt)                                 (once per frame, dt in seconds)
+
+Coordinates are pyglet's: window points with the origin at the bottom-left, y up;
+``symbol``/``button`` are ``pyglet.window.key`` / ``pyglet.window.mouse`` constants.
+Esc (close) and F12 (screenshot) are handled by the window and not forwarded.
+
+Keys: Esc quits; F12 saves a PNG screenshot of the next frame into ``screenshot_dir``.
+The caption shows the point count, frames per second and the raster mode.
+
+Headless use (tests, servers): set ``PYGLET_HEADLESS=1`` (pyglet then opens EGL
+windows), or run under Xvfb with a 24-bit screen. Do not create an EGL standalone
+context (``OffscreenGL``) in the same process as an X11 window: the EGL context stays
+current and the window reads back empty; headless pyglet windows mix fine with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..io.image import save_image
+from .blit import ImageBlit
+from .points import PointPainter
+from .viewport import Viewport, viewport_size
+
+__all__ = ["CONTROLLER_EVENTS", "Viewer", "is_software_gl"]
+
+log = logging.getLogger("engine")
+
+CONTROLLER_EVENTS = ("on_key_press", "on_key_release", "on_mouse_press", "on_mouse_release",
+                     "on_mouse_drag", "on_mouse_motion", "on_mouse_scroll")
+
+# GL_RENDERER substrings of CPU implementations, on which the engine's own rasterizer is
+# faster than GL_POINTS (see README, "Seeing it").
+_CPU_GL_RENDERERS = ("llvmpipe", "softpipe", "swrast", "swiftshader", "software rasterizer")
+
+CAPTION_INTERVAL_S = 0.5
+
+
+def is_software_gl(renderer_name: str) -> bool:
+    """True when GL_RENDERER names a CPU implementation (Mesa llvmpipe, SwiftShader...)."""
+    name = renderer_name.lower()
+    return any(s in name for s in _CPU_GL_RENDERERS)
+
+
+def _gl_config(pyglet):
+    # 8 bits per channel explicitly: headless pyglet otherwise picks a 16-bit config,
+    # and screenshots would not match the offscreen render.
+    return pyglet.gl.Config(red_size=8, green_size=8, blue_size=8, alpha_size=8,
+                            depth_size=24, double_buffer=True, major_version=3,
+                            minor_version=3, forward_compatible=True)
+
+
+class Viewer:
+    """A window showing ``renderer``'s scene until closed.
+
+    Args:
+        renderer: an ``engine.Renderer``; its size becomes the window size (in points),
+            then follows the framebuffer size (HiDPI) and every resize.
+        raster: "gl" (GL_POINTS from the projected buffer), "software" (the engine's
+            rasterizer, shown as a texture) or "auto": "gl" on a hardware GL driver,
+            "software" on a CPU one (llvmpipe), where it is the faster path. The choice
+            is written to ``renderer.raster`` as well.
+        controller: optional object receiving input events and ``tick(dt)``; see the
+            module docstring. May be replaced any time via ``viewer.controller``.
+        on_frame: optional callable ``on_frame(viewer, dt)`` run every frame before
+            drawing (animate nodes, move the camera); more via ``frame_callbacks``.
+        caption: window title prefix.
+        vsync: wait for the display's refresh on each swap.
+        visible: show the window (False for tests/recording).
+        screenshot_dir: where F12 screenshots go.
+
+    Raises:
+        Whatever pyglet raises when no window can be opened (no display, no GL 3.3
+        config); ``engine.display.present`` turns that into a logged fallback.
+        ValueError for an unknown raster mode.
+    """
+
+    def __init__(self, renderer, raster="auto", controller=None, on_frame=None,
+                 caption="frustum", vsync=True, visible=True, screenshot_dir=".",
+                 resizable=True):
+        if raster not in ("auto", "gl", "software"):
+            raise ValueError(f"raster must be 'auto', 'gl' or 'software', got {raster!r}")
+        import moderngl
+        import pyglet
+        import pyglet.window  # opens the display; raises when there is none
+        from _moderngl import DefaultLoader
+
+        self._pyglet = pyglet
+        self.renderer = renderer
+        self.controller = controller
+        self.frame_callbacks = [on_frame] if on_frame is not None else []
+        self.caption = caption
+        self.screenshot_dir = Path(screenshot_dir)
+        w, h = renderer.size
+        self.window = pyglet.window.Window(w, h, caption=caption, resizable=resizable,
+                                           vsync=vsync, visible=visible,
+                                           config=_gl_config(pyglet))
+        try:
+            # A fresh loader per window: plain create_context() returns the process's
+            # first context (possibly an EGL standalone one), and a second window's
+            # context fails through the X11 path under headless pyglet.
+            self.ctx = moderngl.create_context(require=330, context=DefaultLoader())
+            self.gl_renderer = self.ctx.info["GL_RENDERER"]
+            if raster == "auto":
+                raster = "software" if is_software_gl(self.gl_renderer) else "gl"
+                log.debug("window raster: %s (GL renderer %s)", raster, self.gl_renderer)
+            self.raster = raster
+            renderer.raster = raster
+            self._points = PointPainter(self.ctx) if raster == "gl" else None
+            self._blit = ImageBlit(self.ctx) if raster == "software" else None
+        except Exception:
+            self.window.close()
+            raise
+        self.viewport = self._update_viewport()
+        self.frames = 0
+        self.fps = 0.0
+        self.closed = False
+        self.last_screenshot: Path | None = None
+        self._screenshot_to: Path | None = None
+        self._fps_frames = 0
+        self._fps_t0 = time.perf_counter()
+        self._last_t = None
+        handlers = {name: self._forwarder(name) for name in CONTROLLER_EVENTS}
+        handlers.update(on_key_press=self._on_key_press, on_resize=self._on_resize,
+                        on_close=self._on_close)
+        self.window.push_handlers(**handlers)
+
+    # --- events --------------------------------------------------------------------
+    def _forwarder(self, name):
+        def forward(*args):
+            handler = getattr(self.controller, name, None)
+            return handler(*args) if handler is not None else None
+        return forward
+
+    def _on_key_press(self, symbol, modifiers):
+        key = self._pyglet.window.key
+        if symbol == key.ESCAPE:
+            self.closed = True
+            return True
+        if symbol == key.F12:
+            self.request_screenshot()
+            return True
+        return self._forwarder("on_key_press")(symbol, modifiers)
+
+    def _on_resize(self, width, height):
+        self.viewport = self._update_viewport((width, height))
+        # pyglet's default handler sets the GL viewport and its own projection; ours is
+        # set every frame, so that work is skipped.
+        return True
+
+    def _on_close(self):
+        self.closed = True
+        return True
+
+    def _update_viewport(self, window_size=None) -> Viewport:
+        size = window_size if window_size is not None else self.window.get_size()
+        vp = viewport_size(size, self.window.get_pixel_ratio())
+        self.renderer.resize(vp.width, vp.height)
+        return vp
+
+    # --- frames --------------------------------------------------------------------
+    def request_screenshot(self, path=None) -> Path:
+        """Save the next drawn frame as a PNG at ``path`` (default: a time-stamped name in
+        ``screenshot_dir``). Returns the path it will be written to."""
+        if path is None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            path = self.screenshot_dir / f"frustum-{stamp}-{self.frames:06d}.png"
+        self._screenshot_to = Path(path)
+        return self._screenshot_to
+
+    def read_pixels(self) -> np.ndarray:
+        """The back buffer as (H, W, 4) uint8 RGBA, row 0 = top. Valid after ``draw()``
+        and before the swap (``step`` saves requested screenshots at that point)."""
+        w, h = self.viewport.width, self.viewport.height
+        data = self.ctx.screen.read(viewport=(0, 0, w, h), components=4, alignment=1)
+        # Reading the default framebuffer leaves GL_INVALID_OPERATION pending with some
+        # drivers (seen with pyglet + Mesa); reading ctx.error clears it so it is not
+        # blamed on the next call.
+        _ = self.ctx.error
+        return np.ascontiguousarray(np.frombuffer(data, np.uint8).reshape(h, w, 4)[::-1])
+
+    def draw(self):
+        """Project the scene and draw it into the back buffer."""
+        r = self.renderer
+        w, h = self.viewport.width, self.viewport.height
+        self.ctx.screen.use()
+        self.ctx.viewport = (0, 0, w, h)
+        if self.raster == "gl":
+            from ..raster import background_rgba
+
+            p = r.project()
+            self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
+            self._points.draw(p.screen_xy, p.depth, p.visible, r.batch.colors, (w, h),
+                              r.effective_point_size())
+        else:
+            self._blit.draw(r.render().color)
+
+    def step(self, dt: float):
+        """One frame: controller tick, callbacks, draw, pending screenshot, swap."""
+        if self.controller is not None and hasattr(self.controller, "tick"):
+            self.controller.tick(dt)
+        for callback in self.frame_callbacks:
+            callback(self, dt)
+        self.draw()
+        if self._screenshot_to is not None:
+            path, self._screenshot_to = self._screenshot_to, None
+            self.last_screenshot = save_image(path, self.read_pixels())
+            log.info("saved screenshot %s", path)
+        self.window.flip()
+        self.frames += 1
+        self._count_fps()
+
+    def _count_fps(self):
+        self._fps_frames += 1
+        now = time.perf_counter()
+        if now - self._fps_t0 >= CAPTION_INTERVAL_S:
+            self.fps = self._fps_frames / (now - self._fps_t0)
+            self._fps_frames, self._fps_t0 = 0, now
+            self.window.set_caption(
+                f"{self.caption} - {self.renderer.batch.vertex_count:,} points - "
+                f"{self.fps:.1f} fps - {self.raster}")
+
+    def run(self, max_frames: int | None = None) -> int:
+        """Show frames until Esc, the close button, or ``max_frames``; then close.
+        Returns the number of frames drawn."""
+        try:
+            while not self.closed and (max_frames is None or self.frames < max_frames):
+                self._pyglet.clock.tick()  # runs anything scheduled with pyglet.clock
+                self.window.switch_to()
+                self.window.dispatch_events()
+                if self.closed:
+                    break
+                now = time.perf_counter()
+                dt = 0.0 if self._last_t is None else now - self._last_t
+                self._last_t = now
+                self.step(dt)
+        finally:
+            self.close()
+        return self.frames
+
+    def close(self):
+        """Release GL objects and close the window (idempotent)."""
+        self.closed = True
+        if self.window is None:
+            return
+        self.window.switch_to()
+        for obj in (self._points, self._blit):
+            if obj is not None:
+                obj.release()
+        self.window.close()
+        self.window = None
