@@ -91,7 +91,7 @@ class Renderer:
 
     def project(self) -> Projection:
         """Project every vertex of the scene (one launch). Arrays stay on the backend."""
-        self.batch.sync()
+        self.batch.sync(self.camera)
         self.camera.set_viewport(*self.size)
         b = self.batch
         return self.projector.project(b.positions, b.object_id, b.model,
