@@ -24,13 +24,13 @@ from .glsl import load_glsl
 
 __all__ = ["PointPainter"]
 
-# attribute name -> (moderngl format, dtype, components per point)
+# attribute name -> (moderngl format, components per point, draw() argument)
 _ATTRIBUTES = {
-    "in_xy": ("2f", np.float32, 2),
-    "in_depth": ("1f", np.float32, 1),
-    "in_visible": ("1u1", np.uint8, 1),
-    "in_color": ("4f1", np.uint8, 4),
-    "in_size": ("1f", np.float32, 1),
+    "in_xy": ("2f", 2, "screen_xy"),
+    "in_depth": ("1f", 1, "depth"),
+    "in_visible": ("1u1", 1, "visible"),
+    "in_color": ("4f1", 4, "colors"),
+    "in_size": ("1f", 1, "point_size"),
 }
 
 
@@ -114,10 +114,10 @@ class PointPainter:
             "in_color": np.ascontiguousarray(_host(colors), np.uint8),
         }
         for name, a in arrays.items():
-            comps = _ATTRIBUTES[name][2]
+            _, comps, arg = _ATTRIBUTES[name]
             want = (n, comps) if comps > 1 else (n,)
             if a.shape != want:
-                raise ValueError(f"{name[3:]} must have shape {want}, got {a.shape}")
+                raise ValueError(f"{arg} must have shape {want}, got {a.shape}")
         per_point = np.ndim(point_size) > 0
         sizes = np.asarray(_host(point_size), np.float64)
         if per_point and sizes.shape != (n,):

@@ -1,0 +1,196 @@
+"""The window path for real (pyglet windows on headless EGL and under Xvfb), the HiDPI
+viewport, and the window -> offscreen GL -> software fallback.
+
+Window runs happen in a subprocess (tests/window_probe.py): an X11 window must not share
+a process with the EGL standalone context the reference render uses. Xvfb and Mesa EGL
+are installed by scripts/setup.sh; these tests do not skip in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import IN_CI
+from PIL import Image
+from window_probe import SIZE, probe_scene
+
+from engine import Renderer
+from engine.display import GLUnavailable, present, viewport_size, window_unavailable_reason
+from engine.display.window import is_software_gl
+
+PROBE = Path(__file__).with_name("window_probe.py")
+
+
+# --- HiDPI viewport ----------------------------------------------------------------------
+def test_hidpi_viewport_is_framebuffer_size():
+    vp = viewport_size((800, 600), 2.0)
+    assert (vp.width, vp.height) == (1600, 1200)
+    assert vp.aspect == pytest.approx(4 / 3)
+    assert viewport_size((800, 600), 1.0)[:2] == (800, 600)
+    assert viewport_size((801, 333), 1.5)[:2] == (1202, 500)  # rounded to whole pixels
+    assert viewport_size((0, 0), 2.0)[:2] == (1, 1)  # minimised window
+    with pytest.raises(ValueError, match="pixel ratio"):
+        viewport_size((800, 600), 0.0)
+
+
+def test_cpu_gl_renderers_are_recognised():
+    assert is_software_gl("llvmpipe (LLVM 15.0.6, 256 bits)")
+    assert not is_software_gl("NVIDIA H200/PCIe/SSE2")
+
+
+# --- real windows --------------------------------------------------------------------
+def _run_probe(tmp_path, raster, xvfb):
+    env = dict(os.environ)
+    if xvfb:
+        xvfb_run = shutil.which("xvfb-run")
+        if xvfb_run is None:
+            if IN_CI:
+                pytest.fail("xvfb-run is missing (scripts/setup.sh installs xvfb)")
+            pytest.skip("xvfb-run is not installed")
+        env.pop("PYGLET_HEADLESS", None)
+        # 24-bit screen: with a 16-bit one an 8-bit GL config hangs in window mapping.
+        cmd = [xvfb_run, "-a", "-s", "-screen 0 640x480x24", sys.executable, str(PROBE)]
+    else:
+        env["PYGLET_HEADLESS"] = "1"
+        cmd = [sys.executable, str(PROBE)]
+    proc = subprocess.run([*cmd, str(tmp_path), raster], check=False, env=env, capture_output=True,
+                          text=True, timeout=90)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((tmp_path / "result.json").read_text())
+
+
+def _reference(raster):
+    scene, camera = probe_scene()
+    renderer = Renderer(scene, camera, SIZE, backend="numpy", raster=raster)
+    try:
+        return renderer.render().color
+    finally:
+        renderer.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("xvfb", [False, True], ids=["headless-egl", "xvfb"])
+@pytest.mark.parametrize("raster", ["gl", "software"])
+def test_window_screenshot_matches_offscreen_render(tmp_path, raster, xvfb):
+    result = _run_probe(tmp_path, raster, xvfb)
+    assert result["first"]["raster"] == raster
+    assert result["first"]["frames"] == 2
+    assert result["first"]["viewport"] == list(SIZE)
+
+    shot = np.asarray(Image.open(tmp_path / "frame.png").convert("RGBA"))
+    ref = _reference(raster)
+    assert shot.shape == ref.shape == (SIZE[1], SIZE[0], 4)
+    # Same Mesa driver, same inputs: the window shows exactly the offscreen frame.
+    np.testing.assert_array_equal(shot, ref)
+    assert len(np.unique(ref.reshape(-1, 4), axis=0)) > 100  # many coloured points
+
+    # Controller hooks: tick once per frame, forwarded events, per-frame callback.
+    assert result["ticks"] == 4
+    assert result["events"] == {"on_key_press": 1, "on_mouse_drag": 1, "on_mouse_scroll": 1}
+    assert result["callbacks"] == [0, 1]
+    # F12 wrote a screenshot of the next frame; Esc closed the window.
+    f12 = np.asarray(Image.open(result["f12"]).convert("RGBA"))
+    np.testing.assert_array_equal(f12, ref)
+    assert result["closed_by_esc"] and result["frames_after_esc"] == 2
+    if xvfb:  # a real X11 resize: viewport, renderer size and camera aspect follow
+        assert result["resized"]["viewport"] == [200, 100, 2.0]
+        assert result["resized"]["renderer_size"] == [200, 100]
+        assert result["resized"]["camera_aspect"] == pytest.approx(2.0)
+        assert result["resized"]["pixels_shape"] == [100, 200, 4]
+
+
+# --- automatic fallback --------------------------------------------------------------
+def _no_display(monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("PYGLET_HEADLESS", raising=False)
+    if "pyglet" in sys.modules:
+        monkeypatch.setitem(sys.modules["pyglet"].options, "headless", False)
+
+
+def _engine_lines(caplog):
+    return [r.getMessage() for r in caplog.records if r.name == "engine"]
+
+
+@pytest.mark.timeout(60)
+def test_no_display_falls_back_to_offscreen_gl_with_one_line(monkeypatch, caplog, tmp_path):
+    _no_display(monkeypatch)
+    assert window_unavailable_reason() == "no display: $DISPLAY is not set"
+    scene, camera = probe_scene()
+    renderer = Renderer(scene, camera, SIZE, backend="numpy")
+    caplog.set_level(logging.INFO, logger="engine")
+    try:
+        path = present(renderer, out=tmp_path / "view.png")
+    finally:
+        renderer.close()
+    assert path == tmp_path / "view.png" and renderer.raster == "gl"
+    lines = _engine_lines(caplog)
+    assert len(lines) == 1 and "$DISPLAY is not set" in lines[0]
+    np.testing.assert_array_equal(np.asarray(Image.open(path).convert("RGBA")), _reference("gl"))
+
+
+@pytest.mark.timeout(60)
+def test_no_display_and_no_gl_falls_back_to_software(monkeypatch, caplog, tmp_path):
+    _no_display(monkeypatch)
+
+    def no_egl():
+        raise GLUnavailable("cannot create an EGL OpenGL 3.3 context: simulated")
+
+    monkeypatch.setattr("engine.display.offscreen.create_egl_context", no_egl)
+    scene, camera = probe_scene()
+    renderer = Renderer(scene, camera, SIZE, backend="numpy")
+    caplog.set_level(logging.INFO, logger="engine")
+    path = present(renderer, out=tmp_path / "view.png")
+    assert renderer.raster == "software"
+    lines = _engine_lines(caplog)
+    assert len(lines) == 2
+    assert "$DISPLAY is not set" in lines[0]
+    assert "offscreen GL is unavailable" in lines[1] and "simulated" in lines[1]
+    np.testing.assert_array_equal(np.asarray(Image.open(path).convert("RGBA")),
+                                  _reference("software"))
+
+
+@pytest.mark.timeout(60)
+def test_broken_window_falls_back_with_the_reason(monkeypatch, caplog, tmp_path):
+    monkeypatch.setenv("PYGLET_HEADLESS", "1")  # a display seems available...
+
+    class BrokenViewer:  # ...but opening the window fails, as with a bad GL config
+        def __init__(self, *args, **kwargs):
+            raise RuntimeError("no GL 3.3 config")
+
+    monkeypatch.setattr("engine.display.window.Viewer", BrokenViewer)
+    scene, camera = probe_scene()
+    renderer = Renderer(scene, camera, SIZE, backend="numpy")
+    caplog.set_level(logging.INFO, logger="engine")
+    path = present(renderer, raster="software", out=tmp_path / "view.png")
+    lines = _engine_lines(caplog)
+    assert len(lines) == 1
+    assert "cannot open a window: RuntimeError: no GL 3.3 config" in lines[0]
+    assert path.is_file()
+
+
+@pytest.mark.timeout(60)
+def test_cli_view_without_display_writes_png(monkeypatch, tmp_path, capsys):
+    from engine.cli import main
+
+    _no_display(monkeypatch)
+    out = tmp_path / "seen.png"
+    assert main(["view", "demo", "--backend", "numpy", "--size", "96x64",
+                 "--raster", "software", "--out", str(out)]) == 0
+    assert str(out.resolve()) in capsys.readouterr().out
+    img = np.asarray(Image.open(out))
+    assert img.shape == (64, 96, 4) and len(np.unique(img.reshape(-1, 4), axis=0)) > 10
+
+
+def test_cli_view_rejects_bad_frames(capsys):
+    from engine.cli import main
+
+    assert main(["view", "demo", "--frames", "0"]) == 2
+    assert "--frames must be >= 1" in capsys.readouterr().err
