@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 import time
 from pathlib import Path
@@ -17,18 +18,34 @@ from .errors import EngineError
 log = logging.getLogger("engine")
 
 
-def _camera_spec(text: str) -> tuple[float, float, float | None]:
-    """'az,el[,dist]' in degrees/world units -> (azimuth, elevation, distance or None)."""
+def _camera_spec(text: str):
+    """'az,el[,dist]' in degrees/world units -> (azimuth, elevation, distance or None);
+    a value ending in .json/.toml is a camera path file -> Path (loaded later)."""
+    from .pathfile import is_path_file
+
+    if is_path_file(text):
+        return Path(text)
     parts = text.split(",")
     try:
         vals = [float(p) for p in parts]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--camera must be AZ,EL[,DIST] numbers, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"--camera must be AZ,EL[,DIST] numbers or a .json/.toml path file, got {text!r}")
     if len(vals) not in (2, 3) or any(v != v for v in vals):
         raise argparse.ArgumentTypeError(f"--camera must be AZ,EL[,DIST], got {text!r}")
     if len(vals) == 3 and vals[2] <= 0:
         raise argparse.ArgumentTypeError(f"--camera distance must be > 0, got {vals[2]}")
     return vals[0], vals[1], vals[2] if len(vals) == 3 else None
+
+
+def _count(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
+    return v
 
 
 def _size(text: str):
@@ -58,12 +75,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    r = sub.add_parser("render", help="render a scene or 3D file to an image, headless",
-                       description="Render SOURCE ('demo' or a 3D file) to an image file.")
+    r = sub.add_parser(
+        "render", help="render a scene or 3D file to an image or a video, headless",
+        description="Render SOURCE ('demo' or a 3D file) to an image file, or - when --out "
+                    "is .mp4, .gif or a folder - to a video/PNG frames along a camera path "
+                    "(--camera path.json|.toml; without one, a turntable orbit). Frame k is "
+                    "rendered at t = k / fps; Ctrl-C stops and keeps the frames so far.")
     r.add_argument("source", nargs="?", default="demo",
                    help="'demo' (built-in procedural scene) or a 3D file (default: demo)")
-    r.add_argument("--out", "-o", default="frustum.png", help="output image (.png/.jpg)")
+    r.add_argument("--out", "-o", default="frustum.png",
+                   help="output: image (.png/.jpg), video (.mp4/.gif) or a folder for "
+                        "numbered PNG frames (a name ending in '/' or without suffix)")
     _add_scene_options(r)
+    r.add_argument("--fps", type=_positive, default=30.0,
+                   help="frames per second of a video (default: %(default)s)")
+    r.add_argument("--duration", type=_positive, default=None, metavar="S",
+                   help="video length in seconds (default: the path's, or 6 for a turntable)")
+    r.add_argument("--frames", type=_count, default=None, metavar="N",
+                   help="number of video frames (instead of --duration)")
+    r.add_argument("--pad", action="store_true",
+                   help="MP4 with an odd width/height: pad one edge row/column instead of "
+                        "refusing (frames are never rescaled)")
     r.add_argument("--raster", choices=["software", "gl"], default="software",
                    help="how points are drawn: 'software' = the engine's z-buffered "
                         "rasterizer, no GL needed (default); 'gl' = GL_POINTS on an "
@@ -93,9 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_scene_options(p: argparse.ArgumentParser):
     p.add_argument("--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT pixels")
-    p.add_argument("--camera", type=_camera_spec, default=None, metavar="AZ,EL[,DIST]",
+    p.add_argument("--camera", type=_camera_spec, default=None, metavar="AZ,EL[,DIST]|PATH",
                    help="orbit camera: azimuth and elevation in degrees, distance in world "
-                        "units (default: auto-framed)")
+                        "units (default: auto-framed); or a camera path file (.json/.toml, "
+                        "see README) to follow")
     p.add_argument("--point-size", type=_positive, default=None, metavar="N",
                    help="splat size in pixels (default: per geometry)")
     p.add_argument("--backend", choices=["auto", "cupy", "numba", "numpy"], default=None,
@@ -103,24 +136,70 @@ def _add_scene_options(p: argparse.ArgumentParser):
 
 
 def load_source(source: str):
-    """(scene, camera) for 'demo' or a 3D file path."""
+    """(scene, camera) for 'demo' or a 3D file path.
+
+    A file is loaded with ``engine.io.load`` under a new Scene, and a perspective camera
+    is framed on the bounding box of its finite points (NaN/inf vertices are ignored).
+    Raises LoadError (an EngineError) for a file that cannot be read or has no finite
+    point.
+    """
     from .procedural import demo_scene
 
     if source == "demo":
         return demo_scene()
-    raise EngineError(f"{source}: loading 3D files is not available yet")
+    from .camera import PerspectiveCamera
+    from .errors import LoadError
+    from .io import load
+    from .scene import Scene
+
+    scene = Scene(Path(source).name, background=(0.04, 0.05, 0.08))
+    scene.add(load(source))
+    bounds = scene.bounds()
+    if bounds is None:
+        raise LoadError(f"{source}: no vertex has finite coordinates, nothing to show")
+    camera = scene.add(PerspectiveCamera(fov_y=50.0, name="camera"))
+    camera.frame(bounds, azimuth=35.0, elevation=25.0)
+    return scene, camera
+
+
+def _place_camera(args, scene, camera):
+    """Apply --camera: an AZ,EL[,DIST] orbit position, or the path's pose at t = 0.
+    Returns the loaded CameraPath, or None."""
+    if args.camera is None:
+        return None
+    if isinstance(args.camera, Path):
+        from .offline import fit_clip_to_path
+        from .pathfile import load_path
+
+        path = load_path(args.camera)
+        bounds = scene.bounds()
+        if bounds is not None:
+            fit_clip_to_path(camera, bounds, path)
+        path.apply(camera, 0.0)
+        return path
+    az, el, dist = args.camera
+    camera.frame(scene.bounds(), azimuth=az, elevation=el, distance=dist)
+    return None
 
 
 def cmd_render(args) -> int:
     from .io.image import save_image
+    from .io.video import output_kind
     from .renderer import Renderer
 
     scene, camera = load_source(args.source)
-    if args.camera is not None:
-        az, el, dist = args.camera
-        camera.frame(scene.bounds(), azimuth=az, elevation=el, distance=dist)
+    path = _place_camera(args, scene, camera)
+    animated = output_kind(args.out) is not None
+    if not animated and (args.duration is not None or args.frames is not None):
+        raise EngineError(f"{args.out}: --duration/--frames need a video output "
+                          f"(.mp4, .gif or a folder)")
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size, raster=args.raster)
+    if animated:
+        try:
+            return _render_animation(args, scene, camera, renderer, path)
+        finally:
+            renderer.close()
     t0 = time.perf_counter()
     try:
         frame = renderer.render()
@@ -131,6 +210,54 @@ def cmd_render(args) -> int:
     print(f"wrote {out.resolve()} ({args.size[0]}x{args.size[1]}, "
           f"{renderer.batch.vertex_count} points, backend {renderer.projector.name}, "
           f"raster {renderer.raster}, {dt * 1000:.0f} ms)")
+    return 0
+
+
+def _render_animation(args, scene, camera, renderer, path) -> int:
+    """--out video/frames: follow the camera path (or a turntable) at t = k / fps."""
+    import numpy as np
+
+    from .io.video import open_frame_writer
+    from .offline import frame_count, render_motion
+    from .progress import Progress
+    from .shots import orbit
+
+    if path is None:
+        # Turntable: one turn around the scene from the --camera (or framed) position.
+        bounds = scene.bounds()
+        if bounds is None:
+            raise EngineError(f"{args.source}: nothing to render (no finite points)")
+        center = 0.5 * (np.asarray(bounds[0]) + np.asarray(bounds[1]))
+        offset = camera.world_matrix[:3, 3] - center
+        radius = float(np.linalg.norm(offset))
+        elevation = math.degrees(math.asin(max(-1.0, min(1.0, offset[1] / radius))))
+        azimuth = math.degrees(math.atan2(offset[0], offset[2]))
+        path = orbit(center, radius, elevation, turns=1,
+                     duration=args.duration or 6.0, start_azimuth=azimuth)
+    if args.frames is not None:
+        n = args.frames
+    else:
+        duration = args.duration or path.duration
+        if not duration > 0:
+            raise EngineError(f"{args.camera}: the path lasts 0 s (one keyframe); "
+                              f"give --duration or --frames")
+        n = frame_count(duration, args.fps)
+    writer = open_frame_writer(args.out, args.size, args.fps, pad=args.pad)
+    progress = Progress(n)
+    result = render_motion(renderer, path, args.fps, n, writer, progress)
+    out = Path(args.out).resolve()
+    if result.frames == 0:
+        print(f"frustum: interrupted before the first frame; nothing written to {out}",
+              file=sys.stderr)
+        return 130
+    summary = (f"{result.frames} frames, {args.size[0]}x{args.size[1]}, {args.fps:g} fps, "
+               f"{renderer.batch.vertex_count} points, backend {renderer.projector.name}, "
+               f"{result.frames / max(result.elapsed, 1e-9):.1f} frames/s")
+    if result.interrupted:
+        print(f"frustum: interrupted after {result.frames} of {n} frames; kept {out} "
+              f"({summary})", file=sys.stderr)
+        return 130
+    print(f"wrote {out} ({summary})")
     return 0
 
 

@@ -1,1 +1,5 @@
-"""File input and output: 3D files in, images out."""
+"""File input and output: 3D files in (``load``), images out (``image.save_image``)."""
+
+from .loaders import SUPPORTED_SUFFIXES, load
+
+__all__ = ["load", "SUPPORTED_SUFFIXES"]
