@@ -50,7 +50,8 @@ def _pixels_scene():
     for i, (x, y, z, col, size) in enumerate(points):
         scene.add(Node(f"p{i}", geometry=PointCloud(np.array([[x, y, z]]),
                                                     np.array([col], np.uint8), point_size=size)))
-    camera = scene.add(OrthographicCamera(height=48.0, position=(0.0, 0.0, 10.0), near=1.0, far=20.0))
+    camera = scene.add(OrthographicCamera(height=48.0, position=(0.0, 0.0, 10.0),
+                                          near=1.0, far=20.0))
     return scene, camera
 
 

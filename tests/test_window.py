@@ -61,8 +61,8 @@ def _run_probe(tmp_path, raster, xvfb):
     else:
         env["PYGLET_HEADLESS"] = "1"
         cmd = [sys.executable, str(PROBE)]
-    proc = subprocess.run([*cmd, str(tmp_path), raster], check=False, env=env, capture_output=True,
-                          text=True, timeout=90)
+    proc = subprocess.run([*cmd, str(tmp_path), raster], check=False, env=env,
+                          capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads((tmp_path / "result.json").read_text())
 

@@ -82,7 +82,8 @@ class PointPainter:
     def _vao(self, per_point: bool):
         vao = self._vaos.get(per_point)
         if vao is None:
-            names = ["in_xy", "in_depth", "in_visible", "in_color"] + (["in_size"] if per_point else [])
+            names = ["in_xy", "in_depth", "in_visible", "in_color"]
+            names += ["in_size"] if per_point else []
             content = [(self._buffers[n], _ATTRIBUTES[n][0], n) for n in names]
             vao = self.ctx.vertex_array(self._programs[per_point], content)
             self._vaos[per_point] = vao
