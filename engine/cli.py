@@ -250,7 +250,10 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
         print(f"frustum: interrupted before the first frame; nothing written to {out}",
               file=sys.stderr)
         return 130
-    summary = (f"{result.frames} frames, {args.size[0]}x{args.size[1]}, {args.fps:g} fps, "
+    padded = getattr(writer, "pad", (0, 0))
+    size = f"{args.size[0]}x{args.size[1]}" + (
+        f" padded to {args.size[0] + padded[0]}x{args.size[1] + padded[1]}" if any(padded) else "")
+    summary = (f"{result.frames} frames, {size}, {args.fps:g} fps, "
                f"{renderer.batch.vertex_count} points, backend {renderer.projector.name}, "
                f"{result.frames / max(result.elapsed, 1e-9):.1f} frames/s")
     if result.interrupted:

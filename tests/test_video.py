@@ -1,0 +1,215 @@
+"""Offline rendering of camera motions to MP4, GIF and PNG frames, headless."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import imageio.v2 as iio
+import numpy as np
+import pytest
+from PIL import Image
+
+from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
+from engine.animation import CameraScript
+from engine.cli import main
+from engine.errors import EngineError
+from engine.io.video import open_frame_writer, output_kind
+from engine.offline import frame_count, render_motion
+from engine.pathfile import save_path
+from engine.procedural import torus_knot
+from engine.progress import Progress
+from engine.shots import orbit
+
+SIZE = (64, 48)
+
+
+def small_scene():
+    scene = Scene(background=(0.1, 0.1, 0.2))
+    pts, colors = torus_knot(3000, seed=1)
+    scene.add(Node("knot", geometry=PointCloud(pts, colors, point_size=2)))
+    cam = scene.add(PerspectiveCamera(fov_y=50, position=(0, 1, 3))).look_at((0, 0, 0))
+    return scene, cam
+
+
+def render(out, frames=6, fps=12.0, size=SIZE, on_frame=None, pad=False, motion=None):
+    scene, cam = small_scene()
+    r = Renderer(scene, cam, size=size, backend="numpy")
+    motion = motion or orbit((0, 0, 0), 3.0, 20, turns=1, duration=frames / fps)
+    writer = open_frame_writer(out, size, fps, pad=pad)
+    return render_motion(r, motion, fps, frames, writer, on_frame=on_frame)
+
+
+def mp4_frames(path):
+    reader = iio.get_reader(path, format="FFMPEG")
+    try:
+        frames = [f for f in reader]  # iterating stops at the real end (nframes is inf)
+        return frames, reader.get_meta_data()
+    finally:
+        reader.close()
+
+
+def test_output_kinds(tmp_path):
+    assert output_kind("a.mp4") == "mp4" and output_kind("a.GIF") == "gif"
+    assert output_kind("frames/") == "frames" and output_kind(tmp_path) == "frames"
+    assert output_kind("shots") == "frames"
+    assert output_kind("a.png") is None
+
+
+def test_mp4_has_every_frame(tmp_path):
+    out = tmp_path / "tour.mp4"
+    result = render(out, frames=7)
+    assert result.frames == 7 and not result.interrupted
+    frames, meta = mp4_frames(out)
+    assert len(frames) == 7
+    assert frames[0].shape == (48, 64, 3)
+    assert meta["fps"] == pytest.approx(12.0)
+    # the orbit moves: consecutive frames differ
+    assert np.abs(frames[0].astype(int) - frames[3].astype(int)).mean() > 1.0
+
+
+def test_gif_has_every_frame(tmp_path):
+    out = tmp_path / "tour.gif"
+    render(out, frames=5, fps=10.0)
+    with Image.open(out) as im:
+        assert im.n_frames == 5 and im.size == SIZE
+        assert im.info["duration"] == 100 and im.info["loop"] == 0
+
+
+def test_frames_are_byte_identical_across_renders(tmp_path):
+    render(tmp_path / "a", frames=4)
+    render(tmp_path / "b", frames=4)
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert names == [f"frame_{k:06d}.png" for k in range(4)]
+    for n in names:
+        assert (tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes()
+    # and the frames really differ from each other (the camera moved)
+    assert (tmp_path / "a" / names[0]).read_bytes() != (tmp_path / "a" / names[2]).read_bytes()
+
+
+def test_frames_are_rendered_at_k_over_fps():
+    seen = []
+    scene, cam = small_scene()
+    r = Renderer(scene, cam, size=SIZE, backend="numpy")
+
+    class ListWriter:
+        size, path, frames = SIZE, "mem", 0
+
+        def write(self, c):
+            self.frames += 1
+
+        def close(self):
+            pass
+
+    render_motion(r, CameraScript(lambda c, t: seen.append(t)), 24.0, 5, ListWriter())
+    assert seen == [0.0, 1 / 24, 2 / 24, 3 / 24, 4 / 24]
+    assert frame_count(2.0, 30) == 60 and frame_count(0.01, 30) == 1
+
+
+def interrupt_at(k_stop):
+    def on_frame(k, frame):
+        if k == k_stop:
+            raise KeyboardInterrupt
+    return on_frame
+
+
+def test_interrupted_mp4_keeps_a_playable_file(tmp_path):
+    out = tmp_path / "cut.mp4"
+    result = render(out, frames=10, on_frame=interrupt_at(3))
+    assert result.interrupted and result.frames == 4 and result.requested == 10
+    frames, _ = mp4_frames(out)
+    assert len(frames) == 4
+
+
+def test_interrupted_frames_are_kept(tmp_path):
+    result = render(tmp_path / "f", frames=10, on_frame=interrupt_at(2))
+    assert result.interrupted
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == [
+        "frame_000000.png", "frame_000001.png", "frame_000002.png"]
+
+
+def test_interrupt_before_any_frame_leaves_no_file(tmp_path):
+    out = tmp_path / "none.mp4"
+
+    def stop(camera, t):
+        raise KeyboardInterrupt
+
+    result = render(out, frames=5, motion=CameraScript(stop))
+    assert result.interrupted and result.frames == 0
+    assert not out.exists()
+
+
+def test_odd_sizes_are_rejected_or_padded_never_rescaled(tmp_path):
+    out = tmp_path / "odd.mp4"
+    with pytest.raises(EngineError, match=r"needs an even width and height, got 63x48"):
+        render(out, size=(63, 48))
+    assert not out.exists()
+    render(out, frames=3, size=(63, 47), pad=True)
+    frames, meta = mp4_frames(out)
+    assert len(frames) == 3 and frames[0].shape == (48, 64, 3)
+
+
+def test_rerender_into_a_frames_folder_replaces_old_frames(tmp_path):
+    render(tmp_path / "f", frames=5)
+    (tmp_path / "f" / "notes.txt").write_text("keep me")
+    render(tmp_path / "f", frames=2)
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == [
+        "frame_000000.png", "frame_000001.png", "notes.txt"]
+
+
+def test_progress_plain_lines_and_terminal_bar():
+    clock = iter(np.arange(0.0, 100.0, 0.5)).__next__
+    buf = io.StringIO()
+    p = Progress(4, stream=buf, tty=False, clock=clock)
+    for k in range(1, 5):
+        p.update(k)
+    p.finish()
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 4 and "\r" not in buf.getvalue()
+    assert lines[0].startswith("render: 1/4 frames (25%)") and "fps" in lines[0]
+    assert "ETA" in lines[0] and lines[-1].startswith("render: 4/4 frames (100%)")
+    buf = io.StringIO()
+    p = Progress(4, stream=buf, tty=True, clock=clock)
+    for k in range(1, 5):
+        p.update(k)
+    p.finish()
+    text = buf.getvalue()
+    assert text.startswith("\r[") and text.endswith("\n") and "4/4 frames" in text
+
+
+def test_cli_renders_a_path_file_to_frames_and_mp4(tmp_path, capsys):
+    path = orbit((0, 1, 0), 6.0, 25, turns=0.5, duration=2.0)
+    pf = save_path(path, tmp_path / "tour.json")
+    args = ["render", "demo", "--camera", str(pf), "--fps", "2", "--size", "64x48",
+            "--backend", "numpy", "--point-size", "1"]
+    assert main(args + ["--out", str(tmp_path / "frames") + "/"]) == 0
+    assert len(list((tmp_path / "frames").iterdir())) == 4  # 2 s at 2 fps
+    out = capsys.readouterr()
+    assert "4 frames" in out.out and "render: 4/4 frames (100%)" in out.err
+    assert main(args + ["--frames", "3", "--out", str(tmp_path / "t.mp4")]) == 0
+    assert len(mp4_frames(tmp_path / "t.mp4")[0]) == 3
+
+
+def test_cli_reports_a_bad_path_file(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[keyframes]]\ntime = 0\nposition = [1, 2]\ntarget = [0, 0, 0]\n")
+    code = main(["render", "demo", "--camera", str(bad), "--out", str(tmp_path / "x.mp4")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip() == (f"frustum: error: {bad}: keyframe 0: position: must have 3 "
+                           f"numbers, got 2")
+    assert not (tmp_path / "x.mp4").exists()
+    code = main(["render", "demo", "--size", "65x48", "--frames", "2",
+                 "--out", str(tmp_path / "odd.mp4")])
+    assert code == 2 and "--pad" in capsys.readouterr().err
+    assert not (tmp_path / "odd.mp4").exists()
+
+
+def test_path_file_json_is_what_the_cli_reads(tmp_path):
+    data = {"keyframes": [{"time": 0, "position": [0, 1, 4], "target": [0, 0, 0]},
+                          {"time": 1, "position": [4, 1, 0], "target": [0, 0, 0]}]}
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps(data))
+    assert main(["render", "demo", "--camera", str(pf), "--size", "32x24", "--backend",
+                 "numpy", "--out", str(tmp_path / "still.png")]) == 0
+    assert Image.open(tmp_path / "still.png").size == (32, 24)
