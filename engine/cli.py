@@ -106,7 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
         "view", help="show scenes or 3D files in a window (a PNG when there is no display)",
         description="Show FILE(s) ('demo' or 3D files, drawn together) in a window at the "
                     "display's refresh rate. Keys: Esc quits, F12 saves a screenshot PNG in "
-                    "the current folder; the title shows the point count and FPS. Without "
+                    "the current folder; the camera follows --controller; with --camera "
+                    "PATH.json|toml the path plays (Space stops/starts it); K records a "
+                    "keyframe and P saves them to --record. The title shows the point "
+                    "count and FPS. Without "
                     "a display the scene is drawn offscreen (GL, else the software "
                     "rasterizer) into --out and the path is printed.")
     v.add_argument("files", nargs="+", metavar="FILE", help="'demo' or a 3D file")
@@ -119,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="image written when no window can be opened (default: %(default)s)")
     v.add_argument("--frames", type=int, default=None, metavar="N",
                    help="close the window after N frames (default: run until Esc)")
+    v.add_argument("--controller", choices=["orbit", "fly", "none"], default="orbit",
+                   help="mouse/keyboard camera control: 'orbit' (left drag turns around the "
+                        "scene, right drag pans, scroll zooms, arrows turn) or 'fly' (WASD "
+                        "move, Q/E down/up, Shift faster, drag looks, scroll sets speed); "
+                        "default: %(default)s")
+    v.add_argument("--record", default=None, metavar="PATH.json|toml",
+                   help="in the window, K adds the current view as a keyframe and P saves "
+                        "the keyframes to this camera path file; Space plays them back")
     v.set_defaults(func=cmd_view)
     return p
 
@@ -298,20 +309,61 @@ def cmd_view(args) -> int:
 
     if args.frames is not None and args.frames < 1:
         raise EngineError(f"--frames must be >= 1, got {args.frames}")
+    if args.record is not None:
+        from .pathfile import is_path_file
+
+        if not is_path_file(args.record):
+            raise EngineError(f"--record {args.record}: camera path files end in .json or .toml")
     scene, camera = load_sources(args.files)
-    if args.camera is not None:
-        az, el, dist = args.camera
-        camera.frame(scene.bounds(), azimuth=az, elevation=el, distance=dist)
+    playback = _place_camera(args, scene, camera)
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size)
+    controls = _window_controls(args, scene, camera, renderer, playback)
     try:
-        path = present(renderer, raster=args.raster, out=args.out, max_frames=args.frames)
+        path = present(renderer, raster=args.raster, out=args.out, max_frames=args.frames,
+                       controller=controls)
     finally:
         renderer.close()
     if path is not None:
         print(f"wrote {path.resolve()} ({renderer.size[0]}x{renderer.size[1]}, "
               f"{renderer.batch.vertex_count} points, raster {renderer.raster})")
     return 0
+
+
+def _window_controls(args, scene, camera, renderer, playback):
+    """WindowControls for ``frustum view``: the --controller, --camera path playback and
+    --record keys (see engine.display.controls)."""
+    import numpy as np
+
+    from .controllers import FlyController, OrbitController
+    from .display.controls import WindowControls
+
+    controller = None
+    if args.controller == "fly":
+        controller = FlyController(camera, speed=_fly_speed(scene))
+    elif args.controller == "orbit":
+        bounds = scene.bounds()
+        target = (np.zeros(3) if bounds is None
+                  else 0.5 * (np.asarray(bounds[0]) + np.asarray(bounds[1])))
+        if playback is None:
+            controller = OrbitController(camera, target=target)
+        else:
+            # The path's first pose may not look at the scene centre: orbit the point
+            # straight ahead at the same distance instead of snapping the view.
+            pos = camera.world_matrix[:3, 3]
+            dist = max(float(np.linalg.norm(target - pos)), 1e-6)
+            controller = OrbitController(camera, target=pos + camera.forward * dist)
+    return WindowControls(controller, renderer, playback=playback, record_to=args.record)
+
+
+def _fly_speed(scene) -> float:
+    """Fly speed: a quarter of the scene's diagonal per second."""
+    import numpy as np
+
+    bounds = scene.bounds()
+    if bounds is None:
+        return 1.0
+    return max(0.25 * float(np.linalg.norm(np.asarray(bounds[1]) - np.asarray(bounds[0]))), 1e-3)
 
 
 def main(argv=None) -> int:

@@ -105,7 +105,13 @@ class OrbitController(_Controller):
                              f"{max_distance}")
         self.min_distance, self.max_distance = float(min_distance), float(max_distance)
         self.rotate_speed = float(rotate_speed)
-        offset = camera_pose(camera).position - self.target
+        self.sync()
+
+    def sync(self):
+        """Adopt the camera's current position (after something else moved it): keep
+        the target, take azimuth, elevation and distance from the camera, and look at
+        the target. Raises ValueError when the camera sits on the target."""
+        offset = camera_pose(self.camera).position - self.target
         dist = float(np.linalg.norm(offset))
         if not dist > 0:
             raise ValueError("OrbitController: the camera sits on its target")
@@ -207,7 +213,12 @@ class FlyController(_Controller):
         self.speed = float(speed)
         self.fast_factor = float(fast_factor)
         self.look_speed = float(look_speed)
-        pose = camera_pose(camera)
+        self.sync()
+
+    def sync(self):
+        """Adopt the camera's current pose (after something else moved it); roll is
+        dropped and pitch clamped."""
+        pose = camera_pose(self.camera)
         self.position = pose.position
         self.yaw, self.pitch = yaw_pitch_of(pose.forward)
         self._clamp_pitch()

@@ -158,3 +158,64 @@ def test_resize_updates_aspect_and_keeps_a_sphere_round():
     f = 1 / math.tan(math.radians(20))
     expected = f / math.sqrt(35) * 300
     assert ry1 == pytest.approx(expected, abs=1.5)
+
+
+@pytest.mark.timeout(120)
+def test_controllers_in_a_real_window_record_save_and_play(tmp_path):
+    """A pyglet window (headless EGL, its own process) forwards synthetic key, drag and
+    scroll events through WindowControls; K records, P saves, Space plays back."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = Path(__file__).with_name("controls_probe.py")
+    env = dict(os.environ, PYGLET_HEADLESS="1")
+    proc = subprocess.run([sys.executable, str(probe), str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=100, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads((tmp_path / "controls.json").read_text())
+    assert r["azimuth_after_arrow"] == pytest.approx(45.0)  # held arrow: 90 deg/s * 0.5 s
+    assert r["elevation_after_drag"] == pytest.approx(30.0)  # 100 px * 0.3 deg/px
+    assert r["distance_after_scroll"] == pytest.approx(5 / 1.21)  # two scroll steps
+    assert r["recorded_times"] == [0.0, 1.5]  # K twice, record_interval 1.5 s
+    np.testing.assert_allclose(r["recorded_pos1"], r["camera_pos"], atol=1e-12)
+    assert r["playing"] and r["playback_error"] < 1e-12
+    assert not r["playing_after_stop"] and r["distance_after_stop"] > 0
+    assert r["fly_moved"] == pytest.approx(2.0)  # W + shift: 2 u/s * 4 * 0.25 s
+
+
+def test_view_command_wires_controller_playback_and_recording(tmp_path):
+    from engine import cli
+    from engine.display.controls import WindowControls
+    from engine.pathfile import save_path
+    from engine.shots import orbit
+
+    path = orbit((0, 1, 0), 6.0, 20, turns=0.25, duration=3.0)
+    pf = save_path(path, tmp_path / "p.json")
+    args = cli.build_parser().parse_args(
+        ["view", "demo", "--camera", str(pf), "--record", str(tmp_path / "rec.json")])
+    scene, camera = cli.load_sources(args.files)
+    playback = cli._place_camera(args, scene, camera)
+    r = Renderer(scene, camera, (32, 24), backend="numpy")
+    controls = cli._window_controls(args, scene, camera, r, playback)
+    assert isinstance(controls, WindowControls) and controls.playing
+    assert isinstance(controls.controller, OrbitController)
+    controls.tick(1.25)
+    np.testing.assert_allclose(camera.world_matrix[:3, 3], path.pose(1.25).position, atol=1e-9)
+    controls.tick(2.0)  # loops: 3.25 s -> 0.25 s
+    np.testing.assert_allclose(camera.world_matrix[:3, 3], path.pose(0.25).position, atol=1e-9)
+    controls.toggle_playback()  # hand over to the orbit controller, view unchanged
+    np.testing.assert_allclose(camera.world_matrix[:3, 3], path.pose(0.25).position, atol=1e-9)
+    controls.record_keyframe()
+    controls.controller.rotate(30, 0)
+    controls.record_keyframe()
+    saved = controls.save_recording()
+    from engine.pathfile import load_path
+
+    assert [k.time for k in load_path(saved).keyframes] == [0.0, 2.0]
+    args = cli.build_parser().parse_args(["view", "demo", "--controller", "fly"])
+    scene, camera = cli.load_sources(args.files)
+    controls = cli._window_controls(args, scene, camera, r, cli._place_camera(args, scene, camera))
+    assert isinstance(controls.controller, FlyController) and not controls.playing

@@ -1,0 +1,162 @@
+"""Window input for the engine's camera controllers, path recording and path playback.
+
+``WindowControls`` is the ``controller`` object a ``Viewer`` forwards pyglet events to
+(see engine.display.window). It translates pyglet key symbols and mouse buttons into
+the names the toolkit-free controllers take (engine.controllers) and adds keys:
+
+    K       add the current camera as a keyframe to the recorded path
+    P       save the recorded path to ``record_to`` (.json or .toml)
+    Space   start/stop playing the path (``playback``, else the recorded one)
+
+While a path plays, the camera follows it at the accumulated frame time (looping) and
+the controller is idle; stopping hands the camera back to the controller where it is.
+Recorded keyframes are ``record_interval`` seconds apart (not wall-clock time), so a
+saved path replays at a steady pace whatever the pauses between key presses.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ..animation import CameraPath
+
+__all__ = ["WindowControls", "key_name", "button_name"]
+
+log = logging.getLogger("engine")
+
+_KEY_ALIASES = {"LSHIFT": "shift", "RSHIFT": "shift", "EQUAL": "plus", "NUM_ADD": "plus",
+                "PLUS": "plus", "MINUS": "minus", "NUM_SUBTRACT": "minus"}
+
+
+def key_name(symbol: int) -> str:
+    """pyglet key symbol -> controller key name ("w", "shift", "up", "plus", ...)."""
+    from pyglet.window import key
+
+    s = key.symbol_string(symbol)
+    return _KEY_ALIASES.get(s, s.lower())
+
+
+def button_name(buttons: int) -> str:
+    """pyglet mouse button bit mask -> "left", "middle" or "right" (left wins)."""
+    from pyglet.window import mouse
+
+    if buttons & mouse.LEFT:
+        return "left"
+    if buttons & mouse.MIDDLE:
+        return "middle"
+    return "right" if buttons & mouse.RIGHT else "none"
+
+
+class WindowControls:
+    """Routes window events to ``controller`` and handles recording/playback keys.
+
+    Args:
+        controller: an OrbitController or FlyController (or None: no manual control).
+        renderer: the window's Renderer; its size is passed to the controller so pixel
+            drags map to the right distances after a resize.
+        playback: a motion (``CameraPath``/``CameraScript``) to play, starting at once.
+        record_to: where P saves the recorded path (None: P only logs a warning).
+        record_interval: seconds between recorded keyframes.
+        loop: restart the playback at the end of the path.
+
+    Attributes:
+        recorded: the CameraPath built with K.
+        playing: whether the playback is running; ``time``: its clock, seconds.
+    """
+
+    def __init__(self, controller=None, renderer=None, playback=None, record_to=None,
+                 record_interval: float = 2.0, loop: bool = True):
+        self.controller = controller
+        self.renderer = renderer
+        self.playback = playback
+        self.record_to = None if record_to is None else Path(record_to)
+        self.record_interval = float(record_interval)
+        self.loop = loop
+        self.recorded = CameraPath()
+        self.playing = playback is not None
+        self.time = 0.0
+
+    @property
+    def camera(self):
+        if self.controller is not None:
+            return self.controller.camera
+        return None if self.renderer is None else self.renderer.camera
+
+    # --- pyglet events (names and arguments as the Viewer forwards them) ---------------
+    def on_key_press(self, symbol, modifiers):
+        name = key_name(symbol)
+        if name == "k":
+            self.record_keyframe()
+        elif name == "p":
+            self.save_recording()
+        elif name == "space":
+            self.toggle_playback()
+        elif self.controller is not None:
+            self.controller.key_down(name)
+        return True
+
+    def on_key_release(self, symbol, modifiers):
+        if self.controller is not None:
+            self.controller.key_up(key_name(symbol))
+        return True
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        if self.controller is not None and not self.playing:
+            self.controller.mouse_drag(dx, dy, button_name(buttons))
+        return True
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        if self.controller is not None and not self.playing:
+            self.controller.scroll(scroll_y)
+        return True
+
+    def tick(self, dt: float):
+        """Advance the playback by ``dt`` seconds, or let the controller apply held keys."""
+        if self.controller is not None and self.renderer is not None:
+            self.controller.viewport = tuple(self.renderer.size)
+        if self.playing:
+            motion = self.playback if self.playback is not None else self.recorded
+            duration = getattr(motion, "duration", None)
+            self.time += dt
+            if duration:
+                if self.loop:
+                    self.time %= duration
+                elif self.time >= duration:
+                    self.time = duration
+            if motion.apply(self.camera, self.time) is False:
+                self.toggle_playback()  # a generator script has ended
+        elif self.controller is not None:
+            self.controller.tick(dt)
+
+    # --- actions -------------------------------------------------------------------
+    def record_keyframe(self):
+        """Append the camera's pose (and fov) to ``recorded``."""
+        key = self.recorded.add_camera(self.camera, interval=self.record_interval)
+        log.info("keyframe %d at t=%g s", len(self.recorded) - 1, key.time)
+        return key
+
+    def save_recording(self) -> Path | None:
+        """Write ``recorded`` to ``record_to``; returns the path (None if not saved)."""
+        if self.record_to is None:
+            log.warning("no path file to save to (start with --record FILE)")
+            return None
+        if not len(self.recorded):
+            log.warning("no keyframes recorded yet (press K to add the current view)")
+            return None
+        from ..pathfile import save_path
+
+        path = save_path(self.recorded, self.record_to)
+        log.info("saved %d keyframes to %s", len(self.recorded), path)
+        return path
+
+    def toggle_playback(self):
+        """Start or stop playing; stopping resynchronises the controller."""
+        if self.playing:
+            self.playing = False
+            if self.controller is not None:
+                self.controller.sync()
+        elif self.playback is not None or len(self.recorded) > 1:
+            self.playing, self.time = True, 0.0
+            if self.playback is None:
+                log.info("playing the recorded path (%g s)", self.recorded.duration)
