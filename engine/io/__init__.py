@@ -2,4 +2,4 @@
 
 from .loaders import SUPPORTED_SUFFIXES, load
 
-__all__ = ["load", "SUPPORTED_SUFFIXES"]
+__all__ = ["SUPPORTED_SUFFIXES", "load"]

@@ -36,13 +36,13 @@ import numpy as np
 from ..errors import LoadError
 
 __all__ = [
-    "decode_text",
-    "normalize_obj",
-    "PlyProperty",
     "PlyElement",
     "PlyHeader",
-    "read_ply_header",
+    "PlyProperty",
     "check_ply_body",
+    "decode_text",
+    "normalize_obj",
+    "read_ply_header",
     "tristrip_faces",
 ]
 
@@ -56,9 +56,9 @@ def decode_text(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-_NEG_INDEX = re.compile(r"^[ \t]*[fpl][ \t][^\n]*[ \t/]-\d", re.M)
-_V_WITH_W = re.compile(r"^[ \t]*v(?:[ \t]+\S+){4}[ \t]*$", re.M)
-_V_WITH_RGB = re.compile(r"^[ \t]*v(?:[ \t]+\S+){3}[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]*$", re.M)
+_NEG_INDEX = re.compile(r"^[ \t]*[fpl][ \t][^\n]*[ \t/]-\d", re.MULTILINE)
+_V_WITH_W = re.compile(r"^[ \t]*v(?:[ \t]+\S+){4}[ \t]*$", re.MULTILINE)
+_V_WITH_RGB = re.compile(r"^[ \t]*v(?:[ \t]+\S+){3}[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]*$", re.MULTILINE)
 
 
 def _absolute_ref(token: str, counts: tuple[int, int, int]) -> str:

@@ -39,7 +39,7 @@ from ..scene import Node
 from ..transforms import matrix_to_quat
 from . import fixups
 
-__all__ = ["load", "SUPPORTED_SUFFIXES"]
+__all__ = ["SUPPORTED_SUFFIXES", "load"]
 
 log = logging.getLogger("engine")
 
@@ -349,5 +349,10 @@ def _quiet_trimesh():
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
+    """The exception as one line; bare file names and keys get a word of context."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, FileNotFoundError):
+        return f"a file it refers to is missing: {text}"
+    if isinstance(exc, KeyError):
+        return f"a required entry is missing: {text}"
+    return text

@@ -1,0 +1,435 @@
+"""engine.io.load: loader edge cases on small files written here, every reference asset
+loaded and rendered with the counts its README states, and clear errors for bad files."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trimesh
+from conftest import to_host
+
+from engine import Mesh, PointCloud, Renderer
+from engine.cli import load_source
+from engine.errors import LoadError
+from engine.io import SUPPORTED_SUFFIXES, load
+from engine.io.fixups import tristrip_faces
+from engine.raster import background_rgba
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def _world_points(node):
+    """(N, 3) float64 world positions of every geometry under ``node``."""
+    out = []
+    for n in node.traverse():
+        g = n.geometry
+        if g is not None:
+            p = g.positions.astype(np.float64) + g.origin
+            with np.errstate(invalid="ignore"):  # NaN vertices stay NaN
+                out.append(p @ n.world_matrix[:3, :3].T + n.world_matrix[:3, 3])
+    return np.concatenate(out)
+
+
+# ------------------------------------------------------------------------ OBJ edge cases
+def test_obj_negative_indices_resolve_against_the_count_at_that_line(tmp_path):
+    # trimesh alone resolves both faces against the final count: [0,1,2] twice.
+    f = _write(tmp_path / "neg.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -2 -1\n"
+                                     "v 0 0 5\nv 1 0 5\nv 0 1 5\nf -3 -2 -1\n")
+    g = load(f).geometry
+    assert isinstance(g, Mesh)
+    assert g.faces.tolist() == [[0, 1, 2], [3, 4, 5]]
+    np.testing.assert_allclose(g.positions[g.faces[1]] + g.origin,
+                               [[0, 0, 5], [1, 0, 5], [0, 1, 5]], atol=1e-6)
+
+
+def test_obj_negative_indices_with_uvs_and_normals(tmp_path):
+    f = _write(tmp_path / "negvt.obj",
+               "v 0 0 0\nv 2 0 0\nv 0 2 0\nvt 0 0\nvt 1 0\nvt 0 1\nvn 0 0 1\n"
+               "f -3/-3/-1 -2/-2/-1 -1/-1/-1\n")
+    g = load(f).geometry
+    corners = g.positions[g.faces[0]] + g.origin
+    np.testing.assert_allclose(corners, [[0, 0, 0], [2, 0, 0], [0, 2, 0]], atol=1e-6)
+    # each corner keeps its own UV and the given normal
+    np.testing.assert_allclose(g.uvs[g.faces[0]], [[0, 0], [1, 0], [0, 1]])
+    np.testing.assert_allclose(g.normals, np.tile([0, 0, 1], (3, 1)))
+
+
+def test_obj_vertex_colours_float_and_0_255(tmp_path):
+    f = _write(tmp_path / "c.obj", "v 0 0 0 1 0.5 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 1\nf 1 2 3\n")
+    g = load(f).geometry
+    assert g.vertex_count == 3  # six numbers are one vertex with a colour, not two
+    np.testing.assert_allclose(g.colors_float[:, :3], [[1, 0.50196, 0], [0, 1, 0], [0, 0, 1]],
+                               atol=1e-5)
+    # 0-255 colours (trimesh alone clips 128 -> 255)
+    f = _write(tmp_path / "c255.obj", "v 0 0 0 255 128 0\nv 1 0 0 0 255 0\nv 0 1 0 0 0 255\n"
+                                      "f 1 2 3\n")
+    np.testing.assert_allclose(load(f).geometry.colors_float[0], [1.0, 0.50196, 0.0, 1.0],
+                               atol=1e-5)
+
+
+def test_obj_homogeneous_w_divides(tmp_path):
+    f = _write(tmp_path / "w.obj", "v 2 4 6 2\nv 1 0 0 1\nv 0 3 0 0.5\nf 1 2 3\n")
+    g = load(f).geometry
+    assert g.vertex_count == 3
+    np.testing.assert_allclose(g.positions + g.origin, [[1, 2, 3], [1, 0, 0], [0, 6, 0]],
+                               atol=1e-6)
+
+
+def test_obj_polygon_becomes_a_triangle_fan(tmp_path):
+    f = _write(tmp_path / "pent.obj",
+               "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0.5 1.5 0\nv 0 1 0\nf 1 2 3 4 5\n")
+    assert load(f).geometry.faces.tolist() == [[0, 1, 2], [0, 2, 3], [0, 3, 4]]
+
+
+def test_obj_without_faces_is_a_point_cloud(tmp_path):
+    f = _write(tmp_path / "pts.obj", "v 0 0 0\nv 1 2 3\nv -1 0 4\n")
+    g = load(f).geometry
+    assert isinstance(g, PointCloud)
+    np.testing.assert_allclose(g.positions + g.origin, [[0, 0, 0], [1, 2, 3], [-1, 0, 4]])
+
+
+def test_obj_latin1_text_loads(tmp_path):
+    f = tmp_path / "latin.obj"
+    f.write_bytes("# caf\xe9 export\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n".encode("latin-1"))
+    assert load(f).geometry.face_count == 1
+
+
+# ------------------------------------------------------------------------ PLY edge cases
+_PLY_VERTS = [(0, 0, 0, 255, 128, 0), (1, 0, 0, 0, 255, 0), (0, 1, 0, 0, 0, 255),
+              (1, 1, 0, 10, 20, 30)]
+_PLY_FACES = [(0, 1, 2), (1, 3, 2)]
+
+
+def _ply(path: Path, fmt: str, face_decl: str) -> Path:
+    head = (f"ply\nformat {fmt} 1.0\nelement vertex 4\nproperty float x\nproperty float y\n"
+            "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+            f"element face 2\nproperty {face_decl}\nend_header\n")
+    if fmt == "ascii":
+        body = "".join(" ".join(map(str, v)) + "\n" for v in _PLY_VERTS)
+        body += "".join("3 " + " ".join(map(str, f)) + "\n" for f in _PLY_FACES)
+        path.write_text(head + body)
+    else:
+        idx = "I" if face_decl.split()[2] in ("uint", "uint32") else "i"
+        body = b"".join(struct.pack("<3f3B", *v) for v in _PLY_VERTS)
+        body += b"".join(struct.pack("<B3" + idx, 3, *f) for f in _PLY_FACES)
+        path.write_bytes(head.encode() + body)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["ascii", "binary_little_endian"])
+@pytest.mark.parametrize("decl", ["list uchar uint vertex_indices", "list uint8 int32 vertex_index"])
+def test_ply_face_list_declarations_and_uchar_colours(tmp_path, fmt, decl):
+    g = load(_ply(tmp_path / "m.ply", fmt, decl)).geometry
+    assert isinstance(g, Mesh)
+    assert g.faces.tolist() == [list(f) for f in _PLY_FACES]
+    np.testing.assert_allclose(g.positions + g.origin, np.array(_PLY_VERTS)[:, :3], atol=1e-6)
+    # uchar colours map to [0, 1] by /255
+    np.testing.assert_allclose(g.colors_float[0], [1.0, 0.50196, 0.0, 1.0], atol=1e-5)
+    np.testing.assert_allclose(g.colors_float[:, :3], np.array(_PLY_VERTS)[:, 3:] / 255.0,
+                               atol=1e-6)
+
+
+def test_ply_without_faces_is_a_recentred_point_cloud(tmp_path):
+    f = _write(tmp_path / "pc.ply",
+               "ply\nformat ascii 1.0\nelement vertex 2\nproperty double x\nproperty double y\n"
+               "property double z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+               "end_header\n596650.00 243650 10 255 128 0\n596650.01 243650 10 0 0 0\n")
+    g = load(f).geometry
+    assert isinstance(g, PointCloud)
+    np.testing.assert_allclose(g.origin, [596650.005, 243650.0, 10.0])
+    assert g.positions[1, 0] - g.positions[0, 0] == pytest.approx(0.01, abs=1e-6)
+    np.testing.assert_allclose(g.colors_float[0], [1.0, 0.50196, 0.0, 1.0], atol=1e-5)
+
+
+def test_ply_tristrips_become_triangles(tmp_path):
+    assert tristrip_faces([0, 1, 2, 3, 4, -1, 5, 6, 7, -1, 8, 9]).tolist() == \
+        [[0, 1, 2], [2, 1, 3], [2, 3, 4], [5, 6, 7]]
+    f = _write(tmp_path / "ts.ply",
+               "ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nproperty float y\n"
+               "property float z\nelement tristrips 1\nproperty list int int vertex_indices\n"
+               "end_header\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n2 2 0\n7 0 1 2 3 -1 2 4\n")
+    g = load(f).geometry
+    assert isinstance(g, Mesh)
+    assert g.faces.tolist() == [[0, 1, 2], [2, 1, 3]]
+
+
+def test_stl_ascii_and_binary(tmp_path):
+    tri = [(0, 0, 0), (1, 0, 0), (0, 1, 0)]
+    f = _write(tmp_path / "t.stl", "solid t\nfacet normal 0 0 1\nouter loop\n"
+               + "".join(f"vertex {x} {y} {z}\n" for x, y, z in tri)
+               + "endloop\nendfacet\nendsolid t\n")
+    g = load(f).geometry
+    assert g.face_count == 1
+    np.testing.assert_allclose(g.positions[g.faces[0]] + g.origin, tri, atol=1e-6)
+    # binary: two triangles sharing an edge -> 4 merged vertices
+    tris = [tri, [(1, 0, 0), (1, 1, 0), (0, 1, 0)]]
+    body = b"".join(struct.pack("<12fH", 0, 0, 1, *np.ravel(t), 0) for t in tris)
+    b = tmp_path / "b.stl"
+    b.write_bytes(b"\0" * 80 + struct.pack("<I", 2) + body)
+    g = load(b).geometry
+    assert (g.vertex_count, g.face_count) == (4, 2)
+
+
+def test_nan_and_inf_vertices_do_not_break_framing(tmp_path):
+    f = _write(tmp_path / "nan.obj", "v 0 0 0\nv 2 0 0\nv 0 1 0\nv nan 0 0\nv 1e400 5 5\n"
+                                     "v 2 1 4\nf 1 2 3\nf 4 5 6\n")
+    scene, camera = load_source(str(f))
+    np.testing.assert_allclose(scene.bounds(), [[0, 0, 0], [2, 1, 4]])
+    # the camera looks at the centre of the finite box
+    to_center = np.array([1.0, 0.5, 2.0]) - camera.world_position
+    np.testing.assert_allclose(camera.forward, to_center / np.linalg.norm(to_center), atol=1e-9)
+    r = Renderer(scene, camera, (160, 120), backend="numpy")
+    p = r.project()
+    vis = to_host(p.visible)
+    finite = np.all(np.isfinite(_world_points(scene)), axis=1)
+    assert vis[finite].all() and not vis[~finite].any()
+    assert np.isfinite(to_host(p.screen_xy)).all()
+    frame = r.render()
+    assert (frame.color != background_rgba(scene.background)).any(axis=-1).sum() >= 4
+
+
+# ------------------------------------------------------------------------------- errors
+def _assert_one_line_error(exc_info, path: Path, *words):
+    msg = str(exc_info.value)
+    assert "\n" not in msg
+    assert str(path) in msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(LoadError) as e:
+        load(tmp_path / "nope.obj")
+    _assert_one_line_error(e, tmp_path / "nope.obj", "no such file")
+
+
+def test_unknown_format(tmp_path):
+    f = _write(tmp_path / "scan.xyz", "0 0 0\n")
+    with pytest.raises(LoadError) as e:
+        load(f)
+    _assert_one_line_error(e, f, "unknown 3D file format", ".xyz", ".ply")
+
+
+@pytest.mark.parametrize("name,content,words", [
+    ("empty.ply", b"", ["empty"]),
+    ("text.ply", b"hello\n", ["not a PLY file"]),
+    ("nohead.ply", b"ply\nformat ascii 1.0\nelement vertex 1\n", ["end_header"]),
+    ("badtype.ply", b"ply\nformat ascii 1.0\nelement vertex 1\nproperty flot x\nend_header\n0\n",
+     ["line 4", "unknown type 'flot'"]),
+    ("short.ply", (b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
+                   b"property float y\nproperty float z\nend_header\n0 0 0\n1 1 1\n"),
+     ["truncated", "3 'vertex'"]),
+    ("tokens.ply", (b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
+                    b"property float y\nproperty float z\nelement face 1\n"
+                    b"property list uchar int vertex_indices\nend_header\n"
+                    b"0 0 0\n1 0 0\n0 1 0\n3 0 1 2 7 7\n"),
+     ["line 13", "'face' 0 has 6 values", "declares 4"]),
+    ("trunc.ply", b"ply\nformat binary_little_endian 1.0\nelement vertex 2\nproperty float x\n"
+                  b"property float y\nproperty float z\nend_header\n" + b"\0" * 20,
+     ["truncated binary PLY", "24 bytes", "only 20", "4 missing"]),
+    ("empty.obj", b"# nothing\n", ["no vertices"]),
+    ("bad.obj", b"v 0 0 0\nv 1 x 0\nv 0 1 0 2\nf 1 2 3\n", ["cannot read OBJ"]),
+    ("bad.glb", b"glTF\x02\0\0\0garbage", ["cannot read GLB"]),
+    ("bad.gltf", json.dumps({  # a valid document whose buffer file is missing
+        "asset": {"version": "2.0"},
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+        "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3"}],
+        "bufferViews": [{"buffer": 0, "byteLength": 36}],
+        "buffers": [{"uri": "missing.bin", "byteLength": 36}]}).encode(), ["cannot read glTF"]),
+])
+def test_bad_files_raise_one_clear_line(tmp_path, name, content, words):
+    f = tmp_path / name
+    f.write_bytes(content)
+    with pytest.raises(LoadError) as e:
+        load(f)
+    _assert_one_line_error(e, f, *words)
+
+
+# --------------------------------------------------------------------- reference assets
+# Every model under ../shared/ref-assets (outside broken/ and licenses/) with what its
+# README states: v = vertices as loaded, u = distinct positions (= the file's `v` count
+# where the loader splits vertices at UV/normal seams), f = triangles, c = distinct
+# colours, kind = geometry class.
+ASSETS = {
+    "classic/armadillo.obj": {"v": 14_587, "f": 29_170},
+    "classic/stanford-bunny.obj": {"f": 69_451},  # v checked against the file below
+    "classic/suzanne.obj": {"v": 507, "f": 468 * 2 + 32},
+    "classic/teapot.obj": {"v": 3_644, "f": 6_320},
+    "gltf/Box.gltf": {"v": 24, "f": 36 // 3, "c": 1},
+    "gltf/BoxTextured/BoxTextured.gltf": {"v": 24, "f": 12, "c": 1},
+    "gltf/BoxTextured.glb": {"v": 24, "f": 12, "c": 1},
+    "gltf/Duck.glb": {"v": 2_399, "f": 4_212},
+    "gltf/Mesh_PrimitiveMode_04/Mesh_PrimitiveMode_04.gltf": {"v": 4, "f": 2},
+    "gltf/monkey.glb": {"v": 1_966, "f": 2_904 // 3},
+    "obj-awkward/beetle.obj": {"u": 1_148, "f": 2_053},
+    "obj-awkward/box.obj": {"u": 8, "f": 6 * 2},
+    "obj-awkward/concave_polygon.obj": {"v": 64, "f": 66 - 2},
+    "obj-awkward/cube_with_vertexcolors.obj": {"u": 8, "f": 12, "c": 8},
+    "obj-awkward/groups.obj": {"v": 1_156, "f": 2_308},
+    "obj-awkward/negative_indices.obj": {"u": 8, "f": 6 * 2},
+    "obj-awkward/obj_issue_226.obj": {"v": 8, "f": 12},
+    "obj-awkward/quadknot.obj": {"u": 1_440, "f": 1_440 * 2, "c": 1},
+    "obj-awkward/rabbit.obj": {"u": 644},
+    "obj-awkward/regr01.obj": {"f": 2_710},
+    "obj-awkward/testmixed.obj": {"v": 8, "f": 6 * 2},
+    "obj-awkward/wallhole.obj": {"v": 92, "f": 9 * 4 + 2 * 6 + 2 * 9},
+    "ply/airplane.ply": {"v": 1_335, "f": 2_452},
+    "ply/ankylosaurus_mesh.ply": {"v": 34_820, "f": 69_636, "c": 18_698},
+    "ply/bunny.ply": {"v": 8_171, "f": 16_301},
+    "ply/cycloidal.ply": {"v": 21_384, "f": 43_368, "c": 1},
+    # 373,830 strip entries with 35,048 -1 markers ending 35,048 strips: a strip of n
+    # indices gives n - 2 triangles
+    "ply/igea.ply": {"v": 134_345, "f": 373_830 - 35_048 - 2 * 35_048},
+    "ply/suzanne.ply": {"v": 1_966, "f": 968},
+    "pointclouds/b9_training.ply": {"v": 22_300, "c": 4, "kind": PointCloud},
+    "pointclouds/ball.ply": {"v": 31_374, "kind": PointCloud},
+    "pointclouds/points.ply": {"v": 4, "kind": PointCloud},
+    "textured/bunny10k-textured/bunny10k_textured.obj": {"u": 5_051, "f": 9_999},
+    "textured/fuze/fuze.obj": {"u": 502, "f": 1_000},
+    "textured/fuze/fuze.ply": {"u": 502, "f": 1_000},
+    "textured/spot/spot_quadrangulated.obj": {"u": 2_930, "f": 2_928 * 2},
+    "textured/spot/spot_triangulated.obj": {"u": 2_930, "f": 5_856},
+    "textured/table-cube/table.obj": {"u": 8, "f": 12},
+}
+COMPANIONS = {".mtl", ".png", ".bin", ".txt", ".jpg", ".md"}
+
+
+def test_every_reference_model_is_listed(ref_assets):
+    found = set()
+    for p in ref_assets.rglob("*"):
+        rel = p.relative_to(ref_assets)
+        if not p.is_file() or rel.parts[0] in ("broken", "licenses"):
+            continue
+        if p.suffix.lower() in SUPPORTED_SUFFIXES:
+            found.add(rel.as_posix())
+        else:  # anything else must be a known companion, not an unread model format
+            assert p.suffix.lower() in COMPANIONS or p.name in ("SHA256SUMS", "LICENSE"), rel
+    assert found == set(ASSETS)
+
+
+@pytest.mark.parametrize("rel", sorted(ASSETS))
+def test_reference_model_loads_with_readme_counts_and_renders(ref_assets, rel):
+    exp = ASSETS[rel]
+    root = load(ref_assets / rel)
+    geoms = [n.geometry for n in root.traverse() if n.geometry is not None]
+    assert all(isinstance(g, exp.get("kind", Mesh)) for g in geoms)
+    if "v" in exp:
+        assert sum(g.vertex_count for g in geoms) == exp["v"]
+    if "u" in exp:
+        assert len(np.unique(np.round(_world_points(root), 6), axis=0)) == exp["u"]
+    if "f" in exp:
+        assert sum(g.face_count for g in geoms) == exp["f"]
+    if "c" in exp:
+        colors = np.concatenate([g.colors for g in geoms])
+        assert len(np.unique(colors, axis=0)) == exp["c"]
+    # through the CLI's loader: auto-framed, every finite point in view, pixels drawn
+    scene, camera = load_source(str(ref_assets / rel))
+    r = Renderer(scene, camera, (160, 120), backend="numpy")
+    vis = to_host(r.project().visible)
+    assert vis.all()
+    frame = r.render()
+    drawn = (frame.color != background_rgba(scene.background)).any(axis=-1)
+    assert drawn.sum() >= min(20, sum(g.vertex_count for g in geoms))
+
+
+def test_stanford_bunny_keeps_every_referenced_vertex(ref_assets):
+    path = ref_assets / "classic/stanford-bunny.obj"
+    lines = path.read_text().splitlines()
+    idx = np.array([int(t) for ln in lines if ln.startswith("f ") for t in ln.split()[1:]])
+    g = load(path).geometry
+    # 35,947 `v` lines, of which these are used by faces; trimesh drops the rest
+    assert sum(ln.startswith("v ") for ln in lines) == 35_947
+    assert g.vertex_count == len(np.unique(idx)) < 35_947
+
+
+def test_gltf_hierarchy_and_transforms_are_kept(ref_assets):
+    path = ref_assets / "gltf/Duck.glb"
+    root = load(path)
+    tscene = trimesh.load(str(path))
+    mesh_nodes = [n for n in root.traverse() if n.geometry is not None]
+    assert len(mesh_nodes) == 1
+    node = mesh_nodes[0]
+    # root 'matrix' scales by 0.01 above the mesh node (README), the camera node is kept
+    assert node.parent.parent is root
+    np.testing.assert_allclose(node.parent.scale, [0.01] * 3)
+    assert len(list(root.traverse())) == len(tscene.graph.nodes)
+    world, _ = tscene.graph.get(node.name)
+    np.testing.assert_allclose(node.world_matrix, world, atol=1e-12)
+    # the texture is sampled at the UVs: the duck is yellow (R, G >> B) and its bill orange
+    c = node.geometry.colors_float
+    assert np.median(c[:, 0]) > 0.8 and np.median(c[:, 2]) < 0.3
+
+
+def test_gltf_parent_matrix_and_base_colour(ref_assets):
+    root = load(ref_assets / "gltf/Box.gltf")
+    node = next(n for n in root.traverse() if n.geometry is not None)
+    # Z-up -> Y-up parent matrix: local +Z of the mesh ends up at world +Y... rows from file
+    np.testing.assert_allclose(node.parent.local_matrix[:3, :3],
+                               [[1, 0, 0], [0, 0, 1], [0, -1, 0]], atol=1e-12)
+    # baseColorFactor (0.8, 0, 0, 1)
+    np.testing.assert_allclose(node.geometry.colors_float[0], [0.8, 0, 0, 1], atol=1 / 255)
+
+
+def _ply_dtype(header_lines):
+    types = {"double": "<f8", "float": "<f4", "uchar": "u1", "int": "<i4"}
+    return np.dtype([(ln.split()[2], types[ln.split()[1]]) for ln in header_lines
+                     if ln.startswith("property")])
+
+
+def test_b9_georeferenced_points_keep_values_colours_and_precision(ref_assets, tmp_path):
+    path = ref_assets / "pointclouds/b9_training.ply"
+    raw = path.read_bytes()
+    end = raw.index(b"end_header\n") + len(b"end_header\n")
+    header = raw[:end].decode().splitlines()
+    dtype = _ply_dtype(header)
+    rec = np.frombuffer(raw[end:], dtype=dtype)  # independent decode of the body
+    assert len(rec) == 22_300
+    g = load(path).geometry
+    xyz = np.stack([rec["x"], rec["y"], rec["z"]], axis=1)
+    # recentred on the box midpoint; float32 offsets keep ~micrometre precision
+    np.testing.assert_allclose(g.origin, (xyz.min(0) + xyz.max(0)) / 2)
+    np.testing.assert_allclose(g.positions + g.origin, xyz, atol=1e-4, rtol=0)
+    rgb = np.stack([rec["red"], rec["green"], rec["blue"]], axis=1)
+    np.testing.assert_allclose(g.colors_float[:, :3], rgb / 255.0, atol=1e-6)
+
+    # the same file with two extra points 0.01 m apart near x = 596,650
+    a = rec[0].copy()
+    a["x"], a["y"] = 596_650.000, 243_650.0
+    b = a.copy()
+    b["x"] = 596_650.010
+    extra = np.array([a, b], dtype=dtype)
+    text = raw[:end].decode().replace("element vertex 22300", "element vertex 22302")
+    f = tmp_path / "b9_plus.ply"
+    f.write_bytes(text.encode() + raw[end:] + extra.tobytes())
+    scene, camera = load_source(str(f))
+    camera.position = (596_650.005, 243_650.0, float(a["z"]) + 0.2)
+    camera.look_at((596_650.005, 243_650.0, float(a["z"])))
+    camera.set_clip(0.01, 1000.0)
+    camera.fov_y = 10.0
+    r = Renderer(scene, camera, (1000, 1000), backend="numpy")
+    p = r.project()
+    xy = to_host(p.screen_xy)[-2:]
+    assert to_host(p.visible)[-2:].all()
+    px_per_m = 1000 / (2 * 0.2 * np.tan(np.radians(5)))
+    assert (xy[1, 0] - xy[0, 0]) / px_per_m == pytest.approx(0.01, abs=0.001)
+
+
+def test_broken_reference_files_raise_clear_errors(ref_assets):
+    pond = ref_assets / "broken/pond.0.ply"
+    with pytest.raises(LoadError) as e:
+        load(pond)
+    # 70,051 records x 31 B declared; 69 bytes were lost (README)
+    _assert_one_line_error(e, pond, "truncated binary PLY", "70,051 'vertex' x 31 B",
+                           "2,171,581", "69 missing")
+    fuze = ref_assets / "broken/fuze_ascii.ply"
+    with pytest.raises(LoadError) as e:
+        load(fuze)
+    # 15 tokens declared per face line (3 + 1, 6 + 1, 4 colours), 21 present
+    _assert_one_line_error(e, fuze, "'face' 0 has 21 values", "declares 15 values")
