@@ -1,0 +1,237 @@
+"""Application layer: fixed-timestep loop, input actions, HUD, picking, collisions."""
+
+import math
+
+import numpy as np
+import pytest
+
+from engine import Node, PerspectiveCamera, PointCloud, Scene
+from engine.app import App
+from engine.collision import (bounding_sphere, nodes_collide, overlap_pairs, ray_cast,
+                              ray_sphere, spheres_overlap)
+from engine.hud import Hud
+from engine.input import InputMap, InputScript, input_name, key, mouse
+from engine.picking import pick_point
+
+
+class Recorder(App):
+    def __init__(self, **kw):
+        super().__init__(size=(64, 48), backend="numpy", **kw)
+        self.dts, self.started = [], 0
+
+    def on_start(self):
+        self.started += 1
+
+    def on_update(self, dt):
+        self.dts.append(dt)
+
+
+# --- fixed timestep -------------------------------------------------------------------
+@pytest.mark.parametrize("hz, frame_dt, frames", [(120, 1 / 60, 60), (120, 1 / 30, 45),
+                                                  (60, 1 / 144, 144), (100, 0.01, 250)])
+def test_fixed_timestep_runs_exactly_the_updates_simulated_time_covers(hz, frame_dt, frames):
+    app = Recorder(update_hz=hz)
+    counts = [app.advance(frame_dt) for _ in range(frames)]
+    expected = round(frames * frame_dt * hz)
+    assert app.updates == len(app.dts) == expected
+    assert app.time == pytest.approx(frames * frame_dt, abs=1e-12)
+    assert all(dt == 1.0 / hz for dt in app.dts) and app.started == 1
+    if hz * frame_dt >= 1 and float(hz * frame_dt).is_integer():
+        assert set(counts) == {int(hz * frame_dt)}  # exactly k updates every frame
+
+
+def test_accumulator_carries_fractions_and_alpha_reports_them():
+    app = Recorder(update_hz=100)
+    assert app.advance(0.025) == 2 and app.alpha == pytest.approx(0.5)
+    assert app.advance(0.005) == 1 and app.alpha == pytest.approx(0.0, abs=1e-9)
+    assert app.updates == 3
+
+
+def test_pause_time_scale_and_catch_up_cap():
+    app = Recorder(update_hz=120, max_updates_per_frame=4)
+    app.pause()
+    assert app.advance(1.0) == 0 and app.updates == 0
+    app.resume()
+    app.time_scale = 0.5
+    for _ in range(60):
+        app.advance(1 / 60)
+    assert app.updates == 60  # half a second of simulated time at 120 Hz
+    app.time_scale = 1.0
+    assert app.advance(1.0) == 4  # a 1 s hitch runs 4 updates and drops the rest
+    assert app.dropped_time == pytest.approx(1.0 - 4 / 120)
+    with pytest.raises(ValueError, match="time_scale"):
+        app.time_scale = -1
+    with pytest.raises(ValueError, match="frame_dt"):
+        app.advance(float("nan"))
+
+
+def test_headless_runs_are_reproducible_with_the_seed(tmp_path):
+    def run(seed):
+        scene = Scene()
+        app = App(scene, PerspectiveCamera(position=(0, 0, 4)), (80, 60), backend="numpy",
+                  seed=seed)
+
+        def on_update(dt):
+            if app.updates % 10 == 0:
+                app.spawn(Node("p", position=app.rng.uniform(-1, 1, 3),
+                               geometry=PointCloud(app.rng.uniform(-0.1, 0.1, (30, 3)),
+                                                   point_size=2)))
+        app.on_update = on_update
+        return app.run_headless(12, out=tmp_path / f"s{seed}.png").color
+
+    a, b, c = run(1), run(1), run(2)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    assert (tmp_path / "s1.png").stat().st_size > 0
+
+
+def test_headless_per_frame_pattern_writes_every_frame(tmp_path):
+    app = App(size=(32, 24), backend="numpy")
+    app.scene.add(Node("p", geometry=PointCloud(np.zeros((1, 3)))))
+    app.run_headless(3, out=tmp_path / "f{frame:02d}.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f00.png", "f01.png", "f02.png"]
+    with pytest.raises(ValueError, match="frames"):
+        app.run_headless(0)
+
+
+# --- input ----------------------------------------------------------------------------
+def test_pressed_held_released_latch_once_per_update():
+    inp = InputMap().bind("fire", key.SPACE, "enter").bind_mouse("fire", mouse.LEFT)
+    inp.key_down(key.SPACE)
+    inp.update()
+    assert (inp.pressed("fire"), inp.held("fire"), inp.released("fire")) == (True, True, False)
+    inp.update()
+    assert (inp.pressed("fire"), inp.held("fire"), inp.released("fire")) == (False, True, False)
+    inp.key_up("space")
+    inp.update()
+    assert (inp.pressed("fire"), inp.held("fire"), inp.released("fire")) == (False, False, True)
+    inp.update()
+    assert not (inp.pressed("fire") or inp.held("fire") or inp.released("fire"))
+    # A tap between two updates is pressed and released in one update, never held.
+    inp.mouse_down(mouse.LEFT)
+    inp.mouse_up("mouse_left")
+    inp.update()
+    assert (inp.pressed("fire"), inp.held("fire"), inp.released("fire")) == (True, False, True)
+    # Two inputs on one action: held while either is down.
+    inp.key_down("enter")
+    inp.key_down(key.SPACE)
+    inp.key_up("enter")
+    inp.update()
+    assert inp.held("fire") and inp.pressed("fire")
+
+
+def test_input_names_and_errors():
+    assert input_name(key.SPACE) == "space" and input_name(key.A) == "a"
+    assert input_name("Left") == "left" and input_name("mouse_right") == "mouse_right"
+    with pytest.raises(ValueError, match="unknown input 'spacebar'"):
+        InputMap().bind("x", "spacebar")
+    with pytest.raises(KeyError, match="no input is bound to action 'jump'"):
+        InputMap().pressed("jump")
+    with pytest.raises(ValueError, match="kind"):
+        InputScript([(0, "wiggle", "a")])
+
+
+def test_scripted_input_reaches_actions_hooks_and_cursor_on_the_right_update():
+    app = Recorder()
+    app.input.bind("fire", key.SPACE)
+    seen, keys = [], []
+    app.on_update = lambda dt: seen.append((app.updates, app.input.pressed("fire"),
+                                            app.input.held("fire"), app.input.cursor))
+    app.on_key = lambda name, down: keys.append((app.updates, name, down))
+    app.script = InputScript([(2, "tap", "space"), (3, "move", (10, 20))])
+    for _ in range(3):
+        app.advance(1 / 60)  # 6 updates
+    assert [s[1] for s in seen] == [False, False, True, False, False, False]
+    assert [s[2] for s in seen] == [False, False, True, False, False, False]
+    assert seen[3][3] == (10.0, 20.0)
+    assert keys == [(2, "space", True), (3, "space", False)]
+
+
+def test_window_mouse_coordinates_flip_to_top_left():
+    inp = InputMap()
+    inp.mouse_move(30, 10, height=100)
+    assert inp.cursor == (30.0, 90.0)
+
+
+# --- HUD --------------------------------------------------------------------------------
+def test_hud_draws_text_in_headless_frames_and_overlay():
+    app = App(size=(160, 60), backend="numpy")
+    blank = app.render_frame().color.copy()
+    app.hud["score"] = "Score 42"
+    drawn = app.render_frame().color
+    changed = np.any(drawn != blank, axis=2)
+    ys, xs = np.nonzero(changed)
+    assert changed.sum() > 30 and ys.max() < 30 and xs.max() < 100  # top-left text
+    over = Hud().overlay((50, 20))
+    assert over.shape == (20, 50, 4) and over[..., 3].max() == 0  # nothing to show
+    hud = Hud()
+    hud.banner = "GAME OVER"
+    over = hud.overlay((200, 100))
+    ys, xs = np.nonzero(over[..., 3])
+    assert abs(xs.mean() - 100) < 10 and abs(ys.mean() - 50) < 10  # centred
+
+
+# --- picking ----------------------------------------------------------------------------
+def test_pick_returns_nearest_point_and_its_node():
+    scene = Scene()
+    a = scene.add(Node("a", position=(-1, 0, 0), geometry=PointCloud(np.zeros((1, 3)))))
+    b = scene.add(Node("b", position=(1, 0, 0), geometry=PointCloud([[0, 0, 0], [0, 0.5, 0]])))
+    cam = PerspectiveCamera(fov_y=90, position=(0, 0, 2), near=0.1, far=10)
+    app = App(scene, cam, (200, 100), backend="numpy")
+    # x = +1 at depth 2 with fov 90 and aspect 2: ndc x = 1 / (2 * 2) = 0.25 -> 125 px.
+    p = app.pick(126, 51, radius=5)
+    assert p.node is b and p.index == app.renderer.batch.ranges[b][0]
+    assert p.screen_xy == pytest.approx([125, 50], abs=1e-3)
+    assert p.distance_px == pytest.approx(math.hypot(1, 1), abs=1e-3)
+    np.testing.assert_allclose(p.world, [1, 0, 0], atol=1e-6)
+    # y = 0.5 -> ndc y = 0.5 / 2 = 0.25 -> 50 - 12.5 = 37.5 px
+    assert app.pick(125, 38, radius=2).world[1] == pytest.approx(0.5)
+    assert app.pick(75, 50, radius=1).node is a
+    assert app.pick(100, 80, radius=5) is None
+    with pytest.raises(ValueError, match="radius"):
+        pick_point(app.renderer.project(), app.renderer.batch, 0, 0, -1)
+
+
+def test_pick_prefers_the_nearer_point_when_two_overlap():
+    scene = Scene()
+    far = scene.add(Node("far", geometry=PointCloud([[0, 0, -3]])))
+    near = scene.add(Node("near", geometry=PointCloud([[0, 0, -1]])))
+    app = App(scene, PerspectiveCamera(position=(0, 0, 1)), (100, 100), backend="numpy")
+    assert app.pick(50, 50).node is near
+    app.despawn(near)
+    assert app.pick(50, 50).node is far
+
+
+# --- collisions -------------------------------------------------------------------------
+def test_bounding_sphere_follows_the_world_matrix():
+    pts = np.array([[1, 0, 0], [-1, 0, 0], [0, 2, 0], [0, 0, 0.5]], float)
+    node = Node("n", position=(10, 0, 0), scale=3, geometry=PointCloud(pts))
+    c, r = bounding_sphere(node)
+    # Local sphere: box centre (0, 1, 0.25), radius to the farthest point; then x3, +10.
+    np.testing.assert_allclose(c, [10, 3, 0.75])
+    local_r = max(np.linalg.norm(pts - [0, 1, 0.25], axis=1))
+    assert r == pytest.approx(3 * local_r)
+    with pytest.raises(ValueError, match="no geometry"):
+        bounding_sphere(Node("empty"))
+
+
+def test_sphere_sphere_and_ray_sphere_values():
+    assert spheres_overlap((0, 0, 0), 1, (2, 0, 0), 1)  # touching
+    assert not spheres_overlap((0, 0, 0), 1, (2.001, 0, 0), 1)
+    m = overlap_pairs([[0, 0, 0], [5, 0, 0]], [1, 1], [[1.5, 0, 0], [9, 0, 0]], [1, 0.5])
+    assert m.tolist() == [[True, False], [False, False]]
+    assert ray_sphere((0, 0, 0), (1, 0, 0), (5, 0, 0), 1) == pytest.approx(4.0)
+    assert ray_sphere((0, 0, 0), (2, 0, 0), (5, 0.6, 0), 1) == pytest.approx(5 - math.sqrt(1 - 0.36))
+    assert ray_sphere((0, 0, 0), (1, 0, 0), (5, 2, 0), 1) is None
+    assert ray_sphere((0, 0, 0), (1, 0, 0), (-5, 0, 0), 1) is None  # behind
+    assert ray_sphere((5, 0, 0), (1, 0, 0), (5, 0, 0), 1) == 0.0  # inside
+    with pytest.raises(ValueError, match="direction"):
+        ray_sphere((0, 0, 0), (0, 0, 0), (1, 0, 0), 1)
+    a = Node("a", geometry=PointCloud([[0, 0, 0], [1, 0, 0]]))
+    # Spheres: a = ((0.5, 0, 0), 0.5), b = ((x + 0.5, 0, 0), 0.5): touch while x <= 1.
+    b = Node("b", position=(0.9, 0, 0), geometry=PointCloud([[0, 0, 0], [1, 0, 0]]))
+    assert nodes_collide(a, b)
+    b.position = (1.1, 0, 0)
+    assert not nodes_collide(a, b)
+    hit = ray_cast((-5, 0, 0), (1, 0, 0), [b, a])
+    assert hit[0] is a and hit[1] == pytest.approx(5.0)
