@@ -136,6 +136,32 @@ def test_ply_face_list_declarations_and_uchar_colours(tmp_path, fmt, decl):
                                atol=1e-6)
 
 
+def test_binary_ply_with_mixed_polygons_and_face_colours(tmp_path):
+    # trimesh alone reads every face list with the first one's length: "unexpected length"
+    head = ("ply\nformat binary_little_endian 1.0\nelement vertex 6\nproperty float x\n"
+            "property float y\nproperty float z\nelement face 3\nproperty uchar flags\n"
+            "property list uchar int vertex_indices\nproperty uchar red\nproperty uchar green\n"
+            "property uchar blue\nend_header\n")
+    verts = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0), (2, 0, 0), (2, 1, 0)]
+    body = b"".join(struct.pack("<3f", *v) for v in verts)
+    body += struct.pack("<BB3i3B", 7, 3, 0, 1, 2, 255, 0, 0)
+    body += struct.pack("<BB4i3B", 7, 4, 1, 4, 5, 3, 0, 255, 0)
+    body += struct.pack("<BB5i3B", 7, 5, 0, 1, 4, 5, 2, 0, 0, 255)
+    f = tmp_path / "mixed.ply"
+    f.write_bytes(head.encode() + body)
+    g = load(f).geometry
+    assert g.faces.tolist() == [[0, 1, 2], [1, 4, 5], [1, 5, 3], [0, 1, 4], [0, 4, 5], [0, 5, 2]]
+    # face colours averaged over the triangles using each vertex: vertex 3 is only in
+    # the green quad; vertex 0 in one red and three blue triangles
+    assert g.colors[3].tolist() == [0, 255, 0, 255]
+    assert g.colors[0].tolist() == [64, 0, 191, 255]
+    # the same file cut inside the last face record
+    cut = tmp_path / "cut.ply"
+    cut.write_bytes(head.encode() + body[:-5])
+    with pytest.raises(LoadError, match="truncated binary PLY: the data ends inside 'face' 2"):
+        load(cut)
+
+
 def test_ply_without_faces_is_a_recentred_point_cloud(tmp_path):
     f = _write(tmp_path / "pc.ply",
                "ply\nformat ascii 1.0\nelement vertex 2\nproperty double x\nproperty double y\n"

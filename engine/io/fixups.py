@@ -23,11 +23,15 @@ PLY (Greg Turk's PLY format description, 1994):
     (trimesh ignores extra tokens and loads such files silently wrong).
   - ``tristrips`` elements (triangle strips with -1 restart markers, as in Cyberware
     scans) are ignored by trimesh; ``tristrip_faces`` turns them into triangles.
+  - In binary PLY trimesh assumes every face list has the length of the first one, so
+    triangles mixed with quads or n-gons fail as "unexpected length";
+    ``fan_binary_ply_faces`` rewrites such a file with every polygon split into a fan.
 """
 
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +45,7 @@ __all__ = [
     "PlyProperty",
     "check_ply_body",
     "decode_text",
+    "fan_binary_ply_faces",
     "normalize_obj",
     "read_ply_header",
     "tristrip_faces",
@@ -277,6 +282,72 @@ def check_ply_body(path: Path, header: PlyHeader):
             _check_ascii(path, header, fh.read())
         else:
             _check_binary(path, header, path.stat().st_size - header.data_offset)
+
+
+_STRUCT = {"i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I", "i8": "q",
+           "u8": "Q", "f2": "e", "f4": "f", "f8": "d"}
+
+
+def _record_size(el: PlyElement) -> int:
+    return int(sum(np.dtype(p.dtype).itemsize for p in el.properties))
+
+
+def fan_binary_ply_faces(path: Path, header: PlyHeader) -> bytes | None:
+    """A binary PLY whose ``face`` index lists vary in length -> the bytes of the same
+    PLY with each n-gon written as n - 2 triangles (0, i, i+1), the face's other
+    (scalar) properties copied to each triangle.
+
+    Returns None when the file has another layout (lists outside the face element, or
+    several lists per face), which is left to the reader's own error. Raises LoadError
+    when the data ends inside a record or a face has fewer than 3 indices.
+    """
+    names = [el.name for el in header.elements]
+    if "face" not in names:
+        return None
+    fi = names.index("face")
+    face = header.elements[fi]
+    lists = [i for i, p in enumerate(face.properties) if p.is_list]
+    others = [el for el in header.elements if el is not face]
+    if len(lists) != 1 or any(p.is_list for el in others for p in el.properties):
+        return None
+    e = "<" if header.format == "binary_little_endian" else ">"
+    li = lists[0]
+    lp = face.properties[li]
+    pre = sum(np.dtype(p.dtype).itemsize for p in face.properties[:li])
+    post = sum(np.dtype(p.dtype).itemsize for p in face.properties[li + 1:])
+    count = struct.Struct(e + _STRUCT[lp.count_dtype])
+    item = np.dtype(e + lp.dtype)
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    data = memoryview(raw)[header.data_offset:]
+    start = sum(el.count * _record_size(el) for el in header.elements[:fi])
+    off, out, tris = start, bytearray(), 0
+    three = count.pack(3)
+    for i in range(face.count):
+        if off + pre + count.size > len(data):
+            raise LoadError(f"{path}: truncated binary PLY: the data ends inside 'face' "
+                            f"{i:,} of {face.count:,}")
+        n = count.unpack_from(data, off + pre)[0]
+        body = off + pre + count.size
+        end = body + n * item.itemsize
+        if end + post > len(data):
+            raise LoadError(f"{path}: truncated binary PLY: the data ends inside 'face' "
+                            f"{i:,} of {face.count:,}")
+        if n < 3:
+            raise LoadError(f"{path}: 'face' {i:,} has {n} vertex indices (need at least 3)")
+        idx = np.frombuffer(data[body:end], dtype=item)
+        head, tail = data[off:off + pre], data[end:end + post]
+        fan = np.stack([np.repeat(idx[:1], n - 2), idx[1:-1], idx[2:]], axis=1)
+        for tri in fan:
+            out += head
+            out += three
+            out += tri.tobytes()
+            out += tail
+        tris += n - 2
+        off = end + post
+    head_bytes = re.sub(rb"(?m)^element face \d+", b"element face %d" % tris,
+                        raw[:header.data_offset], count=1)
+    return head_bytes + data[:start].tobytes() + bytes(out) + data[off:].tobytes()
 
 
 def tristrip_faces(strips) -> np.ndarray:

@@ -8,9 +8,9 @@ What is kept:
   - Positions as float64, so ``Geometry`` recentres them on their bounding-box midpoint
     (``geometry.origin``) and georeferenced data keeps its precision in float32.
   - Colours, first that applies: per-vertex colours from the file (uchar / 255, so PLY
-    ``255 128 0`` -> (1.0, 0.50196, 0.0)); per-face colours (averaged onto vertices by
-    trimesh); the texture image sampled at each vertex UV (times the glTF base colour
-    factor); the material's base/diffuse colour; else None (the node default colour).
+    ``255 128 0`` -> (1.0, 0.50196, 0.0)); per-face colours (averaged onto vertices);
+    the texture image sampled at each vertex UV (times the glTF base colour factor);
+    the material's base/diffuse colour; else None (the node default colour).
   - Faces (triangulated: quads and n-gons as fans), normals (from the file, else
     area-weighted face normals computed by trimesh) and UVs.
 
@@ -129,12 +129,21 @@ def _load_ply(path: Path, point_size: float) -> Node:
     try:
         obj = trimesh.load(str(path), process=False)
     except ValueError as exc:
-        if "unexpected length" in str(exc):
-            raise LoadError(
-                f"{path}: binary PLY data does not match the header: the file is truncated "
-                f"or corrupt, or its face lists vary in length (e.g. triangles mixed with "
-                f"quads), which the PLY reader cannot split") from exc
-        raise
+        if "unexpected length" not in str(exc):
+            raise
+        # trimesh sizes every face list like the first: retry with polygons as fans
+        fixed = fixups.fan_binary_ply_faces(path, header)
+        if fixed is None:
+            raise LoadError(f"{path}: binary PLY data does not match the header "
+                            "(truncated or corrupt file)") from exc
+        try:
+            obj = trimesh.load(io.BytesIO(fixed), file_type="ply", process=False,
+                               resolver=trimesh.resolvers.FilePathResolver(str(path)))
+        except ValueError as exc2:
+            if "unexpected length" in str(exc2):
+                raise LoadError(f"{path}: binary PLY data does not match the header "
+                                "(truncated or corrupt file)") from exc2
+            raise
     strips = obj.metadata.get("_ply_raw", {}).get("tristrips")
     if isinstance(obj, trimesh.PointCloud) and strips is not None:
         faces = fixups.tristrip_faces(_strip_indices(strips["data"]))
@@ -256,8 +265,11 @@ def _visual_colors(mesh):
 
     visual = mesh.visual
     kind = visual.kind
-    if kind in ("vertex", "face"):
+    if kind == "vertex":
         return _rgba8(visual.vertex_colors)
+    if kind == "face":
+        return _face_to_vertex_colors(np.asarray(mesh.faces), _rgba8(visual.face_colors),
+                                      len(mesh.vertices))
     material = getattr(visual, "material", None)
     if kind != "texture" or material is None:
         return None
@@ -278,6 +290,19 @@ def _visual_colors(mesh):
     if getattr(material, "kwargs", None):  # a material defined by an MTL file
         return np.tile(np.asarray(material.main_color, dtype=np.uint8)[:4], (n, 1))
     return None
+
+
+def _face_to_vertex_colors(faces, face_rgba, n: int):
+    """(M, 4) uint8 face colours -> (N, 4) uint8 vertex colours: the mean over the faces
+    using each vertex (vertices no face uses get the mean of all faces). NumPy here,
+    because trimesh's own conversion needs SciPy."""
+    w = np.bincount(faces.ravel(), minlength=n).astype(np.float64)
+    out = np.empty((n, 4))
+    for k in range(4):
+        total = np.bincount(faces.ravel(), np.repeat(face_rgba[:, k].astype(np.float64), 3),
+                            minlength=n)
+        out[:, k] = np.divide(total, w, out=np.full(n, face_rgba[:, k].mean()), where=w > 0)
+    return np.rint(out).astype(np.uint8)
 
 
 def _file_image(image):
