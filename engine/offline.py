@@ -3,14 +3,18 @@ t = k / fps seconds (never from the wall clock), so two renders of the same scen
 motion give identical frames.
 
 A motion is anything with ``apply(camera, t)`` (``CameraPath``, ``CameraScript``); a
-``CameraScript`` generator that returns ends the render early. Ctrl-C
-(``KeyboardInterrupt``) stops after the current frame: the writer is closed, so the
-frames written so far are kept in a finalised file.
+``CameraScript`` generator that returns ends the render early. Ctrl-C stops after the
+current frame: the writer is closed, so the frames written so far are kept in a
+finalised file. (In the main thread the first SIGINT only sets a flag checked between
+frames, so a frame is never cut half-way into the encoder; a second Ctrl-C interrupts
+at once. A ``KeyboardInterrupt`` raised anywhere in the loop is handled the same way.)
 """
 
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,6 +74,29 @@ def fit_clip_to_path(camera, bounds, path: CameraPath):
     camera.set_clip(far * 1e-4, far)
 
 
+class _StopOnSigint:
+    """First SIGINT: remember it (the loop stops before the next frame); second: raise
+    KeyboardInterrupt at once. Only in the main thread (where signal handlers live)."""
+
+    def __init__(self):
+        self.requested = False
+        self._installed = threading.current_thread() is threading.main_thread()
+        if self._installed:
+            self._old = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def restore(self):
+        if self._installed:
+            # None: the previous handler was not set from Python; use Python's default.
+            signal.signal(signal.SIGINT, signal.default_int_handler if self._old is None
+                          else self._old)
+            self._installed = False
+
+
 def render_motion(renderer: Renderer, motion, fps: float, frames: int, writer: FrameWriter,
                   progress: Progress | None = None,
                   on_frame: Callable[[int, object], None] | None = None) -> RenderResult:
@@ -90,8 +117,11 @@ def render_motion(renderer: Renderer, motion, fps: float, frames: int, writer: F
         motion.reset()
     t0 = time.perf_counter()
     interrupted = False
+    stop = _StopOnSigint()
     try:
         for k in range(int(frames)):
+            if stop.requested:
+                raise KeyboardInterrupt
             t = k / float(fps)
             if motion.apply(renderer.camera, t) is False:
                 break  # a generator script has finished
@@ -104,6 +134,7 @@ def render_motion(renderer: Renderer, motion, fps: float, frames: int, writer: F
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        stop.restore()
         writer.close()
         if progress is not None:
             progress.finish()

@@ -237,3 +237,30 @@ def test_camera_tour_example_writes_an_mp4_of_the_bunny(tmp_path, ref_assets):
     from engine.pathfile import load_path
 
     assert load_path(tmp_path / "tour-path.json").duration == 8.0
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_on_the_cli_keeps_a_finalised_mp4(tmp_path):
+    """A real SIGINT to `frustum render`: exit 130, and the MP4 holds every frame that
+    was reported done before the signal (the render stops between frames)."""
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "cut.mp4"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "render", "demo", "--size", "64x48", "--frames",
+         "400", "--backend", "numpy", "--point-size", "1", "--out", str(out)],
+        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    done = 0
+    for line in proc.stderr:  # plain progress lines (not a terminal)
+        if line.startswith("render: "):
+            done = int(line.split()[1].split("/")[0])
+            proc.send_signal(signal.SIGINT)
+            break
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=60) == 130
+    assert done >= 1 and "interrupted after" in rest and "kept" in rest
+    kept = int(rest.split("interrupted after ")[1].split()[0])
+    frames, _ = mp4_frames(out)
+    assert len(frames) == kept and done <= kept < 400
