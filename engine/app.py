@@ -281,7 +281,7 @@ class App:
 
     def _hud_fps(self, default: bool):
         if self.show_fps if self.show_fps is not None else default:
-            self.hud["fps"] = f"FPS {self.fps:5.1f}"
+            self.hud["fps"] = f"FPS {self.fps:5.1f}" if self.fps else "FPS --"
 
     def render_frame(self) -> Frame:
         """Rasterize the scene (software path), run ``on_draw`` and draw the HUD.
@@ -319,19 +319,28 @@ class App:
         return frame
 
     def run(self, frames: int | None = None, raster: str = "auto", vsync: bool = True,
-            visible: bool = True) -> int:
+            visible: bool = True, screenshot=None) -> int:
         """Open a window and run until it is closed (Esc) or ``frames`` frames were shown.
 
-        Returns the number of frames shown. Raises engine.errors.EngineError when no
-        window can be opened here (the reason, e.g. no display).
+        ``screenshot``: a PNG path that receives the window's last frame (read back from
+        the window's framebuffer; needs ``frames``). Returns the number of frames shown.
+        Raises engine.errors.EngineError when no window can be opened here (the reason,
+        e.g. no display), ValueError for a screenshot without ``frames``.
         """
         from .display.present import window_unavailable_reason
         from .errors import EngineError
 
+        if screenshot is not None and frames is None:
+            raise ValueError("a window screenshot needs a frame count (--frames)")
         reason = window_unavailable_reason()
         if reason is not None:
             raise EngineError(f"{reason}; run headless instead (--headless)")
         viewer = _make_viewer(self, raster=raster, vsync=vsync, visible=visible)
+        if screenshot is not None:
+            def shoot_last(v, dt):
+                if v.frames == frames - 1:
+                    v.request_screenshot(screenshot)
+            viewer.frame_callbacks.append(shoot_last)
         return viewer.run(frames)
 
 
@@ -451,7 +460,7 @@ def example_parser(description: str, size=(960, 540), frames: int = 120) -> argp
     p.add_argument("--frames", type=_frames_arg, default=None,
                    help=f"frames to run (headless default {frames}; window: until Esc)")
     p.add_argument("--out", default=None,
-                   help="PNG of the last frame (headless), or a pattern with {frame} for "
+                   help="PNG of the last frame, or (headless) a pattern with {frame} for "
                         "every frame, e.g. out/f{frame:04d}.png")
     p.add_argument("--size", type=_size_arg, default=size, help="WIDTHxHEIGHT pixels")
     p.add_argument("--seed", type=int, default=0, help="random seed (reproducible runs)")
@@ -467,7 +476,8 @@ def run_example(app: App, args) -> int:
     """Run ``app`` as the parsed example arguments say; returns the exit status.
 
     Headless: ``args.frames`` (or the parser's default) frames, the last written to
-    ``args.out`` (default ``<title>.png``). Window: until closed or ``args.frames``.
+    ``args.out`` (default ``<title>.png``). Window: until closed or ``args.frames``;
+    with ``args.out`` the window's last frame is saved there.
     User errors (engine.errors.EngineError, ValueError, OSError) print one line and
     return 2.
     """
@@ -486,7 +496,7 @@ def run_example(app: App, args) -> int:
                   f"{app.size[0]}x{app.size[1]}, {app.renderer.batch.vertex_count:,} points, "
                   f"{frames / dt:.1f} frames/s)")
         else:
-            app.run(frames=args.frames, raster=args.raster)
+            app.run(frames=args.frames, raster=args.raster, screenshot=args.out)
     except (EngineError, ValueError, OSError) as exc:
         print(f"{app.title}: error: {exc}", file=sys.stderr)
         return 2
