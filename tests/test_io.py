@@ -459,3 +459,10 @@ def test_broken_reference_files_raise_clear_errors(ref_assets):
         load(fuze)
     # 15 tokens declared per face line (3 + 1, 6 + 1, 4 colours), 21 present
     _assert_one_line_error(e, fuze, "'face' 0 has 21 values", "declares 15 values")
+
+
+def test_missing_optional_package_is_named():
+    from engine.io.loaders import _one_line
+
+    msg = _one_line(ModuleNotFoundError("No module named 'scipy'"))
+    assert "optional package 'scipy'" in msg and "pip install scipy" in msg

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import re
 import warnings
 from pathlib import Path
 
@@ -144,6 +145,7 @@ def _load_ply(path: Path, point_size: float) -> Node:
                 raise LoadError(f"{path}: binary PLY data does not match the header "
                                 "(truncated or corrupt file)") from exc2
             raise
+    # trimesh keeps the parsed PLY elements in metadata["_ply_raw"] but ignores strips
     strips = obj.metadata.get("_ply_raw", {}).get("tristrips")
     if isinstance(obj, trimesh.PointCloud) and strips is not None:
         faces = fixups.tristrip_faces(_strip_indices(strips["data"]))
@@ -162,8 +164,7 @@ def _strip_indices(data) -> np.ndarray:
     else:
         field = data[data.dtype.names[0]]
         rows = field["f1"] if field.dtype.names else field
-    rows = np.asarray(rows, dtype=np.int64)
-    rows = rows.reshape(len(rows), -1) if rows.ndim else rows.reshape(1, 1)
+    rows = np.atleast_2d(np.asarray(rows, dtype=np.int64))
     return np.concatenate([rows, np.full((len(rows), 1), -1)], axis=1).ravel()
 
 
@@ -195,8 +196,6 @@ def _from_trimesh_scene(path: Path, tscene, point_size: float, raw_colors: dict)
     root = Node(path.stem)
     if graph.base_frame not in children:
         return root
-    # one geometry node directly under the root collapses into the root (OBJ, PLY)
-    top = children[graph.base_frame]
     stack = [(graph.base_frame, root)]
     while stack:
         name, node = stack.pop()
@@ -213,7 +212,8 @@ def _from_trimesh_scene(path: Path, tscene, point_size: float, raw_colors: dict)
             sub = Node(str(child), geometry=geom, **trs)
             node.add(sub)
             stack.append((child, sub))
-    if len(top) == 1 and not root.children[0].children \
+    # a lone untransformed geometry node (OBJ with one material) becomes the root itself
+    if len(root.children) == 1 and not root.children[0].children \
             and np.allclose(root.children[0].local_matrix, np.eye(4)):
         only = root.remove(root.children[0])
         root.geometry = only.geometry
@@ -226,8 +226,8 @@ def _geometry(obj, point_size: float, raw_colors=None) -> Geometry:
     if isinstance(obj, trimesh.PointCloud):
         colors = obj.colors if len(obj.colors) else None
         return PointCloud(_positions(obj.vertices), _rgba8(colors), point_size=point_size)
-    if not isinstance(obj, trimesh.Trimesh):
-        raise LoadError(f"unsupported geometry type {type(obj).__name__}")
+    if not isinstance(obj, trimesh.Trimesh):  # e.g. a Path3D of polylines: its vertices
+        return PointCloud(_positions(obj.vertices), point_size=point_size)
     colors = _rgba8(raw_colors) if raw_colors is not None else _visual_colors(obj)
     faces = np.asarray(obj.faces, dtype=np.int64).reshape(-1, 3)
     normals = _normals(obj, faces)
@@ -378,6 +378,13 @@ def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, FileNotFoundError):
         return f"a file it refers to is missing: {text}"
+    if isinstance(exc, ImportError):
+        # trimesh re-raises missing optional imports without ``name``: take it from text
+        m = re.search(r"No module named '([\w.]+)'", text)
+        name = exc.name or (m.group(1) if m else None)
+        if name:
+            return f"this part of the file needs the optional package {name!r} " \
+                f"(pip install {name.split('.')[0]})"
     if isinstance(exc, KeyError):
         return f"a required entry is missing: {text}"
     return text
