@@ -28,7 +28,7 @@ from .interpolation import MODES, evaluate_segment, find_segment, monotone_tange
 from .pose import CameraPose, apply_pose, camera_pose, look_rotation
 from .transforms import quat_normalize, slerp
 
-__all__ = ["Keyframe", "CameraPath", "CameraScript"]
+__all__ = ["CameraPath", "CameraScript", "Keyframe"]
 
 
 def _finite(value, n: int, field: str) -> np.ndarray:

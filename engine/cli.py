@@ -31,7 +31,7 @@ def _camera_spec(text: str):
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"--camera must be AZ,EL[,DIST] numbers or a .json/.toml path file, got {text!r}")
-    if len(vals) not in (2, 3) or any(v != v for v in vals):
+    if len(vals) not in (2, 3) or not all(math.isfinite(v) for v in vals):
         raise argparse.ArgumentTypeError(f"--camera must be AZ,EL[,DIST], got {text!r}")
     if len(vals) == 3 and vals[2] <= 0:
         raise argparse.ArgumentTypeError(f"--camera distance must be > 0, got {vals[2]}")

@@ -22,7 +22,7 @@ import numpy as np
 from .camera import Camera, PerspectiveCamera
 from .pose import CameraPose, apply_pose, camera_pose, yaw_pitch_of, yaw_pitch_rotation
 
-__all__ = ["OrbitController", "FlyController"]
+__all__ = ["FlyController", "OrbitController"]
 
 
 def _finite3(v, name):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MODES", "monotone_tangents", "evaluate_segment", "find_segment"]
+__all__ = ["MODES", "evaluate_segment", "find_segment", "monotone_tangents"]
 
 MODES = ("linear", "catmull_rom", "monotone", "step")
 

@@ -26,7 +26,7 @@ from .io.video import FrameWriter
 from .progress import Progress
 from .renderer import Renderer
 
-__all__ = ["RenderResult", "frame_count", "frame_times", "render_motion", "fit_clip_to_path"]
+__all__ = ["RenderResult", "fit_clip_to_path", "frame_count", "frame_times", "render_motion"]
 
 
 @dataclass

@@ -38,8 +38,14 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-__all__ = ["PATH_SUFFIXES", "is_path_file", "load_path", "save_path", "path_from_dict",
-           "path_to_dict"]
+__all__ = [
+    "PATH_SUFFIXES",
+    "is_path_file",
+    "load_path",
+    "path_from_dict",
+    "path_to_dict",
+    "save_path",
+]
 
 PATH_SUFFIXES = (".json", ".toml")
 TOP_KEYS = ("version", "interpolation", "easing", "keyframes")

@@ -19,11 +19,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from .camera import Camera, PerspectiveCamera
-from .transforms import (look_at_rotation, matrix_to_quat, quat_from_axis_angle,
-                         quat_multiply, quat_normalize, quat_to_matrix)
+from .transforms import (
+    look_at_rotation,
+    matrix_to_quat,
+    quat_from_axis_angle,
+    quat_multiply,
+    quat_normalize,
+    quat_to_matrix,
+)
 
-__all__ = ["CameraPose", "look_rotation", "yaw_pitch_rotation", "yaw_pitch_of", "apply_pose",
-           "camera_pose"]
+__all__ = [
+    "CameraPose",
+    "apply_pose",
+    "camera_pose",
+    "look_rotation",
+    "yaw_pitch_of",
+    "yaw_pitch_rotation",
+]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ affects what is rendered.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 
@@ -15,9 +16,9 @@ __all__ = ["Progress", "format_duration"]
 
 def format_duration(seconds: float) -> str:
     """'m:ss' (or 'h:mm:ss') for a number of seconds; '?' when unknown."""
-    if seconds != seconds or seconds == float("inf"):
+    if not math.isfinite(seconds):
         return "?"
-    s = int(round(seconds))
+    s = round(seconds)
     h, rem = divmod(s, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

@@ -14,7 +14,7 @@ import numpy as np
 from .animation import CameraPath
 from .pose import yaw_pitch_rotation
 
-__all__ = ["orbit", "dolly", "look_around", "fly_through"]
+__all__ = ["dolly", "fly_through", "look_around", "orbit"]
 
 
 def _positive(value, name):

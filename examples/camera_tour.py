@@ -25,14 +25,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene  # noqa: E402
-from engine.animation import CameraPath  # noqa: E402
-from engine.errors import EngineError  # noqa: E402
-from engine.io.video import open_frame_writer  # noqa: E402
-from engine.offline import fit_clip_to_path, frame_count, render_motion  # noqa: E402
-from engine.pathfile import save_path  # noqa: E402
-from engine.progress import Progress  # noqa: E402
-from engine.renderer import parse_size  # noqa: E402
+from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
+from engine.animation import CameraPath
+from engine.errors import EngineError
+from engine.io.video import open_frame_writer
+from engine.offline import fit_clip_to_path, frame_count, render_motion
+from engine.pathfile import save_path
+from engine.progress import Progress
+from engine.renderer import parse_size
 
 BUNNY = ROOT.parent / "shared" / "ref-assets" / "classic" / "stanford-bunny.obj"
 

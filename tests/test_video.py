@@ -145,7 +145,7 @@ def test_odd_sizes_are_rejected_or_padded_never_rescaled(tmp_path):
         render(out, size=(63, 48))
     assert not out.exists()
     render(out, frames=3, size=(63, 47), pad=True)
-    frames, meta = mp4_frames(out)
+    frames, _ = mp4_frames(out)
     assert len(frames) == 3 and frames[0].shape == (48, 64, 3)
 
 
@@ -229,7 +229,7 @@ def test_camera_tour_example_writes_an_mp4_of_the_bunny(tmp_path, ref_assets):
          "--size", "64x48", "--backend", "numpy", "--out", str(out)],
         capture_output=True, text=True, timeout=100, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    frames, meta = mp4_frames(out)
+    frames, _ = mp4_frames(out)
     assert len(frames) == 5 and frames[0].shape == (48, 64, 3)
     # the bunny is in view: many pixels differ from the background
     bg = frames[0][0, 0].astype(int)

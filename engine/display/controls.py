@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..animation import CameraPath
 
-__all__ = ["WindowControls", "key_name", "button_name"]
+__all__ = ["WindowControls", "button_name", "key_name"]
 
 log = logging.getLogger("engine")
 

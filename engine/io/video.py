@@ -24,8 +24,15 @@ import numpy as np
 from ..errors import EngineError
 from .image import save_image
 
-__all__ = ["VIDEO_SUFFIXES", "output_kind", "open_frame_writer", "FrameWriter", "Mp4Writer",
-           "GifWriter", "PngSequenceWriter"]
+__all__ = [
+    "VIDEO_SUFFIXES",
+    "FrameWriter",
+    "GifWriter",
+    "Mp4Writer",
+    "PngSequenceWriter",
+    "open_frame_writer",
+    "output_kind",
+]
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 FRAME_PATTERN = "frame_{:06d}.png"
