@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["EMPTY_KEY", "Frame", "background_rgba", "rasterize_points", "resolve_keys",
-           "splat_origin", "splat_sizes"]
+__all__ = ["EMPTY_KEY", "Frame", "background_rgba", "check_points", "rasterize_points",
+           "resolve_keys", "splat_origin", "splat_sizes"]
 
 EMPTY_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
 MAX_POINT_SIZE = 255  # the point size range GL (llvmpipe) reports here; splats are capped
@@ -43,7 +43,7 @@ def _to_host(a):
 def splat_origin(coord, size):
     """First pixel index covered by a splat of ``size`` pixels centred at ``coord``.
 
-    Pixel i (centre i + 0.5) is covered when sx - size/2 <= i + 0.5 < sx + size/2.
+    Pixel i (centre i + 0.5) is covered when sx - size/2 < i + 0.5 <= sx + size/2.
     """
     return np.floor(coord - 0.5 * size + 0.5).astype(np.int64)
 
@@ -82,15 +82,41 @@ def background_rgba(background) -> np.ndarray:
 
 
 def resolve_keys(keys: np.ndarray, colors: np.ndarray, background) -> Frame:
-    """(H, W) uint64 key buffer -> Frame: colour of the winning point, its depth."""
-    covered = keys != EMPTY_KEY
-    color = np.empty(keys.shape + (4,), np.uint8)
-    color[...] = background_rgba(background)
-    idx = (keys[covered] & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    color[covered] = colors[idx]
-    depth = np.ones(keys.shape, np.float32)
-    depth[covered] = (keys[covered] >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    """(H, W) uint64 key buffer -> Frame: colour of the winning point, its depth.
+
+    One gather through a palette of the points' RGBA words with the background appended
+    as entry N: an empty key's low word (0xFFFFFFFF) is clamped to N.
+    """
+    n = colors.shape[0]
+    palette = np.empty(n + 1, np.uint32)
+    palette[:n] = np.ascontiguousarray(colors).view(np.uint32).reshape(-1)
+    palette[n] = background_rgba(background).view(np.uint32)[0]
+    low = np.minimum(keys & np.uint64(0xFFFFFFFF), np.uint64(n)).astype(np.intp)
+    color = palette[low].view(np.uint8).reshape(keys.shape + (4,))
+    depth = (keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    depth[keys == EMPTY_KEY] = 1.0
     return Frame(color, depth)
+
+
+def check_points(screen_xy, depth, visible, colors, size):
+    """Host copies of the rasterizer inputs with checked shapes and dtypes:
+    (xy (N, 2) float32, depth (N,) float32, visible (N,) bool, colors (N, 4) uint8,
+    (width, height)). Raises ValueError naming what is wrong."""
+    w, h = (int(v) for v in size)
+    if w <= 0 or h <= 0:
+        raise ValueError(f"image size must be positive, got {w}x{h}")
+    xy = np.ascontiguousarray(_to_host(screen_xy), np.float32)
+    z = np.ascontiguousarray(_to_host(depth), np.float32)
+    vis = np.ascontiguousarray(_to_host(visible), bool)
+    col = np.ascontiguousarray(_to_host(colors), np.uint8)
+    n = xy.shape[0]
+    if xy.shape != (n, 2) or z.shape != (n,) or vis.shape != (n,) or col.shape != (n, 4):
+        raise ValueError(
+            f"shape mismatch: screen_xy {xy.shape}, depth {z.shape}, visible {vis.shape}, "
+            f"colors {col.shape}; expected (N, 2), (N,), (N,), (N, 4)")
+    if n >= 2**32:
+        raise ValueError("at most 2**32 - 1 points per frame (the key holds a 32-bit index)")
+    return xy, z, vis, col, (w, h)
 
 
 def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
@@ -113,20 +139,8 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
     Raises:
         ValueError: mismatched shapes, more than 2**32 points, bad sizes.
     """
-    w, h = (int(v) for v in size)
-    if w <= 0 or h <= 0:
-        raise ValueError(f"image size must be positive, got {w}x{h}")
-    xy = np.asarray(_to_host(screen_xy), np.float32)
-    z = np.asarray(_to_host(depth), np.float32)
-    vis = np.asarray(_to_host(visible), bool)
-    col = np.asarray(_to_host(colors), np.uint8)
+    xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
     n = xy.shape[0]
-    if xy.shape != (n, 2) or z.shape != (n,) or vis.shape != (n,) or col.shape != (n, 4):
-        raise ValueError(
-            f"shape mismatch: screen_xy {xy.shape}, depth {z.shape}, visible {vis.shape}, "
-            f"colors {col.shape}; expected (N, 2), (N,), (N,), (N, 4)")
-    if n >= 2**32:
-        raise ValueError("at most 2**32 - 1 points per frame (the key holds a 32-bit index)")
     sizes = np.broadcast_to(splat_sizes(_to_host(point_size), n).astype(np.int64), (n,))
     keys = np.full(h * w, EMPTY_KEY, np.uint64)
     idx = np.flatnonzero(vis)

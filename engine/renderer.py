@@ -103,8 +103,9 @@ class Renderer:
     def render(self) -> Frame:
         """Project and rasterize; returns Frame(color, depth) on the host.
         With raster "software", the CuPy projector's output is rasterized on the GPU
-        (shaders/raster.cu, the same image as the NumPy rasterizer), so points never
-        leave the device; with raster "gl" they are drawn as GL_POINTS offscreen."""
+        (shaders/raster.cu), so points never leave the device, and the Numba projector's
+        by the Numba rasterizer; all give the NumPy rasterizer's image bit for bit. With
+        raster "gl" the points are drawn as GL_POINTS offscreen."""
         p = self.project()
         if self.raster == "gl":
             return self.gl.render(p.screen_xy, p.depth, p.visible, self.batch.colors,
@@ -115,5 +116,9 @@ class Renderer:
             from .backends import cupy_raster
 
             raster = cupy_raster.rasterize_points_cuda
+        elif self.projector.name == "numba":
+            from .backends import numba_raster
+
+            raster = numba_raster.rasterize_points_numba
         return raster(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
                       self.effective_point_size(), self.scene.background)

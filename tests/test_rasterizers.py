@@ -1,7 +1,8 @@
-"""The CUDA point rasterizer (shaders/raster.cu) gives exactly the NumPy rasterizer's image.
+"""Every point rasterizer (Numba, CUDA) gives exactly the NumPy rasterizer's image.
 
 Without a GPU the same clear / splat / resolve passes run from shaders/raster.cuh built
-with g++ ("host"); with a GPU the real kernels run too ("cupy"). Every test body runs on
+with g++ ("host"); with a GPU the real kernels run too ("cupy"); the Numba CPU fast path
+is compared the same way ("numba"). Every test body runs on
 each implementation and compares images and depth buffers bit for bit with
 engine.raster.rasterize_points.
 """
@@ -73,6 +74,7 @@ def _cupy_rasterizer():
 
 @pytest.fixture(params=[
     pytest.param("numpy", id="numpy"),
+    pytest.param("numba", id="numba"),
     pytest.param("host", id="host-cuh"),
     pytest.param("cupy", id="cupy", marks=pytest.mark.skipif(
         _cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")),
@@ -82,6 +84,10 @@ def rasterize(request):
     (color, depth) on the host, for one implementation."""
     if request.param == "numpy":
         return rasterize_points
+    if request.param == "numba":
+        from engine.backends.numba_raster import rasterize_points_numba
+
+        return rasterize_points_numba
     if request.param == "host":
         return _host_rasterizer(request.getfixturevalue("raster_lib"))
     return _cupy_rasterizer()
