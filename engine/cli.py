@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "(--camera path.json|.toml; without one, a turntable orbit). Frame k is "
                     "rendered at t = k / fps; Ctrl-C stops and keeps the frames so far.")
     r.add_argument("source", nargs="?", default="demo",
-                   help="'demo' (built-in procedural scene) or a 3D file (default: demo)")
+                   help="'demo' (built-in procedural scene) or a 3D file: .obj, .ply, .gltf, "
+                        ".glb or .stl (default: demo)")
     r.add_argument("--out", "-o", default="frustum.png",
                    help="output: image (.png/.jpg), video (.mp4/.gif) or a folder for "
                         "numbered PNG frames (a name ending in '/' or without suffix)")
