@@ -132,7 +132,48 @@ def build_parser() -> argparse.ArgumentParser:
                    help="in the window, K adds the current view as a keyframe and P saves "
                         "the keyframes to this camera path file; Space plays them back")
     v.set_defaults(func=cmd_view)
+
+    b = sub.add_parser(
+        "bench", help="measure every projection path side by side (synchronised timings)",
+        description="Time the naive NumPy function, Numba, NumPy-on-CuPy, torch, the engine "
+                    "backends, a GLSL transform and whole frames at several N, with the copy "
+                    "bandwidth measured in the same run; print a table and write "
+                    "bench-<cpu|gpu>.json/.md to --out.")
+    b.add_argument("--quick", action="store_true",
+                   help="N = 1e3, 1e5, 1e6 with few repeats (under a minute on 2 cores)")
+    b.add_argument("--out", default="benchmarks/results", metavar="DIR",
+                   help="folder for the JSON and Markdown results (default: %(default)s)")
+    b.add_argument("--sizes", type=_sizes, default=None, metavar="N[,N...]",
+                   help="vertex counts, e.g. 1e3,1e6 (default: 1e3..1e7, 1e8 with a GPU)")
+    b.add_argument("--demo", action="store_true",
+                   help="only show the timing trap: unsynchronised vs synchronised GPU/GL work")
+    b.set_defaults(func=cmd_bench)
     return p
+
+
+def _sizes(text: str) -> list[int]:
+    """'1e3,1e6' -> [1000, 1000000]."""
+    try:
+        vals = [float(t) for t in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sizes must be numbers like 1e3,1e6, got {text!r}")
+    if not vals or any(not (1 <= v <= 1e9) or v != int(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"--sizes must be whole numbers in [1, 1e9], got {text!r}")
+    return sorted({int(v) for v in vals})
+
+
+def cmd_bench(args) -> int:
+    from .bench import run_benchmarks, run_sync_demo
+
+    if args.demo:
+        run_sync_demo(args.sizes[-1] if args.sizes else 10**7)
+        return 0
+    res = run_benchmarks(sizes=args.sizes, quick=args.quick, out_dir=args.out)
+    from .bench.report import render_markdown
+
+    print()
+    print(render_markdown(res), end="")
+    return 0
 
 
 def _add_scene_options(p: argparse.ArgumentParser):

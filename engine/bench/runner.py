@@ -1,0 +1,237 @@
+"""Runs every path at every size in one process and collects the figures.
+
+Sizes: N = 10^3 (many frames: per-frame overhead) up to 10^7 on the CPU and 10^8 for
+the GPU paths (``--quick``: 10^3, 10^5, 10^6 with fewer repeats, under a minute on a
+2-core machine). Host-only paths stop at ``CPU_MAX_N`` and GL/end-to-end paths at their
+own caps, so a full run stays within minutes on the GPU machine too.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import platform
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import paths as P
+from .bandwidth import device_copy_bandwidth, host_copy_bandwidth
+from .report import analyse, render_markdown
+from .timing import measure, measure_cuda_events, measure_gl_query, unsynchronised_call_s
+
+FULL_SIZES = (10**3, 10**4, 10**5, 10**6, 10**7)
+GPU_EXTRA_SIZES = (10**8,)
+QUICK_SIZES = (10**3, 10**5, 10**6)
+CPU_MAX_N = 10**7
+GL_MAX_N = {"gl_transform": 10**7, "e2e_gl": 10**6, "e2e_software": 10**6}
+SMALL_N = 10**3  # "many frames": per-frame overhead
+
+
+def _gpu_name() -> str | None:
+    from ..backends.cupy_backend import cupy_unavailable_reason
+
+    if cupy_unavailable_reason():
+        return None
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version()}
+    for mod in ("numpy", "numba", "cupy", "torch", "moderngl"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - absent or broken installs are reported as missing
+            out[mod] = None
+    return out
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git_commit() -> str | None:
+    try:
+        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                           check=False, text=True, timeout=5, cwd=Path(__file__).resolve().parent)
+        return r.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def machine_info() -> dict:
+    import os
+
+    return {"host": platform.node(), "cpu": _cpu_model(), "cores": os.cpu_count(),
+            "os": platform.platform(), "gpu": _gpu_name(), "versions": _versions(),
+            "commit": _git_commit()}
+
+
+def _settings(quick: bool, n: int) -> dict:
+    if n <= SMALL_N:
+        return {"repeats": 1000 if quick else 10_000, "max_time_s": 0.4 if quick else 2.0}
+    return {"repeats": 5 if quick else 20, "min_repeats": 3, "max_time_s": 0.4 if quick else 3.0}
+
+
+def time_case(case: P.Case, n: int, quick: bool, bandwidth: dict) -> dict:
+    """Measure one case; returns its JSON record."""
+    m = measure(case.fn, sync=case.sync, **_settings(quick, n))
+    rec = {"path": case.path, "label": case.label, "device": case.device, "n": n,
+           **m.to_dict(), "vertices_per_s": n / m.median_s,
+           "bytes_per_vertex": case.bytes_per_vertex, "bandwidth_fraction": None,
+           "calls_per_frame": case.calls_per_frame, "note": case.note}
+    bw_key = "device" if case.device == "gpu" or (
+        case.device == "gl" and "llvmpipe" not in case.note and bandwidth.get("device")) else "host"
+    bw = bandwidth.get(bw_key)
+    if case.bytes_per_vertex and bw:
+        rec["bandwidth_fraction"] = case.bytes_per_vertex * n / m.median_s / bw["bytes_per_s"]
+        rec["bandwidth_ref"] = bw_key
+    reps = 5 if quick else 20
+    if case.device == "gpu":
+        rec["device_time_s"] = measure_cuda_events(case.fn, repeats=reps).median_s
+        rec["host_call_s"] = unsynchronised_call_s(case.fn, case.sync, repeats=reps)
+    elif case.device == "gl" and case.gl_ctx is not None:
+        rec["device_time_s"] = measure_gl_query(case.gl_ctx, case.fn, repeats=min(reps, 5)).median_s
+    if case.check is not None:
+        rec["agreement"] = case.check()
+    return rec
+
+
+def _run_case(factory, workload, n, quick, bandwidth, results, skipped, log):
+    name = factory.__name__
+    try:
+        case = factory(workload)
+    except P.Skip as exc:
+        if name not in skipped:
+            skipped[name] = str(exc)
+            log(f"  skip {name}: {exc}")
+        return
+    try:
+        rec = time_case(case, n, quick, bandwidth)
+    finally:
+        case.release()
+    results.append(rec)
+    log(f"  {rec['path']:<22} N={n:>9,}  {rec['median_s'] * 1e3:10.3f} ms  "
+        f"{rec['vertices_per_s'] / 1e6:9.1f} Mvert/s"
+        + (f"  {rec['bandwidth_fraction']:.0%} of copy bw" if rec["bandwidth_fraction"] else ""))
+
+
+def _cap(path: str, n: int) -> bool:
+    """True when ``path`` runs at size ``n``."""
+    if path in GL_MAX_N:
+        return n <= GL_MAX_N[path]
+    if path in ("naive_cupy", "torch_cuda", "engine_cupy", "engine_cupy_transfer"):
+        return True  # without a GPU their factories raise Skip with the reason
+    return n <= CPU_MAX_N
+
+
+def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
+                   paths=None, many_objects=(1000, 1000), sync_demo: bool = True) -> dict:
+    """Measure every available path at every size; write JSON + Markdown to ``out_dir``.
+
+    Args:
+        sizes: vertex counts (default FULL_SIZES, + 10^8 with a GPU; QUICK_SIZES if quick).
+        paths: names from ``paths.PATHS``/``paths.MANY_PATHS`` to run (default all).
+        many_objects: (K objects, M vertices each) for the one-launch-per-frame case, or
+            None to leave it out.
+        out_dir: folder for ``bench-<cpu|gpu>.json`` and ``.md`` (None: write nothing).
+
+    Returns the results dict (see ``engine.bench.report`` for its layout).
+    """
+    t_start = time.perf_counter()
+    info = machine_info()
+    gpu = info["gpu"] is not None
+    if sizes is None:
+        sizes = QUICK_SIZES if quick else FULL_SIZES + (GPU_EXTRA_SIZES if gpu else ())
+    selected = set(paths) if paths else None
+    log(f"frustum bench: {info['cpu']} ({info['cores']} cores), GPU: {info['gpu'] or 'none'}")
+    bandwidth = {"host": host_copy_bandwidth(64 << 20 if quick else 256 << 20,
+                                             max_time_s=0.3 if quick else 1.0),
+                 "device": device_copy_bandwidth() if gpu else None}
+    log(f"  host copy bandwidth {bandwidth['host']['bytes_per_s'] / 1e9:.1f} GB/s (read+write)"
+        + (f", device {bandwidth['device']['bytes_per_s'] / 1e9:.0f} GB/s" if gpu else ""))
+    results: list[dict] = []
+    skipped: dict[str, str] = {}
+    for n in sorted(sizes):
+        factories = [f for name, f in P.PATHS.items()
+                     if (selected is None or name in selected) and _cap(name, n)]
+        if not factories:
+            continue
+        w = P.make_workload(n)
+        for factory in factories:
+            _run_case(factory, w, n, quick, bandwidth, results, skipped, log)
+        del w
+        gc.collect()
+    many = []
+    if many_objects:
+        k, m = many_objects
+        s = P.make_many_objects(k, m)
+        log(f"  many objects: {k} x {m} vertices")
+        for name, factory in P.MANY_PATHS.items():
+            if selected is None or name in selected:
+                _run_case(factory, s, k * m, quick, bandwidth, many, skipped, log)
+        del s
+        gc.collect()
+    demo = run_sync_demo(10**6 if quick else 10**7, log=log) if sync_demo else []
+    res = {
+        "schema": 1,
+        "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "quick": quick, "machine": info, "sizes": sorted(sizes), "copy_bandwidth": bandwidth,
+        "results": results, "many_objects": {"objects": many_objects and many_objects[0],
+                                             "vertices_per_object": many_objects
+                                             and many_objects[1], "results": many},
+        "skipped": [{"path": k, "reason": v} for k, v in skipped.items()],
+        "sync_demo": demo, "command": " ".join(sys.argv),
+    }
+    res.update(analyse(res))
+    res["elapsed_s"] = time.perf_counter() - t_start
+    if out_dir is not None:
+        write_results(res, out_dir, log)
+    return res
+
+
+def write_results(res: dict, out_dir, log=print) -> tuple[Path, Path]:
+    """``bench-<cpu|gpu>.json`` and ``.md`` in ``out_dir`` (created)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    kind = "gpu" if res["machine"]["gpu"] else "cpu"
+    jpath, mpath = out / f"bench-{kind}.json", out / f"bench-{kind}.md"
+    jpath.write_text(json.dumps(res, indent=1, default=float) + "\n")
+    mpath.write_text(render_markdown(res))
+    log(f"wrote {jpath} and {mpath}")
+    return jpath, mpath
+
+
+def run_sync_demo(n: int = 10**7, log=print) -> list[dict]:
+    """The timing trap, shown: the same GPU (CUDA) and GL work timed without and with
+    synchronisation. Returns one record per available device."""
+    out = []
+    w = P.make_workload(n)
+    for factory in (P.engine_cupy, P.naive_cupy, P.gl_transform):
+        try:
+            case = factory(w)
+        except P.Skip as exc:
+            log(f"  sync demo: {factory.__name__} skipped: {exc}")
+            continue
+        try:
+            unsynced = unsynchronised_call_s(case.fn, case.sync, repeats=5)
+            synced = measure(case.fn, sync=case.sync, repeats=5, max_time_s=2.0).median_s
+        finally:
+            case.release()
+        out.append({"path": case.path, "n": n, "unsynchronised_s": unsynced,
+                    "synchronised_s": synced})
+        log(f"  sync demo {case.path} N={n:,}: timer without sync {unsynced * 1e3:.3f} ms, "
+            f"with sync {synced * 1e3:.3f} ms ({synced / unsynced:.1f}x)")
+    return out

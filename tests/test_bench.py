@@ -1,0 +1,191 @@
+"""The benchmark harness runs, writes well-formed results, and its timers synchronise.
+
+No timing thresholds: benchmarks are measurements, read by people, not asserted."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.bench import measure, measure_cuda_events, measure_gl_query, render_markdown
+from engine.bench import paths as P
+from engine.bench.runner import run_benchmarks
+from engine.bench.timing import unsynchronised_call_s
+from engine.cli import main
+
+
+class Recorder:
+    """A fake device queue and clock: work is 'queued' by fn and only 'done' after sync."""
+
+    def __init__(self):
+        self.events = []
+        self.t = 0.0
+        self.pending = 0
+
+    def fn(self):
+        self.events.append("fn")
+        self.pending += 1
+
+    def sync(self):
+        self.events.append("sync")
+        self.t += 0.25 * self.pending  # queued work finishes during the wait
+        self.pending = 0
+
+    def clock(self):
+        self.events.append("clock")
+        return self.t
+
+
+def test_measure_syncs_before_every_clock_read():
+    r = Recorder()
+    m = measure(r.fn, sync=r.sync, clock=r.clock, repeats=4, warmup=1)
+    ev = r.events
+    # Every clock read directly follows a sync, and every fn is followed by a sync
+    # before the next clock read.
+    for i, e in enumerate(ev):
+        if e == "clock":
+            assert ev[i - 1] == "sync"
+    timed = [i for i, e in enumerate(ev) if e == "clock"]
+    for start, stop in zip(timed[::2], timed[1::2]):
+        assert ev[start + 1:stop] == ["fn", "sync"]
+    assert m.repeats == 4
+    # Each timed call took the 0.25 s its queued work needed, which only a synchronised
+    # timer sees (the warm-up call was drained by the sync before the next clock read).
+    assert m.median_s == pytest.approx(0.25)
+    assert m.first_call_s == pytest.approx(0.25)
+
+
+def test_unsynchronised_timer_misses_queued_work():
+    r = Recorder()
+    assert unsynchronised_call_s(r.fn, r.sync, repeats=3, clock=r.clock) == 0.0
+    assert r.pending == 0  # drained between calls
+
+
+def test_measure_stops_at_max_time_after_min_repeats():
+    r = Recorder()
+    m = measure(r.fn, sync=r.sync, clock=r.clock, repeats=1000, min_repeats=3, max_time_s=1.0)
+    assert m.repeats == 4  # 4 x 0.25 s reaches max_time_s
+
+
+class FakeEvent:
+    def __init__(self, log):
+        self.log = log
+
+    def record(self):
+        self.log.append("record")
+
+    def synchronize(self):
+        self.log.append("event_sync")
+
+
+def test_cuda_event_timer_synchronises_end_event_before_reading():
+    log = []
+
+    def elapsed(start, end):
+        log.append("elapsed")
+        assert log[-2] == "event_sync"
+        return 2.0  # ms
+
+    m = measure_cuda_events(lambda: log.append("fn"), repeats=3,
+                            event_factory=lambda: FakeEvent(log), elapsed_ms=elapsed)
+    assert m.median_s == pytest.approx(2e-3)
+    assert log[:5] == ["record", "fn", "record", "event_sync", "elapsed"]
+
+
+class FakeQuery:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def __enter__(self):
+        self.ctx.log.append("begin")
+
+    def __exit__(self, *exc):
+        self.ctx.log.append("end")
+
+    @property
+    def elapsed(self):
+        assert self.ctx.log[-1] == "finish"
+        self.ctx.log.append("read")
+        return 3_000_000  # ns
+
+
+class FakeGL:
+    def __init__(self):
+        self.log = []
+
+    def query(self, time=False):
+        assert time
+        return FakeQuery(self)
+
+    def finish(self):
+        self.log.append("finish")
+
+
+def test_gl_query_timer_finishes_before_reading():
+    ctx = FakeGL()
+    m = measure_gl_query(ctx, lambda: ctx.log.append("fn"), repeats=2)
+    assert m.median_s == pytest.approx(3e-3)
+    assert ctx.log[:5] == ["begin", "fn", "end", "finish", "read"]
+
+
+def test_naive_function_matches_engine_projection():
+    """The naive function and the engine see the same camera: NDC x, y agree."""
+    w = P.make_workload(500)
+    naive = P.naive_project(w.positions, w.shift, w.rotation, w.focal)
+    from engine.backends import get_projector
+
+    out = get_projector("numpy").project(w.positions, w.object_id, w.model, w.view_proj,
+                                         P.VIEWPORT, runs=w.runs)
+    aspect = P.VIEWPORT[0] / P.VIEWPORT[1]
+    ndc_x = (out.screen_xy[:, 0] / P.VIEWPORT[0]) * 2 - 1
+    ndc_y = 1 - (out.screen_xy[:, 1] / P.VIEWPORT[1]) * 2
+    assert out.visible.all()
+    np.testing.assert_allclose(ndc_x, naive[:, 0] / aspect, atol=1e-4)
+    np.testing.assert_allclose(ndc_y, naive[:, 1], atol=1e-4)
+    loops = P.naive_project_loops(w.positions, w.shift, w.rotation, w.focal)
+    np.testing.assert_allclose(loops, naive, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.timeout(120)
+def test_run_benchmarks_tiny_writes_wellformed_json(tmp_path):
+    res = run_benchmarks(sizes=[1000, 3000], quick=True, out_dir=tmp_path,
+                         many_objects=(10, 50), log=lambda *a: None)
+    kind = "gpu" if res["machine"]["gpu"] else "cpu"
+    data = json.loads((tmp_path / f"bench-{kind}.json").read_text())
+    assert data["copy_bandwidth"]["host"]["bytes_per_s"] > 0
+    paths = {(r["path"], r["n"]) for r in data["results"]}
+    for p in ("naive_numpy", "naive_numba", "engine_numpy", "engine_numba", "gl_transform",
+              "e2e_software", "e2e_gl"):
+        assert (p, 1000) in paths and (p, 3000) in paths, p
+    for r in data["results"] + data["many_objects"]["results"]:
+        assert r["min_s"] <= r["q1_s"] <= r["median_s"] <= r["q3_s"] <= r["max_s"]
+        assert r["vertices_per_s"] == pytest.approx(r["n"] / r["median_s"])
+        assert r["repeats"] >= 3 and r["first_call_s"] > 0
+        if r["bytes_per_vertex"]:
+            assert r["bandwidth_fraction"] > 0
+    gl = [r for r in data["results"] if r["path"] == "gl_transform"]
+    assert all(r["agreement"]["visibility_mismatch_fraction"] == 0 for r in gl)
+    assert all(r["agreement"]["max_screen_diff_px"] < 0.01 for r in gl)
+    many = {r["path"]: r for r in data["many_objects"]["results"]}
+    assert many["many_per_object_numpy"]["calls_per_frame"] == 10
+    assert many["many_engine_numba"]["calls_per_frame"] == 1
+    assert "engine_numba_per_frame_vs_naive_at_1e3" in data["targets"]
+    if kind == "cpu":
+        assert {s["path"] for s in data["skipped"]} >= {"naive_cupy", "engine_cupy"}
+        assert data["crossover"]["engine_cupy"] is None
+    md = (tmp_path / f"bench-{kind}.md").read_text()
+    assert md == render_markdown(data)
+    assert "| naive NumPy function | 10^3 |" in md and "Targets" in md
+
+
+@pytest.mark.timeout(120)
+def test_cli_bench_demo_and_bad_sizes(capsys):
+    assert main(["bench", "--demo", "--sizes", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "sync demo gl_transform N=2,000: timer without sync" in out  # GL is always here
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--sizes", "1e3,abc"])
+    assert exc.value.code == 2
+    assert "--sizes" in capsys.readouterr().err
