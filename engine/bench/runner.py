@@ -202,12 +202,12 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
     return res
 
 
-def write_results(res: dict, out_dir, log=print) -> tuple[Path, Path]:
-    """``bench-<cpu|gpu>.json`` and ``.md`` in ``out_dir`` (created)."""
+def write_results(res: dict, out_dir, log=print, prefix: str = "bench") -> tuple[Path, Path]:
+    """``<prefix>-<cpu|gpu>.json`` and ``.md`` in ``out_dir`` (created)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     kind = "gpu" if res["machine"]["gpu"] else "cpu"
-    jpath, mpath = out / f"bench-{kind}.json", out / f"bench-{kind}.md"
+    jpath, mpath = out / f"{prefix}-{kind}.json", out / f"{prefix}-{kind}.md"
     jpath.write_text(json.dumps(res, indent=1, default=float) + "\n")
     mpath.write_text(render_markdown(res))
     log(f"wrote {jpath} and {mpath}")
