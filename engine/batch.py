@@ -414,13 +414,19 @@ class VertexBatch:
 
     # --- per-frame model matrices ------------------------------------------------------
     def _update_models(self):
-        to_origin = translation_matrix(-self.origin)
+        origin = self.origin[:, None]
         changed = self._dirty_rows
         for node, k in self._slot_of.items():
             world = node.world_matrix
             if node.world_stamp != self._stamps[k]:
                 g = self._slot_geo[k]
-                self._model_host[k] = to_origin @ world @ translation_matrix(g.origin)
+                # T(-origin) @ world @ T(g.origin) without building the translation
+                # matrices: this loop runs for every moved object every frame.
+                m = world.copy()
+                if g.origin.any():
+                    m[:, 3] += m[:, :3] @ g.origin
+                m[:3] -= origin * m[3]
+                self._model_host[k] = m
                 self._stamps[k] = node.world_stamp
                 changed.add(k)
         if not changed:
