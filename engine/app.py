@@ -51,7 +51,8 @@ from .raster import Frame
 from .renderer import Renderer, parse_size
 from .scene import Node, Scene
 
-__all__ = ["App", "example_parser", "run_example"]
+__all__ = ["App", "example_parser", "run_example", "examples_folder", "list_examples",
+           "run_example_script"]
 
 # Accumulator slack: a frame of exactly k updates must run k updates despite rounding
 # (1/60 s is not exact in binary).
@@ -500,4 +501,52 @@ def run_example(app: App, args) -> int:
     except (EngineError, ValueError, OSError) as exc:
         print(f"{app.title}: error: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+# --- the examples/ folder (the `frustum example` command) -------------------------------
+def examples_folder():
+    """The examples/ folder of the source checkout next to the engine package.
+
+    Raises engine.errors.EngineError when it is not there (an installed wheel has none).
+    """
+    from pathlib import Path
+
+    from .errors import EngineError
+
+    folder = Path(__file__).resolve().parents[1] / "examples"
+    if not folder.is_dir():
+        raise EngineError(f"no examples folder at {folder}: the examples ship with the "
+                          f"source checkout, not the installed package")
+    return folder
+
+
+def list_examples() -> list[str]:
+    """Names of the runnable examples (examples/*.py, tools excluded)."""
+    return sorted(p.stem for p in examples_folder().glob("*.py") if p.stem != "make_gallery")
+
+
+def run_example_script(name: str, argv: list[str]) -> int:
+    """Run examples/<name>.py as ``__main__`` with ``argv``; returns its exit status.
+
+    Raises engine.errors.EngineError for an unknown name (listing the known ones).
+    """
+    import runpy
+    import sys
+
+    from .errors import EngineError
+
+    names = list_examples()
+    if name not in names:
+        raise EngineError(f"unknown example {name!r}; choose one of {', '.join(names)}")
+    path = examples_folder() / f"{name}.py"
+    saved = sys.argv
+    sys.argv = [str(path), *argv]
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv = saved
     return 0

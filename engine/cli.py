@@ -148,7 +148,26 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--demo", action="store_true",
                    help="only show the timing trap: unsynchronised vs synchronised GPU/GL work")
     b.set_defaults(func=cmd_bench)
+
+    e = sub.add_parser(
+        "example", help="run an example scene or game from examples/ (list them without NAME)",
+        description="Run examples/NAME.py with ARGS, e.g. 'frustum example asteroids' (a "
+                    "window) or 'frustum example galaxy --headless --frames 60 --out "
+                    "galaxy.png'. Every example takes --headless, --frames N, --out PATH, "
+                    "--size WxH, --seed, --backend; NAME --help shows its own options.")
+    e.add_argument("name", nargs="?", default=None, help="example name (omit to list them)")
+    e.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the example")
+    e.set_defaults(func=cmd_example)
     return p
+
+
+def cmd_example(args) -> int:
+    from .app import list_examples, run_example_script
+
+    if args.name is None:
+        print("\n".join(list_examples()))
+        return 0
+    return run_example_script(args.name, args.args)
 
 
 def _sizes(text: str) -> list[int]:

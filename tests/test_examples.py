@@ -186,3 +186,17 @@ def test_mouse_aims_the_ship_and_left_button_fires():
     game.run_headless(2)
     assert game.ship.heading == pytest.approx(-np.pi / 2, abs=0.02)
     assert len(game.bullets) == 1 and game.bullets[0].velocity[0] > 25
+
+
+def test_cli_lists_and_runs_examples(tmp_path, capsys, monkeypatch):
+    from engine.cli import main
+
+    monkeypatch.setenv("ENGINE_BACKEND", "numpy")
+    assert main(["example"]) == 0
+    assert capsys.readouterr().out.split() == example_names()
+    out = tmp_path / "hello.png"
+    assert main(["example", "hello_points", "--headless", "--size", "64x48",
+                 "--out", str(out)]) == 0
+    assert_not_empty(iio.imread(out), "hello_points via the CLI")
+    assert main(["example", "no_such_example"]) == 2
+    assert "unknown example 'no_such_example'" in capsys.readouterr().err
