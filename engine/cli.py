@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder for the JSON and Markdown results (default: %(default)s)")
     b.add_argument("--sizes", type=_sizes, default=None, metavar="N[,N...]",
                    help="vertex counts, e.g. 1e3,1e6 (default: 1e3..1e7, 1e8 with a GPU)")
+    b.add_argument("--budget", type=_positive, default=None, metavar="SECONDS",
+                   help="leave out larger sizes once this much time has passed (results so "
+                        "far are still written)")
     b.add_argument("--demo", action="store_true",
                    help="only show the timing trap: unsynchronised vs synchronised GPU/GL work")
     b.set_defaults(func=cmd_bench)
@@ -187,7 +190,8 @@ def cmd_bench(args) -> int:
     if args.demo:
         run_sync_demo(args.sizes[-1] if args.sizes else 10**7)
         return 0
-    res = run_benchmarks(sizes=args.sizes, quick=args.quick, out_dir=args.out)
+    res = run_benchmarks(sizes=args.sizes, quick=args.quick, out_dir=args.out,
+                         budget_s=args.budget)
     from .bench.report import render_markdown
 
     print()

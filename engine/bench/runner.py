@@ -26,7 +26,11 @@ FULL_SIZES = (10**3, 10**4, 10**5, 10**6, 10**7)
 GPU_EXTRA_SIZES = (10**8,)
 QUICK_SIZES = (10**3, 10**5, 10**6)
 CPU_MAX_N = 10**7
-GL_MAX_N = {"gl_transform": 10**7, "e2e_gl": 10**6, "e2e_software": 10**6}
+# Per-path size caps: GL and whole frames run on llvmpipe/the CPU rasterizer here; the
+# transfer path moves ~2.5 GB per frame at 10^8 over PCIe and only matters near the
+# crossover, far below that.
+PATH_MAX_N = {"gl_transform": 10**7, "e2e_gl": 10**6, "e2e_software": 10**6,
+              "engine_cupy_transfer": 10**7}
 SMALL_N = 10**3  # "many frames": per-frame overhead
 
 
@@ -98,7 +102,7 @@ def time_case(case: P.Case, n: int, quick: bool, bandwidth: dict) -> dict:
     if case.bytes_per_vertex and bw:
         rec["bandwidth_fraction"] = case.bytes_per_vertex * n / m.median_s / bw["bytes_per_s"]
         rec["bandwidth_ref"] = bw_key
-    reps = 5 if quick else 20
+    reps = 5 if quick or n >= 10**7 else 20
     if case.device == "gpu":
         rec["device_time_s"] = measure_cuda_events(case.fn, repeats=reps).median_s
         rec["host_call_s"] = unsynchronised_call_s(case.fn, case.sync, repeats=reps)
@@ -130,15 +134,16 @@ def _run_case(factory, workload, n, quick, bandwidth, results, skipped, log):
 
 def _cap(path: str, n: int) -> bool:
     """True when ``path`` runs at size ``n``."""
-    if path in GL_MAX_N:
-        return n <= GL_MAX_N[path]
+    if path in PATH_MAX_N:
+        return n <= PATH_MAX_N[path]
     if path in ("naive_cupy", "torch_cuda", "engine_cupy", "engine_cupy_transfer"):
         return True  # without a GPU their factories raise Skip with the reason
     return n <= CPU_MAX_N
 
 
 def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
-                   paths=None, many_objects=(1000, 1000), sync_demo: bool = True) -> dict:
+                   paths=None, many_objects=(1000, 1000), sync_demo: bool = True,
+                   budget_s: float | None = None) -> dict:
     """Measure every available path at every size; write JSON + Markdown to ``out_dir``.
 
     Args:
@@ -147,6 +152,9 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
         many_objects: (K objects, M vertices each) for the one-launch-per-frame case, or
             None to leave it out.
         out_dir: folder for ``bench-<cpu|gpu>.json`` and ``.md`` (None: write nothing).
+        budget_s: once this many seconds have passed, larger sizes are left out (listed
+            under ``skipped``) and the results so far are written; the many-objects case
+            and the sync demo still run.
 
     Returns the results dict (see ``engine.bench.report`` for its layout).
     """
@@ -165,6 +173,10 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
     results: list[dict] = []
     skipped: dict[str, str] = {}
     for n in sorted(sizes):
+        if budget_s is not None and time.perf_counter() - t_start > budget_s:
+            skipped[f"N={n}"] = f"time budget of {budget_s:.0f} s used up"
+            log(f"  skip N={n:,}: time budget of {budget_s:.0f} s used up")
+            continue
         factories = [f for name, f in P.PATHS.items()
                      if (selected is None or name in selected) and _cap(name, n)]
         if not factories:
