@@ -157,3 +157,50 @@ def render_markdown(res: dict) -> str:
     for s in res.get("skipped") or []:
         out.append(f"Skipped {s['path']}: {s['reason']}")
     return "\n".join(out).rstrip() + "\n"
+
+
+def render_summary(res: dict) -> str:
+    """A compact table for the README: one row per path, one column per N, each cell
+    the median time per frame and millions of vertices per second; then the targets."""
+    m = res["machine"]
+    ns = sorted({r["n"] for r in res["results"]})
+    cells: dict[str, dict[int, dict]] = {}
+    for r in res["results"]:
+        cells.setdefault(r["label"], {})[r["n"]] = r
+    lines = [f"{res['created_utc']}, {m['cpu']} ({m['cores']} cores)"
+             f"{', ' + m['gpu'] if m['gpu'] else ', no GPU'}"
+             f"{', commit ' + m['commit'] if m.get('commit') else ''}"
+             f"{', quick run' if res.get('quick') else ''}; host copy bandwidth "
+             f"{res['copy_bandwidth']['host']['bytes_per_s'] / 1e9:.1f} GB/s"
+             + (f", device {res['copy_bandwidth']['device']['bytes_per_s'] / 1e9:.0f} GB/s"
+                if res["copy_bandwidth"].get("device") else "")
+             + ". Cells: time per frame (million vertices/s).", "",
+             "| path | " + " | ".join(f"N = {_n(n)}" for n in ns) + " |",
+             "|---|" + "---:|" * len(ns)]
+    for label, row in cells.items():
+        vals = [f"{_t(row[n]['median_s'])} ({row[n]['vertices_per_s'] / 1e6:,.0f})"
+                if n in row else "-" for n in ns]
+        lines.append(f"| {label} | " + " | ".join(vals) + " |")
+    many = res["many_objects"]["results"]
+    if many:
+        lines += ["", f"{res['many_objects']['objects']:,} objects x "
+                  f"{res['many_objects']['vertices_per_object']:,} vertices: "
+                  + "; ".join(f"{r['label']} {_t(r['median_s'])} ({r['calls_per_frame']} "
+                              f"call{'s' if r['calls_per_frame'] != 1 else ''}/frame)"
+                              for r in many) + "."]
+    if res.get("targets"):
+        lines += ["", "Targets: " + "; ".join(
+            f"{name} {'met' if t['met'] else 'NOT met'}"
+            + (f" ({t['speedup']:.2f}x)" if t.get("speedup") else "")
+            for name, t in res["targets"].items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def replace_between_markers(text: str, name: str, content: str) -> str:
+    """``text`` with the part between ``<!-- name -->`` and ``<!-- /name -->`` replaced.
+    Raises ValueError when the markers are missing."""
+    start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    i, j = text.find(start), text.find(end)
+    if i < 0 or j < i:
+        raise ValueError(f"markers {start} ... {end} not found")
+    return text[:i + len(start)] + "\n" + content.rstrip() + "\n" + text[j:]
