@@ -51,8 +51,14 @@ from .raster import Frame
 from .renderer import Renderer, parse_size
 from .scene import Node, Scene
 
-__all__ = ["App", "example_parser", "run_example", "examples_folder", "list_examples",
-           "run_example_script"]
+__all__ = [
+    "App",
+    "example_parser",
+    "examples_folder",
+    "list_examples",
+    "run_example",
+    "run_example_script",
+]
 
 # Accumulator slack: a frame of exactly k updates must run k updates despite rounding
 # (1/60 s is not exact in binary).

@@ -21,8 +21,14 @@ import numpy as np
 
 from .scene import Node
 
-__all__ = ["bounding_sphere", "spheres_overlap", "ray_sphere", "nodes_collide",
-           "overlap_pairs", "ray_cast"]
+__all__ = [
+    "bounding_sphere",
+    "nodes_collide",
+    "overlap_pairs",
+    "ray_cast",
+    "ray_sphere",
+    "spheres_overlap",
+]
 
 _local_spheres: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

@@ -30,7 +30,7 @@ import importlib.util
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["InputMap", "InputScript", "key", "mouse", "input_name", "mouse_name"]
+__all__ = ["InputMap", "InputScript", "input_name", "key", "mouse", "mouse_name"]
 
 
 def _load_pyglet_module(name: str):

@@ -15,6 +15,7 @@ use an autopilot (aim at the nearest asteroid, fire) unless --no-autopilot.
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 
@@ -42,7 +43,7 @@ INVULNERABLE = 2.0  # s after a respawn
 def ship_geometry():
     """Points along the outline of an arrowhead pointing +Y (local frame)."""
     corners = np.array([[0, 1.0, 0], [0.6, -0.7, 0], [0, -0.35, 0], [-0.6, -0.7, 0], [0, 1.0, 0]])
-    pts = np.concatenate([np.linspace(a, b, 40) for a, b in zip(corners[:-1], corners[1:])])
+    pts = np.concatenate([np.linspace(a, b, 40) for a, b in pairwise(corners)])
     return PointCloud(pts, np.tile((0.6, 1.0, 0.9), (len(pts), 1)), point_size=2)
 
 

@@ -7,8 +7,14 @@ import pytest
 
 from engine import Node, PerspectiveCamera, PointCloud, Scene
 from engine.app import App
-from engine.collision import (bounding_sphere, nodes_collide, overlap_pairs, ray_cast,
-                              ray_sphere, spheres_overlap)
+from engine.collision import (
+    bounding_sphere,
+    nodes_collide,
+    overlap_pairs,
+    ray_cast,
+    ray_sphere,
+    spheres_overlap,
+)
 from engine.hud import Hud
 from engine.input import InputMap, InputScript, input_name, key, mouse
 from engine.picking import pick_point

@@ -66,7 +66,7 @@ def run_example(name, tmp_path, *extra, window=False, timeout=120):
     else:
         args.append("--headless")
         env.pop("PYGLET_HEADLESS", None)
-    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True,
+    proc = subprocess.run(args, check=False, cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)
     assert proc.returncode == 0, f"{name} failed:\n{proc.stdout}\n{proc.stderr}"
     return out
