@@ -212,6 +212,8 @@ class App:
             self.script.feed(self, self.updates)
         self.input.update()
         dt = self.fixed_dt
+        if self.controller is not None and hasattr(self.controller, "resize"):
+            self.controller.resize(*self.renderer.size)  # pan speed follows the viewport
         if self.controller is not None and hasattr(self.controller, "tick"):
             self.controller.tick(dt)
         self.on_update(dt)

@@ -241,3 +241,42 @@ def test_sphere_sphere_and_ray_sphere_values():
     assert not nodes_collide(a, b)
     hit = ray_cast((-5, 0, 0), (1, 0, 0), [b, a])
     assert hit[0] is a and hit[1] == pytest.approx(5.0)
+
+
+def test_window_events_reach_input_hooks_and_controller():
+    """The pyglet event protocol the Viewer forwards, without opening a window."""
+    from engine.app import _WindowEvents
+    from engine.controllers import OrbitController
+
+    class FakeWindow:
+        def get_size(self):
+            return (200, 100)
+
+    class FakeViewer:
+        window = FakeWindow()
+
+    cam = PerspectiveCamera(position=(0, 0, 5))
+    orbit = OrbitController(cam)
+    app = App(camera=cam, size=(200, 100), backend="numpy", controller=orbit)
+    app.input.bind("fire", key.SPACE).bind_mouse("shoot", mouse.LEFT).bind("turn", key.LEFT)
+    events = _WindowEvents(app, FakeViewer())
+    keys = []
+    app.on_key = lambda name, down: keys.append((name, down))
+    events.on_key_press(key.SPACE, 0)
+    events.on_mouse_press(20, 30, mouse.LEFT, 0)  # pyglet: y up from the bottom
+    events.tick(1 / 120)
+    assert app.input.pressed("fire") and app.input.pressed("shoot")
+    assert app.input.cursor == (20.0, 70.0)
+    assert keys == [("space", True), ("mouse_left", True)]
+    az = orbit.azimuth
+    events.on_mouse_drag(30, 30, 10, 0, mouse.LEFT, 0)  # left drag rotates the orbit
+    assert orbit.azimuth != pytest.approx(az)
+    az = orbit.azimuth
+    events.on_key_press(key.LEFT, 0)  # held arrow: the controller turns while ticking
+    for _ in range(30):  # 0.5 s in 60 Hz frames; arrows orbit at 90 degrees/s
+        events.tick(1 / 60)
+    assert app.input.held("turn") and orbit.azimuth == pytest.approx(az + 45.0, abs=1e-6)
+    d = orbit.distance
+    events.on_mouse_scroll(0, 0, 0, 1)
+    assert orbit.distance == pytest.approx(d / 1.1)
+    events.on_key_press(0xFFFFFFFFFF, 0)  # an unknown key is ignored, not an error

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import to_host
+from conftest import backend_params, to_host
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
 from engine.batch import VertexBatch
@@ -27,7 +27,7 @@ def fresh_render(scene, cam, backend):
     return Renderer(scene, cam, (160, 120), backend=backend).render()
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", backend_params())
 def test_spawn_and_despawn_match_a_fresh_pack_without_repacking(backend):
     scene, cam = base_scene()
     r = Renderer(scene, cam, (160, 120), backend=backend)
@@ -78,9 +78,10 @@ def test_freed_vertices_point_at_the_zero_null_slot_and_are_not_visible():
     assert b.vertex_count == b.live_vertex_count
 
 
-def test_random_churn_keeps_every_live_vertex_where_a_fresh_pack_puts_it():
+@pytest.mark.parametrize("backend", [p for p in backend_params() if p.id != "numpy"])
+def test_random_churn_keeps_every_live_vertex_where_a_fresh_pack_puts_it(backend):
     scene, cam = base_scene()
-    r = Renderer(scene, cam, (200, 150), backend="numba")
+    r = Renderer(scene, cam, (200, 150), backend=backend)
     r.project()
     b = r.batch
     rng = np.random.default_rng(3)
