@@ -178,6 +178,11 @@ def test_run_benchmarks_tiny_writes_wellformed_json(tmp_path):
     md = (tmp_path / f"bench-{kind}.md").read_text()
     assert md == render_markdown(data)
     assert "| naive NumPy function | 10^3 |" in md and "Targets" in md
+    from engine.bench.report import render_summary
+
+    summary = render_summary(data)
+    assert "| path | N = 10^3 | N = 3,000 |" in summary
+    assert summary.count("\n| ") == 1 + len({r["label"] for r in data["results"]})
 
 
 @pytest.mark.timeout(120)
@@ -189,3 +194,18 @@ def test_cli_bench_demo_and_bad_sizes(capsys):
         main(["bench", "--sizes", "1e3,abc"])
     assert exc.value.code == 2
     assert "--sizes" in capsys.readouterr().err
+
+
+def test_readme_tables_are_replaced_between_markers():
+    from engine.bench.report import replace_between_markers
+
+    text = "a\n<!-- bench:cpu -->\nold\n<!-- /bench:cpu -->\nb\n"
+    assert replace_between_markers(text, "bench:cpu", "new table") == (
+        "a\n<!-- bench:cpu -->\nnew table\n<!-- /bench:cpu -->\nb\n")
+    with pytest.raises(ValueError, match="bench:gpu"):
+        replace_between_markers(text, "bench:gpu", "x")
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    for name in ("bench:cpu", "bench:gpu"):
+        assert f"<!-- {name} -->" in readme and f"<!-- /{name} -->" in readme
