@@ -209,3 +209,66 @@ def test_readme_tables_are_replaced_between_markers():
     readme = (ROOT / "README.md").read_text()
     for name in ("bench:cpu", "bench:gpu"):
         assert f"<!-- {name} -->" in readme and f"<!-- /{name} -->" in readme
+
+
+class FakeCupy:
+    """Just enough of CuPy, backed by NumPy, to drive the GPU branches of the harness
+    (timing with events, device bandwidth, targets, crossover) on a machine without a
+    GPU. Kernel results are not what this checks: tests/test_projection.py does that."""
+
+    asarray = staticmethod(np.asarray)
+    asnumpy = staticmethod(np.asarray)
+
+
+@pytest.mark.timeout(120)
+def test_gpu_branches_run_with_a_stand_in_device(tmp_path, monkeypatch):
+    from functools import partial
+
+    import engine.backends as backends
+    from engine.bench import runner
+    from engine.bench.timing import no_sync
+
+    real_get = backends.get_projector
+    monkeypatch.setattr(backends, "get_projector",
+                        lambda name=None: real_get("numpy" if name == "cupy" else name))
+    monkeypatch.setattr(P, "_require_cuda", lambda: FakeCupy)
+    monkeypatch.setattr(P, "cupy_sync", lambda: no_sync)
+    monkeypatch.setattr(runner, "_gpu_name", lambda: "Stand-in GPU")
+    host_bw = runner.host_copy_bandwidth(1 << 20, max_time_s=0.1)
+    monkeypatch.setattr(runner, "device_copy_bandwidth", lambda: host_bw)
+    log = []
+    monkeypatch.setattr(runner, "measure_cuda_events", partial(
+        measure_cuda_events, event_factory=lambda: FakeEvent(log), elapsed_ms=lambda a, b: 1.0))
+    res = run_benchmarks(sizes=[1000, 4000], quick=True, out_dir=tmp_path,
+                         many_objects=(8, 50), log=lambda *a: None)
+    data = json.loads((tmp_path / "bench-gpu.json").read_text())
+    assert data["machine"]["gpu"] == "Stand-in GPU" and res["machine"]["gpu"] == "Stand-in GPU"
+    gpu = [r for r in data["results"] if r["device"] == "gpu"]
+    assert {r["path"] for r in gpu} == {"naive_cupy", "engine_cupy", "engine_cupy_transfer"}
+    for r in gpu:
+        assert r["device_time_s"] == pytest.approx(1e-3)  # from the (fake) CUDA events
+        assert r["host_call_s"] >= 0 and r["bandwidth_ref"] == "device"
+    assert "event_sync" in log
+    t = data["targets"]
+    assert {"engine_cupy_bandwidth_fraction", "engine_cupy_host_overhead_at_1e3",
+            "many_engine_cupy_calls_per_frame"} <= set(t)
+    assert set(data["crossover"]) == {"engine_cupy_transfer", "engine_cupy", "note"}
+    assert {d["path"] for d in data["sync_demo"]} >= {"engine_cupy", "naive_cupy"}
+    assert "Stand-in GPU" in (tmp_path / "bench-gpu.md").read_text()
+
+
+def test_crossover_is_the_smallest_n_from_which_the_gpu_always_wins():
+    from engine.bench.report import crossover
+
+    def rec(path, n, t):
+        return {"path": path, "n": n, "median_s": t, "device": "gpu" if "cupy" in path else "cpu"}
+
+    cpu = {10**3: 1e-5, 10**4: 1e-4, 10**5: 1e-3, 10**6: 1e-2}
+    gpu = {10**3: 5e-5, 10**4: 5e-5, 10**5: 2e-3, 10**6: 1e-3}  # wins at 1e4, loses at 1e5
+    results = [rec("engine_numba", n, t) for n, t in cpu.items()]
+    results += [rec("engine_numpy", n, 10 * t) for n, t in cpu.items()]
+    results += [rec("engine_cupy", n, t) for n, t in gpu.items()]
+    results += [rec("engine_cupy_transfer", n, 1.0) for n in gpu]
+    c = crossover(results)
+    assert c["engine_cupy"] == 10**6
+    assert c["engine_cupy_transfer"] is None

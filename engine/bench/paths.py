@@ -194,8 +194,9 @@ def naive_numba(w: Workload) -> Case:
 def naive_cupy(w: Workload) -> Case:
     cp = _require_cuda()
     v, shift, R = cp.asarray(w.positions), cp.asarray(w.shift), cp.asarray(w.rotation)
+    f = float(w.focal)  # a Python scalar stays a kernel argument (float32 math, NEP 50)
     return Case("naive_cupy", "naive NumPy function on CuPy arrays", "gpu",
-                lambda: naive_project(v, shift, R, w.focal), sync=cupy_sync(),
+                lambda: naive_project(v, shift, R, f), sync=cupy_sync(),
                 bytes_per_vertex=NAIVE_BYTES, calls_per_frame=5,
                 note="one launch per array operation")
 
@@ -265,7 +266,7 @@ def engine_cupy_transfer(w: Workload) -> Case:
     def fn():
         out = p.project(cp.asarray(w.positions), cp.asarray(w.object_id), w.model,
                         w.view_proj, VIEWPORT)
-        return out.screen_xy.get(), out.depth.get(), out.visible.get()
+        return cp.asnumpy(out.screen_xy), cp.asnumpy(out.depth), cp.asnumpy(out.visible)
 
     return Case("engine_cupy_transfer", "engine RawKernel, host data (upload + download)",
                 "gpu", fn, sync=cupy_sync(), bytes_per_vertex=ENGINE_CUDA_BYTES,
@@ -487,10 +488,11 @@ def many_per_object_cupy(s: ManyObjects) -> Case:
     rot = [cp.asarray(np.ascontiguousarray(s.model[i, :3, :3].T)) for i in range(s.k)]
     trans = [cp.asarray(s.model[i, :3, 3]) for i in range(s.k)]
     shift, R = cp.asarray(s.shift), cp.asarray(s.rotation)
+    f = float(s.focal)
 
     def fn():
         for b, r, t in zip(blocks, rot, trans):
-            naive_project(b @ r + t, shift, R, s.focal)
+            naive_project(b @ r + t, shift, R, f)
 
     return Case("many_per_object_cupy", "naive NumPy on CuPy, one call per object", "gpu", fn,
                 sync=cupy_sync(), bytes_per_vertex=NAIVE_BYTES, calls_per_frame=7 * s.k,
