@@ -224,7 +224,7 @@ class FakeCupy:
 def test_gpu_branches_run_with_a_stand_in_device(tmp_path, monkeypatch):
     from functools import partial
 
-    import engine.backends as backends
+    from engine import backends
     from engine.bench import runner
     from engine.bench.timing import no_sync
 
