@@ -1,7 +1,7 @@
-"""Writes the small 3D files the examples use, all generated here (no third-party data):
+"""Writes the 3D files the examples load, all generated here (no third-party data):
 
-    assets/torus_knot.ply   coloured triangle mesh (binary PLY) of a (2, 3) torus knot tube
-    assets/rock.obj         a lumpy asteroid-like mesh (OBJ)
+    assets/torus_knot.ply   coloured triangle mesh (binary PLY) of a (2, 3) torus knot tube,
+                            the default model of examples/model_viewer.py
 
 Usage: python assets/make_assets.py [OUT_DIR]   (default: this folder)
 """
@@ -42,23 +42,12 @@ def torus_knot_mesh(p=2, q=3, segments=720, sides=16, tube=0.12):
                            process=False)
 
 
-def rock_mesh(seed=7):
-    rng = np.random.default_rng(seed)
-    m = trimesh.creation.icosphere(subdivisions=3)
-    v = m.vertices
-    bumps = sum(rng.uniform(0.05, 0.15) * np.sin(v @ rng.normal(size=3) * rng.uniform(2, 5)
-                                                   + rng.uniform(0, 6)) for _ in range(5))
-    m.vertices = v * (1 + bumps)[:, None]
-    return m
-
-
 def main(out_dir=None) -> list[Path]:
     out = Path(out_dir) if out_dir else Path(__file__).resolve().parent
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "torus_knot.ply", out / "rock.obj"]
-    torus_knot_mesh().export(written[0])
-    rock_mesh().export(written[1])
-    return written
+    path = out / "torus_knot.ply"
+    torus_knot_mesh().export(path)
+    return [path]
 
 
 if __name__ == "__main__":
