@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .geometry import Geometry
-from .transforms import IDENTITY_QUAT, quat_normalize, trs_matrix
+from .transforms import IDENTITY_QUAT, quat_normalize, trs_matrix_unchecked
 
 __all__ = ["Node", "Scene", "transform_epoch"]
 
@@ -128,7 +128,8 @@ class Node:
     def local_matrix(self) -> np.ndarray:
         """(4, 4) float64 local -> parent transform ``T @ R @ S`` (cached; do not modify)."""
         if self._local_cache is None or self._local_cache[0] != self.revision:
-            m = trs_matrix(self._position, self._rotation, self._scale)
+            m = trs_matrix_unchecked(self._position.tolist(), self._rotation.tolist(),
+                                     self._scale.tolist())
             m.setflags(write=False)
             self._local_cache = (self.revision, m)
         return self._local_cache[1]

@@ -95,13 +95,15 @@ def quat_multiply(a, b) -> np.ndarray:
 
 def quat_to_matrix(q) -> np.ndarray:
     """(3, 3) float64 rotation matrix of the unit quaternion ``q`` = (x, y, z, w)."""
-    x, y, z, w = quat_normalize(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
+    return np.array(_rotation_rows(*quat_normalize(q)))
+
+
+def _rotation_rows(x, y, z, w):
+    """Rows of the rotation matrix of a unit quaternion, as Python floats (no validation)."""
+    return (
+        (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+        (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+        (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)),
     )
 
 
@@ -145,11 +147,27 @@ def slerp(q0, q1, t: float) -> np.ndarray:
 
 
 def trs_matrix(position, rotation, scale) -> np.ndarray:
-    """(4, 4) float64 local matrix ``T @ R @ S`` from position (3,), quaternion (4,), scale (3,)."""
-    m = np.eye(4)
-    m[:3, :3] = quat_to_matrix(rotation) * _vec3(scale, "scale")[None, :]
-    m[:3, 3] = _vec3(position, "position")
-    return m
+    """(4, 4) float64 local matrix ``T @ R @ S`` from position (3,), quaternion (4,), scale (3,).
+
+    Raises ValueError for wrong lengths, non-finite values or a zero quaternion.
+    """
+    p, s = _vec3(position, "position"), _vec3(scale, "scale")
+    return trs_matrix_unchecked(p.tolist(), quat_normalize(rotation).tolist(), s.tolist())
+
+
+def trs_matrix_unchecked(position, rotation, scale) -> np.ndarray:
+    """``trs_matrix`` for values already validated (finite, unit quaternion), given as
+    sequences of Python floats: the scene graph's per-node hot path, built in one
+    ``np.array`` call instead of a dozen small NumPy operations."""
+    (r0, r1, r2) = _rotation_rows(*rotation)
+    sx, sy, sz = scale
+    px, py, pz = position
+    return np.array((
+        (r0[0] * sx, r0[1] * sy, r0[2] * sz, px),
+        (r1[0] * sx, r1[1] * sy, r1[2] * sz, py),
+        (r2[0] * sx, r2[1] * sy, r2[2] * sz, pz),
+        (0.0, 0.0, 0.0, 1.0),
+    ))
 
 
 def look_at_rotation(eye, target, up=(0.0, 1.0, 0.0)) -> np.ndarray:
