@@ -5,10 +5,13 @@ the GPU, Numba or NumPy on the CPU) -> the engine's software rasterizer, or pygl
 moderngl for display. See README.md for conventions (frames, units, matrix layout).
 """
 
+from .animation import CameraPath, CameraScript, Keyframe
 from .backends import get_projector
 from .batch import VertexBatch
 from .camera import Camera, OrthographicCamera, PerspectiveCamera
+from .controllers import FlyController, OrbitController
 from .geometry import Mesh, PointCloud
+from .io import load
 from .raster import Frame, rasterize_points
 from .renderer import Renderer
 from .scene import Node, Scene
@@ -17,9 +20,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Camera",
+    "CameraPath",
+    "CameraScript",
+    "FlyController",
     "Frame",
+    "Keyframe",
     "Mesh",
     "Node",
+    "OrbitController",
     "OrthographicCamera",
     "PerspectiveCamera",
     "PointCloud",
@@ -27,5 +35,6 @@ __all__ = [
     "Scene",
     "VertexBatch",
     "get_projector",
+    "load",
     "rasterize_points",
 ]

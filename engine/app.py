@@ -38,17 +38,17 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import time
 
 import numpy as np
 
 from .camera import Camera, PerspectiveCamera
+from .cli import count_arg, size_arg
 from .hud import Hud
 from .input import InputMap, InputScript, input_name, mouse_name
 from .picking import Pick, pick_point
 from .raster import Frame
-from .renderer import Renderer, parse_size
+from .renderer import Renderer
 from .scene import Node, Scene
 
 __all__ = [
@@ -447,31 +447,18 @@ def _make_viewer(app: App, raster: str, vsync: bool, visible: bool):
 
 
 # --- example scripts -----------------------------------------------------------------------
-def _size_arg(text: str):
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
-
-
-def _frames_arg(text: str) -> int:
-    if not re.fullmatch(r"\d+", text.strip()) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"--frames must be a whole number >= 1, got {text!r}")
-    return int(text)
-
-
 def example_parser(description: str, size=(960, 540), frames: int = 120) -> argparse.ArgumentParser:
     """The command line every example shares: --headless, --frames N, --out PATH,
     --size WxH, --seed, --backend, --raster."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--headless", action="store_true",
                    help="no window: run FRAMES frames with simulated time, write --out")
-    p.add_argument("--frames", type=_frames_arg, default=None,
+    p.add_argument("--frames", type=count_arg, default=None,
                    help=f"frames to run (headless default {frames}; window: until Esc)")
     p.add_argument("--out", default=None,
                    help="PNG of the last frame, or (headless) a pattern with {frame} for "
                         "every frame, e.g. out/f{frame:04d}.png")
-    p.add_argument("--size", type=_size_arg, default=size, help="WIDTHxHEIGHT pixels")
+    p.add_argument("--size", type=size_arg, default=size, help="WIDTHxHEIGHT pixels")
     p.add_argument("--seed", type=int, default=0, help="random seed (reproducible runs)")
     p.add_argument("--backend", choices=["auto", "cupy", "numba", "numpy"], default=None,
                    help="projection backend (default: $ENGINE_BACKEND or auto)")

@@ -16,7 +16,7 @@ import numpy as np
 from .scene import Node
 from .transforms import look_at_rotation, matrix_to_quat, orthographic_matrix, perspective_matrix
 
-__all__ = ["Camera", "PerspectiveCamera", "OrthographicCamera"]
+__all__ = ["Camera", "OrthographicCamera", "PerspectiveCamera"]
 
 
 class Camera(Node):

@@ -38,7 +38,8 @@ def _camera_spec(text: str):
     return vals[0], vals[1], vals[2] if len(vals) == 3 else None
 
 
-def _count(text: str) -> int:
+def count_arg(text: str) -> int:
+    """argparse type: a whole number >= 1."""
     try:
         v = int(text)
     except ValueError:
@@ -48,7 +49,8 @@ def _count(text: str) -> int:
     return v
 
 
-def _size(text: str):
+def size_arg(text: str):
+    """argparse type: WIDTHxHEIGHT in pixels."""
     from .renderer import parse_size
 
     try:
@@ -92,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="frames per second of a video (default: %(default)s)")
     r.add_argument("--duration", type=_positive, default=None, metavar="S",
                    help="video length in seconds (default: the path's, or 6 for a turntable)")
-    r.add_argument("--frames", type=_count, default=None, metavar="N",
+    r.add_argument("--frames", type=count_arg, default=None, metavar="N",
                    help="number of video frames (instead of --duration)")
     r.add_argument("--pad", action="store_true",
                    help="MP4 with an odd width/height: pad one edge row/column instead of "
@@ -121,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "GPU driver, software on a CPU one (Mesa llvmpipe)")
     v.add_argument("--out", "-o", default="frustum-view.png",
                    help="image written when no window can be opened (default: %(default)s)")
-    v.add_argument("--frames", type=int, default=None, metavar="N",
+    v.add_argument("--frames", type=count_arg, default=None, metavar="N",
                    help="close the window after N frames (default: run until Esc)")
     v.add_argument("--controller", choices=["orbit", "fly", "none"], default="orbit",
                    help="mouse/keyboard camera control: 'orbit' (left drag turns around the "
@@ -200,7 +202,7 @@ def cmd_bench(args) -> int:
 
 
 def _add_scene_options(p: argparse.ArgumentParser):
-    p.add_argument("--size", type=_size, default=(1280, 720), help="WIDTHxHEIGHT pixels")
+    p.add_argument("--size", type=size_arg, default=(1280, 720), help="WIDTHxHEIGHT pixels")
     p.add_argument("--camera", type=_camera_spec, default=None, metavar="AZ,EL[,DIST]|PATH",
                    help="orbit camera: azimuth and elevation in degrees, distance in world "
                         "units (default: auto-framed); or a camera path file (.json/.toml, "

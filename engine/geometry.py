@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Geometry", "PointCloud", "Mesh"]
+__all__ = ["Geometry", "Mesh", "PointCloud"]
 
 
 def _as_array(a, name: str):

@@ -12,7 +12,7 @@ from .camera import PerspectiveCamera
 from .geometry import PointCloud
 from .scene import Node, Scene
 
-__all__ = ["torus_knot", "sphere_points", "grid_points", "random_box", "demo_scene"]
+__all__ = ["demo_scene", "grid_points", "random_box", "sphere_points", "torus_knot"]
 
 
 def _hsv_to_rgb(h, s, v):

@@ -7,8 +7,6 @@ The viewport is the output size in pixels; the camera's aspect follows it every 
 
 from __future__ import annotations
 
-import numpy as np
-
 from .backends import Projection, get_projector
 from .batch import VertexBatch
 from .camera import Camera

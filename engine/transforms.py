@@ -18,18 +18,18 @@ import math
 import numpy as np
 
 __all__ = [
-    "translation_matrix",
-    "scale_matrix",
-    "quat_to_matrix",
+    "look_at_rotation",
     "matrix_to_quat",
+    "orthographic_matrix",
+    "perspective_matrix",
+    "quat_from_axis_angle",
     "quat_multiply",
     "quat_normalize",
-    "quat_from_axis_angle",
+    "quat_to_matrix",
+    "scale_matrix",
     "slerp",
+    "translation_matrix",
     "trs_matrix",
-    "look_at_rotation",
-    "perspective_matrix",
-    "orthographic_matrix",
 ]
 
 IDENTITY_QUAT = np.array([0.0, 0.0, 0.0, 1.0])

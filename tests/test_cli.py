@@ -28,7 +28,7 @@ def test_render_camera_option_changes_the_view(tmp_path):
 
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, check=False)
 
 
 def test_bad_arguments_exit_2_without_traceback(tmp_path):

@@ -163,7 +163,7 @@ def test_large_n_last_vertex_transformed(projector):
     pos[:, 2] = -5.0
     pos[-1] = (1.0, 2.0, -4.0)
     pos[-2] = (-1.0, -2.0, -3.0)
-    xy, depth, vis = project(projector, pos, viewport=(1000, 1000))
+    xy, _, vis = project(projector, pos, viewport=(1000, 1000))
     assert vis[-1] and vis[-2]
     f = 1.0  # 90 degree fov
     np.testing.assert_allclose(xy[-1], [(1 / 4 * f * 0.5 + 0.5) * 1000, (0.5 - 2 / 4 * 0.5) * 1000],
@@ -207,7 +207,7 @@ def test_host_compiled_header_matches_numpy_backend(native_dir):
     xy = np.empty((n, 2), np.float32)
     depth = np.empty(n, np.float32)
     vis = np.empty(n, np.uint8)
-    ptr = lambda a: a.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+    ptr = lambda a: a.ctypes.data_as(ctypes.c_void_p)
     lib.project_points_host(ptr(pos), ptr(oid), ptr(model), ctypes.c_uint(k), ptr(vp),
                             ctypes.c_float(400), ctypes.c_float(300), ctypes.c_longlong(n),
                             ptr(xy), ptr(depth), ptr(vis))

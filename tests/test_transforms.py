@@ -116,7 +116,8 @@ def test_orthographic_keeps_w_one_and_fits_height():
     assert c[3] == 1 and c[0] == pytest.approx(1) and c[1] == pytest.approx(1)
 
 
-@pytest.mark.parametrize("bad", [dict(fov_y=0), dict(fov_y=180), dict(near=0), dict(near=5, far=1)])
+@pytest.mark.parametrize("bad", [{"fov_y": 0}, {"fov_y": 180}, {"near": 0},
+                                 {"near": 5, "far": 1}])
 def test_camera_rejects_bad_parameters(bad):
     with pytest.raises(ValueError):
         PerspectiveCamera(**bad)

@@ -192,5 +192,7 @@ def test_cli_view_without_display_writes_png(monkeypatch, tmp_path, capsys):
 def test_cli_view_rejects_bad_frames(capsys):
     from engine.cli import main
 
-    assert main(["view", "demo", "--frames", "0"]) == 2
-    assert "--frames must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["view", "demo", "--frames", "0"])
+    assert exc.value.code == 2
+    assert "argument --frames: must be >= 1" in capsys.readouterr().err

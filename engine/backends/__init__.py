@@ -14,7 +14,7 @@ import os
 from .base import Projection
 from .numpy_backend import NumpyProjector
 
-__all__ = ["Projection", "get_projector", "BACKENDS"]
+__all__ = ["BACKENDS", "Projection", "get_projector"]
 
 BACKENDS = ("auto", "cupy", "numba", "numpy")
 log = logging.getLogger("engine")

@@ -26,7 +26,7 @@ def cupy_unavailable_reason() -> str | None:
     try:
         if not cupy.cuda.is_available():
             return "CuPy is installed but no CUDA device/driver is available"
-    except Exception as exc:  # CUDA runtime errors come in several classes
+    except Exception as exc:  # noqa: BLE001 - CUDA runtime errors come in several classes
         return f"CUDA is not usable: {exc}"
     return None
 

@@ -39,8 +39,7 @@ def _splat(xy, depth_bits, visible, sizes, width, height, keys):
         for y in range(max(y0, 0), min(y0 + s, height)):
             row = y * width
             for x in range(max(x0, 0), min(x0 + s, width)):
-                if key < keys[row + x]:
-                    keys[row + x] = key
+                keys[row + x] = min(keys[row + x], key)
 
 
 @numba.njit(**_opts)
