@@ -43,7 +43,7 @@ import time
 import numpy as np
 
 from .camera import Camera, PerspectiveCamera
-from .cli import count_arg, size_arg
+from .cli import ArgumentParser, count_arg, size_arg
 from .hud import Hud
 from .input import InputMap, InputScript, input_name, mouse_name
 from .picking import Pick, pick_point
@@ -450,7 +450,7 @@ def _make_viewer(app: App, raster: str, vsync: bool, visible: bool):
 def example_parser(description: str, size=(960, 540), frames: int = 120) -> argparse.ArgumentParser:
     """The command line every example shares: --headless, --frames N, --out PATH,
     --size WxH, --seed, --backend, --raster."""
-    p = argparse.ArgumentParser(description=description)
+    p = ArgumentParser(description=description)
     p.add_argument("--headless", action="store_true",
                    help="no window: run FRAMES frames with simulated time, write --out")
     p.add_argument("--frames", type=count_arg, default=None,

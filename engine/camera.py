@@ -131,7 +131,10 @@ class Camera(Node):
         self.position = center + offset
         self.look_at(center)
         far = distance + 2.0 * radius
-        self.set_clip(max(distance - 2.0 * radius, far * 1e-4), far)
+        near = max(distance - 2.0 * radius, far * 1e-4)
+        if not near < far:  # radius below the float spacing at this distance
+            near, far = distance * 0.5, distance * 2.0
+        self.set_clip(near, far)
         return self
 
     def _fit_distance(self, radius: float) -> float:

@@ -18,6 +18,10 @@ from .errors import EngineError
 log = logging.getLogger("engine")
 
 
+# float32 depth has 24 bits of mantissa: beyond this the scene is a point at any size.
+MAX_CAMERA_DISTANCE = 1e15
+
+
 def _camera_spec(text: str):
     """'az,el[,dist]' in degrees/world units -> (azimuth, elevation, distance or None);
     a value ending in .json/.toml is a camera path file -> Path (loaded later)."""
@@ -33,8 +37,12 @@ def _camera_spec(text: str):
             f"--camera must be AZ,EL[,DIST] numbers or a .json/.toml path file, got {text!r}")
     if len(vals) not in (2, 3) or not all(math.isfinite(v) for v in vals):
         raise argparse.ArgumentTypeError(f"--camera must be AZ,EL[,DIST], got {text!r}")
-    if len(vals) == 3 and vals[2] <= 0:
-        raise argparse.ArgumentTypeError(f"--camera distance must be > 0, got {vals[2]}")
+    if not -90.0 <= vals[1] <= 90.0:
+        raise argparse.ArgumentTypeError(
+            f"--camera elevation must be in [-90, 90] degrees, got {vals[1]}")
+    if len(vals) == 3 and not 0 < vals[2] <= MAX_CAMERA_DISTANCE:
+        raise argparse.ArgumentTypeError(
+            f"--camera distance must be in (0, {MAX_CAMERA_DISTANCE:g}] world units, got {vals[2]}")
     return vals[0], vals[1], vals[2] if len(vals) == 3 else None
 
 
@@ -69,16 +77,33 @@ def _positive(text: str) -> float:
     return v
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``PROG: error: MESSAGE (see PROG --help)``, exit 2,
+    instead of the usage block first."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _debug_option(p: argparse.ArgumentParser, default):
+    p.add_argument("--debug", action="store_true", default=default,
+                   help="show tracebacks and debug logs")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="frustum",
         description="Frustum: render scenes and 3D files (points) with a GPU or CPU backend.",
     )
-    p.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    _debug_option(p, False)
+    # --debug is accepted after the subcommand too; SUPPRESS keeps the top-level value
+    # when it is not given there.
+    common = argparse.ArgumentParser(add_help=False)
+    _debug_option(common, argparse.SUPPRESS)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     r = sub.add_parser(
-        "render", help="render a scene or 3D file to an image or a video, headless",
+        "render", parents=[common], help="render a scene or 3D file to an image or a video, headless",
         description="Render SOURCE ('demo' or a 3D file) to an image file, or - when --out "
                     "is .mp4, .gif or a folder - to a video/PNG frames along a camera path "
                     "(--camera path.json|.toml; without one, a turntable orbit). Frame k is "
@@ -106,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_render)
 
     v = sub.add_parser(
-        "view", help="show scenes or 3D files in a window (a PNG when there is no display)",
+        "view", parents=[common], help="show scenes or 3D files in a window (a PNG when there is no display)",
         description="Show FILE(s) ('demo' or 3D files, drawn together) in a window at the "
                     "display's refresh rate. Keys: Esc quits, F12 saves a screenshot PNG in "
                     "the current folder; the camera follows --controller; with --camera "
@@ -136,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_view)
 
     b = sub.add_parser(
-        "bench", help="measure every projection path side by side (synchronised timings)",
+        "bench", parents=[common], help="measure every projection path side by side (synchronised timings)",
         description="Time the naive NumPy function, Numba, NumPy-on-CuPy, torch, the engine "
                     "backends, a GLSL transform and whole frames at several N, with the copy "
                     "bandwidth measured in the same run; print a table and write "
@@ -155,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_bench)
 
     e = sub.add_parser(
-        "example", help="run an example scene or game from examples/ (list them without NAME)",
+        "example", parents=[common], help="run an example scene or game from examples/ (list them without NAME)",
         description="Run examples/NAME.py with ARGS, e.g. 'frustum example asteroids' (a "
                     "window) or 'frustum example galaxy --headless --frames 60 --out "
                     "galaxy.png'. Every example takes --headless, --frames N, --out PATH, "
@@ -213,18 +238,22 @@ def _add_scene_options(p: argparse.ArgumentParser):
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
 
 
-def load_source(source: str):
+VIEW_AZIMUTH, VIEW_ELEVATION = 35.0, 25.0  # default framing direction, degrees
+
+
+def load_source(source: str, aspect: float = 1.0):
     """(scene, camera) for 'demo' or a 3D file path.
 
     A file is loaded with ``engine.io.load`` under a new Scene, and a perspective camera
-    is framed on the bounding box of its finite points (NaN/inf vertices are ignored).
+    with ``aspect`` (output width / height) is framed on the bounding box of its finite
+    points (NaN/inf vertices are ignored), so the whole model fits the narrower side.
     Raises LoadError (an EngineError) for a file that cannot be read or has no finite
     point.
     """
     from .procedural import demo_scene
 
     if source == "demo":
-        return demo_scene()
+        return demo_scene(aspect=aspect)
     from .camera import PerspectiveCamera
     from .errors import LoadError
     from .io import load
@@ -235,8 +264,8 @@ def load_source(source: str):
     bounds = scene.bounds()
     if bounds is None:
         raise LoadError(f"{source}: no vertex has finite coordinates, nothing to show")
-    camera = scene.add(PerspectiveCamera(fov_y=50.0, name="camera"))
-    camera.frame(bounds, azimuth=35.0, elevation=25.0)
+    camera = scene.add(PerspectiveCamera(fov_y=50.0, aspect=aspect, name="camera"))
+    camera.frame(bounds, azimuth=VIEW_AZIMUTH, elevation=VIEW_ELEVATION)
     return scene, camera
 
 
@@ -265,7 +294,7 @@ def cmd_render(args) -> int:
     from .io.video import output_kind
     from .renderer import Renderer
 
-    scene, camera = load_source(args.source)
+    scene, camera = load_source(args.source, args.size[0] / args.size[1])
     path = _place_camera(args, scene, camera)
     animated = output_kind(args.out) is not None
     if not animated and (args.duration is not None or args.frames is not None):
@@ -342,7 +371,7 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
     return 0
 
 
-def load_sources(sources):
+def load_sources(sources, aspect: float = 1.0):
     """(scene, camera) showing every source together; one source is ``load_source``'s.
 
     Several sources are moved under one new scene (background of the first, cameras
@@ -353,10 +382,10 @@ def load_sources(sources):
     from .scene import Scene
 
     if len(sources) == 1:
-        return load_source(sources[0])
+        return load_source(sources[0], aspect)
     scene = None
     for source in sources:
-        part, _ = load_source(source)
+        part, _ = load_source(source, aspect)
         if scene is None:
             scene = Scene("view", background=part.background)
         for child in part.children:
@@ -365,8 +394,8 @@ def load_sources(sources):
     bounds = scene.bounds()
     if bounds is None:
         raise EngineError(f"nothing to show in {', '.join(sources)}: no finite points")
-    camera = scene.add(PerspectiveCamera(fov_y=50.0, name="camera"))
-    camera.frame(bounds)
+    camera = scene.add(PerspectiveCamera(fov_y=50.0, aspect=aspect, name="camera"))
+    camera.frame(bounds, azimuth=VIEW_AZIMUTH, elevation=VIEW_ELEVATION)
     return scene, camera
 
 
@@ -381,7 +410,7 @@ def cmd_view(args) -> int:
 
         if not is_path_file(args.record):
             raise EngineError(f"--record {args.record}: camera path files end in .json or .toml")
-    scene, camera = load_sources(args.files)
+    scene, camera = load_sources(args.files, args.size[0] / args.size[1])
     playback = _place_camera(args, scene, camera)
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size)

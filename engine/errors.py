@@ -5,5 +5,10 @@ class EngineError(Exception):
     """A user-facing problem with an input (file, argument, path); the message names it."""
 
 
+class BackendUnavailable(EngineError, RuntimeError):
+    """A projection backend that was asked for cannot run here; the message says why
+    (no CuPy, no CUDA driver or device, no NVRTC, no Numba)."""
+
+
 class LoadError(EngineError):
     """A 3D file could not be loaded; the message names the file and what is wrong."""

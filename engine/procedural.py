@@ -61,9 +61,10 @@ def random_box(n=10000, extent=1.0, seed=0):
     return np.random.default_rng(seed).uniform(-extent, extent, size=(n, 3))
 
 
-def demo_scene(seed=0):
+def demo_scene(seed=0, aspect=1.0):
     """The demo: a coloured torus knot over a grid with two orbiting spheres (a small
-    hierarchy). Returns (scene, camera) with the camera framed on the scene."""
+    hierarchy). Returns (scene, camera) with the camera framed on the scene for an
+    output of ``aspect`` = width / height."""
     scene = Scene("demo", background=(0.04, 0.05, 0.08))
     knot, colors = torus_knot(60000, seed=seed)
     scene.add(Node("knot", position=(0, 1.0, 0), geometry=PointCloud(knot, colors, point_size=2)))
@@ -74,7 +75,7 @@ def demo_scene(seed=0):
         pts = sphere_points(3000, 0.2, seed=seed + i + 1)
         pivot.add(Node(f"moon{i}", position=(x, 0.3 * (i - 0.5), 0),
                        geometry=PointCloud(pts, np.tile(hue, (len(pts), 1)), point_size=2)))
-    camera = PerspectiveCamera(fov_y=50.0, name="camera")
+    camera = PerspectiveCamera(fov_y=50.0, aspect=aspect, name="camera")
     camera.frame(scene.bounds(), azimuth=35.0, elevation=25.0)
     scene.add(camera)
     return scene, camera

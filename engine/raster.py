@@ -23,6 +23,7 @@ __all__ = ["EMPTY_KEY", "Frame", "background_rgba", "check_points", "rasterize_p
 
 EMPTY_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
 MAX_POINT_SIZE = 255  # the point size range GL (llvmpipe) reports here; splats are capped
+SPLAT_CHUNK_PIXELS = 1 << 22  # pixel entries expanded at once (~100 MB of temporaries)
 
 
 class Frame(NamedTuple):
@@ -119,6 +120,20 @@ def check_points(screen_xy, depth, visible, colors, size):
     return xy, z, vis, col, (w, h)
 
 
+def _splat_min(keys, x0, y0, k, s, w, h):
+    """keys[pixel] = min(keys[pixel], k) over the s x s splats at (x0, y0), clipped."""
+    if s == 1:
+        xs, ys, ks = x0, y0, k
+    else:
+        off = np.arange(s)
+        shape = (x0.size, s, s)  # point, row offset, column offset
+        xs = np.broadcast_to(x0[:, None, None] + off[None, None, :], shape).ravel()
+        ys = np.broadcast_to(y0[:, None, None] + off[None, :, None], shape).ravel()
+        ks = np.repeat(k, s * s)
+    inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+    np.minimum.at(keys, ys[inside] * w + xs[inside], ks[inside])
+
+
 def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
                      background=(0.0, 0.0, 0.0, 1.0)) -> Frame:
     """Z-buffered square splats on the CPU (NumPy).
@@ -153,18 +168,11 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
         for s in np.unique(s_all):
             # A centre at or beyond one splat side outside the image covers no pixel; dropping
             # those first (NaN fails every comparison) keeps the cast to int64 defined.
-            sel = (s_all == s) & (cx > -s) & (cx < w + s) & (cy > -s) & (cy < h + s)
-            x0 = splat_origin(cx[sel], s)
-            y0 = splat_origin(cy[sel], s)
-            k = pkeys[sel]
-            if s == 1:
-                xs, ys, ks = x0, y0, k
-            else:
-                off = np.arange(s)
-                shape = (x0.size, s, s)  # point, row offset, column offset
-                xs = np.broadcast_to(x0[:, None, None] + off[None, None, :], shape).ravel()
-                ys = np.broadcast_to(y0[:, None, None] + off[None, :, None], shape).ravel()
-                ks = np.repeat(k, s * s)
-            inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
-            np.minimum.at(keys, ys[inside] * w + xs[inside], ks[inside])
+            sel = np.flatnonzero((s_all == s) & (cx > -s) & (cx < w + s) & (cy > -s) & (cy < h + s))
+            # Each point expands to s*s pixel entries: chunk so memory stays bounded.
+            step = max(1, SPLAT_CHUNK_PIXELS // int(s * s))
+            for c in range(0, sel.size, step):
+                part = sel[c:c + step]
+                _splat_min(keys, splat_origin(cx[part], s), splat_origin(cy[part], s),
+                           pkeys[part], int(s), w, h)
     return resolve_keys(keys.reshape(h, w), col, background)

@@ -7,6 +7,8 @@ The viewport is the output size in pixels; the camera's aspect follows it every 
 
 from __future__ import annotations
 
+import numpy as np
+
 from .backends import Projection, get_projector
 from .batch import VertexBatch
 from .camera import Camera
@@ -18,14 +20,30 @@ __all__ = ["RASTER_MODES", "Renderer", "parse_size"]
 RASTER_MODES = ("software", "gl")
 
 
+MAX_SIZE = 16384  # the largest GL framebuffer side commonly supported
+
+
 def parse_size(text: str) -> tuple[int, int]:
     """'1280x720' -> (1280, 720). Raises ValueError with the expected form."""
     try:
         w, h = (int(v) for v in str(text).lower().split("x"))
     except ValueError:
         raise ValueError(f"size must look like WIDTHxHEIGHT (e.g. 1280x720), got {text!r}") from None
-    if not (0 < w <= 16384 and 0 < h <= 16384):
-        raise ValueError(f"size must be between 1x1 and 16384x16384, got {w}x{h}")
+    return check_size((w, h))
+
+
+def check_size(size) -> tuple[int, int]:
+    """(width, height) as two whole numbers in [1, 16384] -> (int, int).
+
+    Raises ValueError for a string, a wrong length, fractions or out-of-range values.
+    """
+    if isinstance(size, (str, bytes)) or np.ndim(size) != 1 or len(size) != 2:
+        raise ValueError(f"size must be (width, height) in pixels, got {size!r}")
+    if not all(float(v).is_integer() for v in size):
+        raise ValueError(f"size must be whole pixels, got {tuple(size)!r}")
+    w, h = int(size[0]), int(size[1])
+    if not (0 < w <= MAX_SIZE and 0 < h <= MAX_SIZE):
+        raise ValueError(f"size must be between 1x1 and {MAX_SIZE}x{MAX_SIZE}, got {w}x{h}")
     return w, h
 
 
@@ -48,9 +66,13 @@ class Renderer:
 
     def __init__(self, scene: Scene, camera: Camera, size=(640, 480), backend=None,
                  point_size: float | None = None, raster: str = "software"):
+        if not isinstance(scene, Scene):
+            raise TypeError(f"scene must be an engine.Scene, got {type(scene).__name__}")
+        if not isinstance(camera, Camera):
+            raise TypeError(f"camera must be an engine.Camera, got {type(camera).__name__}")
         self.scene = scene
         self.camera = camera
-        self.size = (int(size[0]), int(size[1]))
+        self.size = check_size(size)
         self.projector = get_projector(backend)
         self.batch = VertexBatch(scene, self.projector.xp)
         self.point_size = point_size
@@ -83,9 +105,7 @@ class Renderer:
 
     def resize(self, width: int, height: int):
         """New viewport in pixels; the camera aspect follows on the next frame."""
-        if width <= 0 or height <= 0:
-            raise ValueError(f"viewport must be positive, got {width}x{height}")
-        self.size = (int(width), int(height))
+        self.size = check_size((width, height))
 
     def project(self) -> Projection:
         """Project every vertex of the scene (one launch). Arrays stay on the backend."""

@@ -185,10 +185,14 @@ def look_at_rotation(eye, target, up=(0.0, 1.0, 0.0)) -> np.ndarray:
     t = _vec3(target, "target")
     u = _vec3(up, "up")
     fwd = t - e
-    dist = float(np.linalg.norm(fwd))
-    if dist <= 1e-12 * max(1.0, float(np.abs(e).max())):
+    # Scale by the largest component first so the norm cannot overflow (|d| ~ 1e300).
+    big = float(np.abs(fwd).max())
+    if not np.isfinite(big):
+        raise ValueError(f"look_at: eye {e.tolist()} and target {t.tolist()} are too far apart")
+    if big <= 1e-12 * max(1.0, float(np.abs(e).max())):
         raise ValueError(f"look_at: eye and target coincide at {e.tolist()}; no view direction")
-    fwd /= dist
+    fwd /= big
+    fwd /= np.linalg.norm(fwd)
     right = np.cross(fwd, u)
     if np.linalg.norm(right) < 1e-6 * max(np.linalg.norm(u), 1e-300):
         fallback = np.eye(3)[int(np.argmin(np.abs(fwd)))]

@@ -3,7 +3,8 @@
 ``get_projector(name)`` with name ``"auto"`` (default, or ``ENGINE_BACKEND``), ``"cupy"``,
 ``"numba"`` or ``"numpy"``. Auto picks CuPy when a device is available and the kernel
 compiles, else the Numba CPU accelerator when installed, else NumPy. Asking for a
-backend that cannot run raises RuntimeError naming why.
+backend that cannot run raises engine.errors.BackendUnavailable (a RuntimeError) naming
+why.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 
+from ..errors import BackendUnavailable
 from .base import Projection
 from .numpy_backend import NumpyProjector
 
@@ -36,12 +38,17 @@ def _make(name: str):
 
 def get_projector(name: str | None = None):
     """A projector instance for ``name`` (or ``$ENGINE_BACKEND``, or auto)."""
-    name = (name or os.environ.get("ENGINE_BACKEND") or "auto").strip().lower()
+    env = os.environ.get("ENGINE_BACKEND")
+    source = "" if name or not env else " (from the ENGINE_BACKEND environment variable)"
+    name = (name or env or "auto").strip().lower()
     if name != "auto":
-        return _make(name)
+        try:
+            return _make(name)
+        except ValueError as exc:
+            raise ValueError(f"{exc}{source}") from None
     for candidate in ("cupy", "numba"):
         try:
             return _make(candidate)
-        except (RuntimeError, ImportError) as exc:
+        except (BackendUnavailable, ImportError) as exc:
             log.debug("backend %s unavailable: %s", candidate, exc)
     return NumpyProjector()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import BackendUnavailable
 from .base import OutputBuffers, Projection, check_viewport, prepare_inputs
 from .cuda_source import NVRTC_OPTIONS, load_cuda_source
 
@@ -34,11 +35,11 @@ def cupy_unavailable_reason() -> str | None:
 def get_function(source_name: str, function: str):
     """Compiled ``function`` from ``shaders/<source_name>`` for the current device (cached).
 
-    Raises RuntimeError naming the cause when CuPy, the driver or NVRTC is missing.
+    Raises engine.errors.BackendUnavailable (a RuntimeError) naming the cause when CuPy, the driver or NVRTC is missing.
     """
     reason = cupy_unavailable_reason()
     if reason:
-        raise RuntimeError(f"cannot use the cupy backend: {reason}")
+        raise BackendUnavailable(f"cannot use the cupy backend: {reason}")
     import cupy
 
     key = (source_name, cupy.cuda.Device().id)
@@ -48,7 +49,7 @@ def get_function(source_name: str, function: str):
             mod = cupy.RawModule(code=load_cuda_source(source_name), options=NVRTC_OPTIONS)
             mod.compile()
         except Exception as exc:
-            raise RuntimeError(
+            raise BackendUnavailable(
                 f"cannot use the cupy backend: compiling shaders/{source_name} failed "
                 f"(is NVRTC installed? pip install nvidia-cuda-nvrtc-cu12): {exc}"
             ) from exc
@@ -67,7 +68,7 @@ def launch_grid(n: int) -> tuple[int]:
 class CupyProjector:
     """GPU projector; see ``engine.backends.base`` for the contract.
 
-    Raises RuntimeError at construction when CuPy, a device or NVRTC is missing.
+    Raises engine.errors.BackendUnavailable at construction when CuPy, a device or NVRTC is missing.
     """
 
     name = "cupy"

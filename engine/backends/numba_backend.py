@@ -29,6 +29,7 @@ import os
 
 import numpy as np
 
+from ..errors import BackendUnavailable
 from .base import OutputBuffers, Projection, check_viewport, prepare_inputs
 
 
@@ -53,7 +54,7 @@ class NumbaProjector:
     """Fused CPU projector (Numba). See ``engine.backends.base`` for the contract.
 
     The first call in a process compiles the kernels (or loads them from Numba's cache).
-    Raises RuntimeError when Numba is not installed.
+    Raises engine.errors.BackendUnavailable when Numba is not installed.
     """
 
     name = "numba"
@@ -61,7 +62,7 @@ class NumbaProjector:
 
     def __init__(self):
         if not numba_available():
-            raise RuntimeError("the numba backend needs Numba: pip install 'frustum[fast]'")
+            raise BackendUnavailable("the numba backend needs Numba: pip install 'frustum[fast]'")
         from . import numba_kernels
 
         self._k = numba_kernels
