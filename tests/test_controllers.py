@@ -108,6 +108,152 @@ def test_fly_moves_with_wasd_shift_and_scroll():
     assert fly.speed == 1e-4
 
 
+BIG = 1.7976931348623157e308  # largest finite float64
+
+
+@pytest.mark.parametrize("steps", [1e6, BIG])
+def test_scrolling_any_finite_amount_clamps_distance_and_speed(steps):
+    """Regression: 1.1 ** 1e6 overflowed and 1.1 ** -1e6 became a zoom factor of 0."""
+    orb = OrbitController(PerspectiveCamera(position=(0, 0, 5)), min_distance=0.5,
+                          max_distance=50)
+    orb.scroll(steps)
+    assert orb.distance == 0.5 and finite_pose(orb.camera)
+    np.testing.assert_allclose(orb.camera.position, (0, 0, 0.5), atol=1e-12)
+    orb.scroll(-steps)
+    assert orb.distance == 50 and finite_pose(orb.camera)
+    np.testing.assert_allclose(orb.camera.position, (0, 0, 50), atol=1e-12)
+    orb.scroll(-1)  # at the limit: stays there
+    assert orb.distance == 50
+    orb.scroll(1)  # and comes back by one step
+    assert orb.distance == pytest.approx(50 / 1.1)
+    fly = FlyController(PerspectiveCamera(), speed=2.0, min_speed=0.01, max_speed=100)
+    fly.scroll(steps)
+    assert fly.speed == 100
+    fly.scroll(-steps)
+    assert fly.speed == 0.01
+    fly.scroll(2)
+    assert fly.speed == pytest.approx(0.01 * 1.25**2)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), "x", None])
+def test_non_finite_input_is_rejected_naming_the_argument_and_keeps_the_camera(bad):
+    orb = OrbitController(PerspectiveCamera(position=(1, 2, 5)))
+    fly = FlyController(PerspectiveCamera(position=(1, 2, 5)))
+    calls = [
+        (orb, "rotate", (bad, 0), "d_azimuth"), (orb, "rotate", (0, bad), "d_elevation"),
+        (orb, "pan", (bad, 0), "dx"), (orb, "pan", (0, bad), "dy"),
+        (orb, "zoom", (bad,), "factor"), (orb, "scroll", (bad,), "steps"),
+        (orb, "mouse_drag", (bad, 0, "left"), "dx"), (orb, "mouse_drag", (0, bad, "right"), "dy"),
+        (orb, "tick", (bad,), "dt"), (orb, "resize", (bad, 100), "width"),
+        (fly, "move", (bad, 0, 0), "forward"), (fly, "move", (0, bad, 0), "right"),
+        (fly, "move", (0, 0, bad), "up"), (fly, "look", (bad, 0), "d_yaw"),
+        (fly, "look", (0, bad), "d_pitch"), (fly, "mouse_motion", (0, bad), "dy"),
+        (fly, "scroll", (bad,), "steps"), (fly, "tick", (bad,), "dt"),
+        (fly, "resize", (100, bad), "height"),
+    ]
+    for ctrl, method, args, name in calls:
+        before = ctrl.camera.world_matrix.copy()
+        with pytest.raises(ValueError, match=name):
+            getattr(ctrl, method)(*args)
+        np.testing.assert_array_equal(ctrl.camera.world_matrix, before)
+    with pytest.raises(ValueError, match="speed"):
+        fly.speed = bad
+
+
+def test_constructors_reject_bad_settings():
+    cam = PerspectiveCamera(position=(0, 0, 5))
+    for kw, name in [({"max_distance": float("inf")}, "max_distance"),
+                     ({"min_distance": float("nan")}, "min_distance"),
+                     ({"min_distance": 10, "max_distance": 1}, "min_distance < max_distance"),
+                     ({"rotate_speed": -0.3}, "rotate_speed"),
+                     ({"target": (0, float("nan"), 0)}, "target"),
+                     ({"max_pitch": float("nan")}, "max_pitch")]:
+        with pytest.raises(ValueError, match=name):
+            OrbitController(cam, **kw)
+    for kw, name in [({"speed": -1}, "speed"), ({"speed": 0}, "speed"),
+                     ({"speed": float("inf")}, "speed"), ({"fast_factor": -4}, "fast_factor"),
+                     ({"look_speed": float("nan")}, "look_speed"),
+                     ({"min_speed": 5, "max_speed": 1}, "min_speed < max_speed")]:
+        with pytest.raises(ValueError, match=name):
+            FlyController(cam, **kw)
+    # a positive speed outside the range is clamped, like the orbit's starting distance
+    assert FlyController(cam, speed=1e9).speed == 1e6
+    assert FlyController(cam, speed=1e-9).speed == 1e-4
+
+
+def test_negative_speed_and_dt_are_rejected_zero_dt_is_a_no_op():
+    """Regression: FlyController(speed=-1) and tick(-1) flew the camera backwards."""
+    with pytest.raises(ValueError, match="speed"):
+        FlyController(PerspectiveCamera(), speed=-1)
+    fly = FlyController(PerspectiveCamera(position=(0, 0, 0)), speed=2.0)
+    with pytest.raises(ValueError, match="speed"):
+        fly.speed = -1
+    fly.key_down("w")
+    with pytest.raises(ValueError, match="dt"):
+        fly.tick(-1)
+    np.testing.assert_array_equal(fly.camera.position, (0, 0, 0))
+    fly.tick(0)
+    np.testing.assert_array_equal(fly.camera.position, (0, 0, 0))
+    fly.tick(0.25)
+    np.testing.assert_allclose(fly.camera.position, (0, 0, -0.5), atol=1e-12)
+    orb = OrbitController(PerspectiveCamera(position=(0, 0, 5)))
+    orb.key_down("left")
+    with pytest.raises(ValueError, match="dt"):
+        orb.tick(-0.5)
+    orb.tick(0)
+    assert orb.azimuth == pytest.approx(0.0)
+
+
+def test_huge_finite_input_keeps_the_camera_finite_or_is_rejected():
+    cam = PerspectiveCamera(fov_y=90.0, position=(0, 0, 5))
+    orb = OrbitController(cam, min_distance=0.5, max_distance=50)
+    orb.rotate(1e308, 1e308)  # the azimuth wraps exactly, the elevation clamps
+    assert orb.azimuth == pytest.approx(math.remainder(math.fmod(1e308, 360.0), 360.0))
+    assert orb.elevation == pytest.approx(89.0) and finite_pose(cam)
+    orb.rotate(0, -BIG)
+    assert orb.elevation == pytest.approx(-89.0) and finite_pose(cam)
+    orb.zoom(5e-324)  # tiniest positive factor: as far as allowed
+    assert orb.distance == 50
+    # fov 90 at distance 50: one screen height is 100 world units, so BIG heights
+    # overflow and are refused without moving.
+    target = orb.target.copy()
+    with pytest.raises(ValueError, match="dx"):
+        orb.pan(BIG, 0)
+    np.testing.assert_array_equal(orb.target, target)
+    orb.zoom(BIG)
+    assert orb.distance == 0.5  # now one screen height is 1 world unit
+    orb.rotate(0, 89.0 - orb.elevation)
+    orb.pan(0, 1e300)
+    assert orb.target[1] == pytest.approx(1e300 * math.cos(math.radians(89.0)), rel=1e-9)
+    assert finite_pose(cam)
+    orb.key_down("left")
+    orb.key_down("plus")
+    az = orb.azimuth
+    orb.tick(BIG)  # whole turns drop out; zoomed fully in
+    assert orb.azimuth == pytest.approx(math.remainder(az + 90.0 * math.fmod(BIG, 4.0), 360.0))
+    assert orb.distance == 0.5 and finite_pose(cam)
+    with pytest.raises(ValueError, match="dx"):
+        OrbitController(PerspectiveCamera(position=(0, 0, 5)), rotate_speed=10).mouse_drag(BIG, 0)
+
+    fly = FlyController(PerspectiveCamera(position=(0, 0, 0)), speed=2.0, look_speed=10)
+    fly.look(BIG, BIG)
+    assert math.degrees(fly.pitch) == pytest.approx(89.0) and finite_pose(fly.camera)
+    fly.look(-math.degrees(fly.yaw), -math.degrees(fly.pitch))  # back to looking down -Z
+    fly.move(1e308, 0, 0)
+    np.testing.assert_allclose(fly.camera.position, (0, 0, -1e308))
+    with pytest.raises(ValueError, match="forward"):
+        fly.move(1e308, 0, 0)  # would pass -1.8e308
+    fly.key_down("s")
+    fly.tick(1e307)  # back 2e307
+    np.testing.assert_allclose(fly.camera.position, (0, 0, -8e307))
+    with pytest.raises(ValueError, match="dt"):
+        fly.tick(BIG)
+    np.testing.assert_allclose(fly.camera.position, (0, 0, -8e307))
+    with pytest.raises(ValueError, match="dx"):
+        fly.mouse_motion(BIG, 0)  # 10 deg per pixel overflows
+    assert finite_pose(fly.camera)
+
+
 def test_fly_look_turns_and_clamps():
     cam = PerspectiveCamera(position=(0, 0, 0))
     fly = FlyController(cam, look_speed=0.5)
