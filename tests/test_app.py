@@ -243,6 +243,66 @@ def test_sphere_sphere_and_ray_sphere_values():
     assert hit[0] is a and hit[1] == pytest.approx(5.0)
 
 
+def test_geometry_without_a_finite_point_has_no_bounding_sphere():
+    """Regression: an all-NaN cloud got the sphere ((0, 0, 0), 0) and could be 'hit'."""
+    nan = Node("nan", geometry=PointCloud(np.full((4, 3), np.nan)))
+    empty = Node("empty", geometry=PointCloud(np.zeros((0, 3))))
+    for node in (nan, empty):
+        with pytest.raises(ValueError, match="no finite point"):
+            bounding_sphere(node)
+    solid = Node("solid", position=(0, 0, 3), geometry=PointCloud([[-1, 0, 0], [1, 0, 0]]))
+    assert not nodes_collide(nan, solid) and not nodes_collide(solid, empty)
+    assert nodes_collide(solid, solid)
+    hit = ray_cast((0, 0, -10), (0, 0, 1), [nan, empty, solid])  # passes the empty ones
+    assert hit[0] is solid and hit[1] == pytest.approx(12.0)
+    assert ray_cast((0, 0, -10), (0, 0, 1), [nan, empty]) is None
+    # NaN rows are left out of the sphere: only (0, 0, 0) and (4, 0, 0) count
+    mixed = Node("mixed", geometry=PointCloud([[0, 0, 0], [np.nan, 9, 9], [4, 0, 0]]))
+    c, r = bounding_sphere(mixed)
+    np.testing.assert_allclose(c, [2, 0, 0])
+    assert r == pytest.approx(2.0)
+
+
+def test_collision_helpers_reject_bad_input_naming_it():
+    nan = float("nan")
+    cases = [
+        (lambda: ray_sphere((0, 0, 0), (1, 0, 0), (5, 0, 0), -1), "radius"),
+        (lambda: ray_sphere((0, 0, 0), (1, 0, 0), (5, 0, 0), nan), "radius"),
+        (lambda: ray_sphere((0, nan, 0), (1, 0, 0), (5, 0, 0), 1), "origin"),
+        (lambda: ray_sphere((0, 0, 0), (1, 0, 0), (5, 0, float("inf")), 1), "centre"),
+        (lambda: ray_sphere((0, 0, 0), (nan, 1, 0), (5, 0, 0), 1), "direction"),
+        (lambda: ray_sphere((0, 0, 0), (1, 0), (5, 0, 0), 1), "direction"),
+        (lambda: ray_cast((0, 0, 0), (0, 0, 0), []), "direction"),
+        (lambda: spheres_overlap((nan, 0, 0), 1, (0, 0, 0), 1), "c1"),
+        (lambda: spheres_overlap((0, 0, 0), 1, (0, 0, 0), -0.5), "r2"),
+        (lambda: overlap_pairs([[0, 0, 0]], [1, 2], [[1, 0, 0]], [1]), "radii_a"),
+        (lambda: overlap_pairs([[0, 0, 0]], [1], [[1, nan, 0]], [1]), "centres_b"),
+        (lambda: overlap_pairs([[0, 0, 0]], [1], [[1, 0, 0]], [-1]), "radii_b"),
+        (lambda: overlap_pairs([[0, 0]], [1], [[1, 0, 0]], [1]), "centres_a"),
+    ]
+    for call, name in cases:
+        with pytest.raises(ValueError, match=name):
+            call()
+    # a zero radius is a point: hit only when the ray passes through it
+    assert ray_sphere((0, 0, 0), (0, 0, 1), (0, 0, 2), 0) == pytest.approx(2.0)
+    assert ray_sphere((0, 0, 0), (0, 0, 1), (0, 1e-9, 2), 0) is None
+
+
+def test_collision_helpers_over_the_whole_float_range():
+    big = 1e308  # squared distances overflow; the helpers must not
+    assert spheres_overlap((-big, 0, 0), big, (big, 0, 0), big)  # touching
+    assert not spheres_overlap((-big, 0, 0), big, (big, 0, 0), 0.9 * big)
+    m = overlap_pairs([[-big, 0, 0]], [big], [[big, 0, 0], [big, big, 0]], [big, big])
+    assert m.tolist() == [[True, False]]
+    t = ray_sphere((-1e300, 0, 0), (1, 0, 0), (1e300, 0, 0), 1e299)
+    assert t == pytest.approx(1.9e300, rel=1e-12)
+    assert ray_sphere((0, 0, 0), (1e-310, 0, 0), (3e-300, 0, 0), 1e-300) == pytest.approx(2e-300)
+    # A small sphere far away: |f|^2 - r^2 rounds to |f|^2 in the textbook discriminant
+    # (t off by the whole radius); the perpendicular form keeps it.
+    t = ray_sphere((0, 0, 0), (1, 0, 0), (1e9, 1e-3, 0), 0.01)
+    assert t == pytest.approx(1e9 - math.sqrt(0.01**2 - 1e-3**2), abs=1e-6)
+
+
 def test_window_events_reach_input_hooks_and_controller():
     """The pyglet event protocol the Viewer forwards, without opening a window."""
     from engine.app import _WindowEvents
