@@ -11,9 +11,10 @@ import pytest
 
 from engine.bench import measure, measure_cuda_events, measure_gl_query, render_markdown
 from engine.bench import paths as P
-from engine.bench.runner import run_benchmarks
+from engine.bench.runner import check_out_dir, machine_info, run_benchmarks
 from engine.bench.timing import unsynchronised_call_s
 from engine.cli import main
+from engine.errors import EngineError
 
 
 class Recorder:
@@ -194,6 +195,34 @@ def test_cli_bench_demo_and_bad_sizes(capsys):
         main(["bench", "--sizes", "1e3,abc"])
     assert exc.value.code == 2
     assert "--sizes" in capsys.readouterr().err
+
+
+def test_bench_checks_the_output_folder_before_measuring(tmp_path, monkeypatch, capsys):
+    """Regression: ``bench --out /proc/bb`` ran the whole benchmark, then failed to write
+    and lost the results. Now the folder is checked first: nothing is measured."""
+    import engine.bench.runner as runner
+
+    def started(*args, **kwargs):
+        raise AssertionError("the benchmark started before --out was checked")
+
+    monkeypatch.setattr(runner, "host_copy_bandwidth", started)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(EngineError, match=r"\(--out\) .*a-file/sub: cannot write there"):
+        run_benchmarks(sizes=[1000], quick=True, out_dir=blocker / "sub", log=lambda *a: None)
+    kind = "gpu" if machine_info()["gpu"] else "cpu"
+    taken = tmp_path / "taken"
+    (taken / f"bench-{kind}.json").mkdir(parents=True)  # the result's name is a folder
+    with pytest.raises(EngineError, match=f"bench-{kind}.json exists and is not a writable"):
+        run_benchmarks(sizes=[1000], quick=True, out_dir=taken, log=lambda *a: None)
+    # the CLI reports it as one line, exit status 2
+    assert main(["bench", "--quick", "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("frustum: error: benchmark output folder (--out)")
+    assert str(blocker / "sub") in err and err.count("\n") == 1
+    # a missing nested folder is created, and the probe file leaves nothing behind
+    fresh = tmp_path / "new" / "deeper"
+    assert check_out_dir(fresh) == fresh and fresh.is_dir() and not any(fresh.iterdir())
 
 
 def test_readme_tables_are_replaced_between_markers():

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..errors import EngineError
 from . import paths as P
 from .bandwidth import device_copy_bandwidth, host_copy_bandwidth
 from .report import analyse, render_markdown
@@ -152,6 +155,8 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
         many_objects: (K objects, M vertices each) for the one-launch-per-frame case, or
             None to leave it out.
         out_dir: folder for ``bench-<cpu|gpu>.json`` and ``.md`` (None: write nothing).
+            It is created and checked for writing before anything is measured, so a
+            bad folder fails at once (EngineError naming it) instead of after the run.
         budget_s: once this many seconds have passed, larger sizes are left out (listed
             under ``skipped``) and the results so far are written; the many-objects case
             and the sync demo still run.
@@ -161,6 +166,8 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
     t_start = time.perf_counter()
     info = machine_info()
     gpu = info["gpu"] is not None
+    if out_dir is not None:
+        check_out_dir(out_dir, _result_paths(out_dir, "bench", info))
     if sizes is None:
         sizes = QUICK_SIZES if quick else FULL_SIZES + (GPU_EXTRA_SIZES if gpu else ())
     selected = set(paths) if paths else None
@@ -214,14 +221,45 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
     return res
 
 
-def write_results(res: dict, out_dir, log=print, prefix: str = "bench") -> tuple[Path, Path]:
-    """``<prefix>-<cpu|gpu>.json`` and ``.md`` in ``out_dir`` (created)."""
+def _result_paths(out_dir, prefix: str, machine: dict) -> tuple[Path, Path]:
+    kind = "gpu" if machine["gpu"] else "cpu"
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    kind = "gpu" if res["machine"]["gpu"] else "cpu"
-    jpath, mpath = out / f"{prefix}-{kind}.json", out / f"{prefix}-{kind}.md"
-    jpath.write_text(json.dumps(res, indent=1, default=float) + "\n")
-    mpath.write_text(render_markdown(res))
+    return out / f"{prefix}-{kind}.json", out / f"{prefix}-{kind}.md"
+
+
+def check_out_dir(out_dir, files=()) -> Path:
+    """Create ``out_dir`` (with parents) and check that files can be written in it, by
+    creating and removing a temporary file there; each of ``files`` that already exists
+    must be a writable regular file (it will be replaced). Returns the folder.
+
+    Raises EngineError naming the folder (the CLI's ``--out``) and the reason.
+    """
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".frustum-bench-", suffix=".tmp"):
+            pass
+    except OSError as exc:
+        raise EngineError(f"benchmark output folder (--out) {out}: cannot write there "
+                          f"({exc.strerror or exc})") from None
+    for f in files:
+        f = Path(f)
+        if f.exists() and not (f.is_file() and os.access(f, os.W_OK)):
+            raise EngineError(f"benchmark output folder (--out) {out}: {f.name} exists and "
+                              "is not a writable file")
+    return out
+
+
+def write_results(res: dict, out_dir, log=print, prefix: str = "bench") -> tuple[Path, Path]:
+    """``<prefix>-<cpu|gpu>.json`` and ``.md`` in ``out_dir`` (created). Raises
+    EngineError naming the file when it cannot be written."""
+    jpath, mpath = _result_paths(out_dir, prefix, res["machine"])
+    check_out_dir(out_dir)
+    try:
+        jpath.write_text(json.dumps(res, indent=1, default=float) + "\n")
+        mpath.write_text(render_markdown(res))
+    except OSError as exc:
+        raise EngineError(f"cannot write benchmark results (--out): {exc}") from None
     log(f"wrote {jpath} and {mpath}")
     return jpath, mpath
 
