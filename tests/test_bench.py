@@ -200,7 +200,7 @@ def test_cli_bench_demo_and_bad_sizes(capsys):
 def test_bench_checks_the_output_folder_before_measuring(tmp_path, monkeypatch, capsys):
     """Regression: ``bench --out /proc/bb`` ran the whole benchmark, then failed to write
     and lost the results. Now the folder is checked first: nothing is measured."""
-    import engine.bench.runner as runner
+    from engine.bench import runner
 
     def started(*args, **kwargs):
         raise AssertionError("the benchmark started before --out was checked")
