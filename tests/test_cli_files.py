@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,34 @@ def test_missing_and_unknown_files_exit_2(tmp_path, capsys, name, content, words
     assert err.count("\n") == 0 and str(path) in err
     for w in words:
         assert w in err
+
+
+@pytest.mark.parametrize("name,content,words", [
+    ("empty.glb", b"", ["the file is empty (0 bytes)"]),
+    ("empty.stl", b"", ["the file is empty (0 bytes)"]),
+    ("b.gltf", b'{"asset":', ["not valid JSON: the text ends at line 1, column 10"]),
+    ("t.stl", b"\0" * 80 + struct.pack("<I", 1000) + b"\0" * 50,
+     ["truncated binary STL", "1,000 triangles = 50,084 bytes", "has 134 bytes"]),
+    ("zero.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 0 1 2\n",
+     ["line 4: face references vertex 0, but OBJ indices start at 1"]),
+    ("far.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 99\n",
+     ["line 4: face references vertex 99 but only 3 are defined"]),
+    ("colour.ply", (b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"
+                   b"property float y\nproperty float z\nproperty float red\n"
+                   b"property float green\nproperty float blue\nend_header\n0 0 0 1.5 0 0\n"),
+     ["'vertex' 0 has red = 1.5", "float colours hold 0-1"]),
+])
+def test_bad_files_from_testing_exit_2(tmp_path, capsys, name, content, words):
+    path = tmp_path / name
+    path.write_bytes(content)
+    rc = main(["render", str(path), "--out", str(tmp_path / "x.png"), "--size", "64x48"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"frustum: error: {path}: "), err
+    assert "Traceback" not in err
+    for w in words:
+        assert w in err
+    assert not (tmp_path / "x.png").exists()
 
 
 def test_debug_shows_the_traceback(ref_assets, tmp_path):

@@ -3,7 +3,9 @@ loaded and rendered with the counts its README states, and clear errors for bad 
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -244,7 +246,6 @@ def test_unknown_format(tmp_path):
 
 
 @pytest.mark.parametrize("name,content,words", [
-    ("empty.ply", b"", ["empty"]),
     ("text.ply", b"hello\n", ["not a PLY file"]),
     ("nohead.ply", b"ply\nformat ascii 1.0\nelement vertex 1\n", ["end_header"]),
     ("badtype.ply", b"ply\nformat ascii 1.0\nelement vertex 1\nproperty flot x\nend_header\n0\n",
@@ -260,9 +261,9 @@ def test_unknown_format(tmp_path):
     ("trunc.ply", b"ply\nformat binary_little_endian 1.0\nelement vertex 2\nproperty float x\n"
                   b"property float y\nproperty float z\nend_header\n" + b"\0" * 20,
      ["truncated binary PLY", "24 bytes", "only 20", "4 missing"]),
-    ("empty.obj", b"# nothing\n", ["no vertices"]),
-    ("bad.obj", b"v 0 0 0\nv 1 x 0\nv 0 1 0 2\nf 1 2 3\n", ["cannot read OBJ"]),
-    ("bad.glb", b"glTF\x02\0\0\0garbage", ["cannot read GLB"]),
+    ("bad.obj", b"v 0 0 0\nv 1 x 0\nv 0 1 0 2\nf 1 2 3\n", ["cannot read OBJ file: line 2: a vertex needs 3 numbers"]),
+    ("bad.glb", b"glTF\x02\0\0\0garbage", ["truncated GLB", "1,651,663,207 bytes",
+                                               "the file has 15 bytes"]),
     ("bad.gltf", json.dumps({  # a valid document whose buffer file is missing
         "asset": {"version": "2.0"},
         "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
@@ -276,6 +277,269 @@ def test_bad_files_raise_one_clear_line(tmp_path, name, content, words):
     with pytest.raises(LoadError) as e:
         load(f)
     _assert_one_line_error(e, f, *words)
+
+
+# Defects from testing: every bad file says what is wrong with it, in one line.
+def _load_error(path: Path, *words) -> str:
+    with pytest.raises(LoadError) as e:
+        load(path)
+    _assert_one_line_error(e, path, *words)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("suffix", sorted(SUPPORTED_SUFFIXES))
+def test_empty_file_of_every_format_says_empty(tmp_path, suffix):
+    f = tmp_path / f"empty{suffix}"
+    f.write_bytes(b"")
+    assert _load_error(f) == f"{f}: the file is empty (0 bytes)"
+
+
+@pytest.mark.parametrize("name,content", [
+    ("comments.obj", b"# nothing\n"),
+    ("zero.ply", (b"ply\nformat ascii 1.0\nelement vertex 0\nproperty float x\n"
+                 b"property float y\nproperty float z\nend_header\n")),
+    ("nofacets.stl", b"solid x\nendsolid x\n"),
+    ("nomesh.gltf", b'{"asset": {"version": "2.0"}}'),
+])
+def test_non_empty_file_without_vertices(tmp_path, name, content):
+    f = tmp_path / name
+    f.write_bytes(content)
+    assert _load_error(f) == f"{f}: the file contains no vertices"
+
+
+def _triangle_gltf(buffer: dict) -> dict:
+    """A glTF document with one triangle (0,0,0) (1,0,0) (0,1,0) in buffer 0."""
+    return {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+            "nodes": [{"mesh": 0}],
+            "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+            "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3,
+                           "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0]}],
+            "bufferViews": [{"buffer": 0, "byteLength": 36}],
+            "buffers": [dict(buffer, byteLength=36)]}
+
+
+_TRIANGLE = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+
+
+def _glb(doc: dict, binary: bytes) -> bytes:
+    js = json.dumps(doc).encode()
+    js += b" " * (-len(js) % 4)  # chunks are 4-byte aligned (spaces pad JSON)
+    chunks = struct.pack("<I4s", len(js), b"JSON") + js
+    chunks += struct.pack("<I4s", len(binary), b"BIN\0") + binary
+    return struct.pack("<4sII", b"glTF", 2, 12 + len(chunks)) + chunks
+
+
+@pytest.mark.parametrize("content,words", [
+    # the tester's truncated file: it used to say "a file it refers to is missing"
+    (b'{"asset":', ["not valid JSON: the text ends at line 1, column 10", "truncated file?"]),
+    (b'{\n  "asset": {"version": "2.0"},\n  "nodes": [,]\n}\n',
+     ["not valid JSON at line 3, column 13: expecting value"]),
+    (b"hello\n", ["not valid JSON at line 1, column 1: expecting value"]),
+    (b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", ["not a glTF file: not UTF-8 text (byte 0 is 0x89)"]),
+    (b'{"meshes": []}', ["not a glTF file: no 'asset' object"]),
+    (b"[1, 2]", ["not a glTF file: no 'asset' object"]),
+    (b'{"asset": {"version": "1.0"}}', ["glTF version '1.0' is not supported"]),
+    (_glb(_triangle_gltf({}), _TRIANGLE.tobytes()), ["GLB) data in a .gltf file",
+                                                     "rename it to .glb"]),
+])
+def test_bad_gltf_says_what_is_wrong(tmp_path, content, words):
+    f = tmp_path / "b.gltf"
+    f.write_bytes(content)
+    msg = _load_error(f, *words)
+    assert "missing" not in msg and "model.gltf" not in msg
+
+
+def test_gltf_with_byte_order_mark_loads(tmp_path):
+    # readers may ignore a BOM (glTF 2.0 "JSON Encoding"); trimesh alone rejects it
+    uri = "data:application/octet-stream;base64," + \
+        base64.b64encode(_TRIANGLE.tobytes()).decode()
+    f = tmp_path / "bom.gltf"
+    f.write_bytes(b"\xef\xbb\xbf" + json.dumps(_triangle_gltf({"uri": uri})).encode())
+    np.testing.assert_allclose(_world_points(load(f)), _TRIANGLE)
+
+
+def test_glb_container_is_checked(tmp_path):
+    good = _glb(_triangle_gltf({}), _TRIANGLE.tobytes())
+    f = tmp_path / "t.glb"
+    f.write_bytes(good)
+    np.testing.assert_allclose(_world_points(load(f)), _TRIANGLE)
+    f.write_bytes(good[:-10])
+    _load_error(f, f"truncated GLB: the header declares {len(good):,} bytes but the file "
+                   f"has {len(good) - 10:,} bytes (10 missing)")
+    f.write_bytes(good + b"\0" * 8)
+    _load_error(f, f"corrupt GLB: the file has {len(good) + 8:,} bytes, 8 more")
+    # the BIN chunk's length field claims 36 + 64 bytes; the header length still matches
+    bin_at = len(good) - 36 - 8
+    f.write_bytes(good[:bin_at] + struct.pack("<I", 100) + good[bin_at + 4:])
+    _load_error(f, "truncated GLB: chunk 1 (BIN) declares 100 bytes but only 36 follow")
+    f.write_bytes(b'{"asset": {"version": "2.0"}}')
+    _load_error(f, "not a GLB file: it does not start with 'glTF' (it is JSON text")
+    f.write_bytes(good[:12] + good[12:20] + b'{"asset":' + b" " * (len(good) - 29))
+    _load_error(f, "not valid JSON in the JSON chunk")
+
+
+def _binary_stl(triangles, header: bytes = b"\0" * 80) -> bytes:
+    body = b"".join(struct.pack("<12fH", 0, 0, 1, *np.ravel(t), 0) for t in triangles)
+    return header + struct.pack("<I", len(triangles)) + body
+
+
+def test_binary_stl_size_is_checked(tmp_path):
+    f = tmp_path / "s.stl"
+    # the tester's file: 1000 triangles declared, one record present
+    f.write_bytes(b"\0" * 80 + struct.pack("<I", 1000) + b"\0" * 50)
+    assert _load_error(f) == (
+        f"{f}: truncated binary STL, or not an STL file: its header declares 1,000 "
+        "triangles = 50,084 bytes (84 + 50 x 1,000) but the file has 134 bytes "
+        "(49,950 missing)")
+    # 5 kB of random bytes (it used to ask for the optional package charset_normalizer)
+    data = np.random.default_rng(7).integers(0, 256, 5000, dtype=np.uint8).tobytes()
+    f.write_bytes(data)
+    count = struct.unpack_from("<I", data, 80)[0]
+    msg = _load_error(f, "truncated binary STL, or not an STL file",
+                      f"declares {count:,} triangles = {84 + 50 * count:,} bytes",
+                      "the file has 5,000 bytes")
+    assert "charset_normalizer" not in msg
+    f.write_bytes(_binary_stl([_TRIANGLE]) + b"\0" * 7)
+    _load_error(f, "corrupt binary STL", "declares 1 triangles = 134 bytes", "(7 too many)")
+    f.write_bytes(b"\x01\x02\x03")
+    _load_error(f, "not an STL file: 3 bytes is shorter than a binary STL header (84 bytes)")
+    # a binary header may start with "solid": the exact size still makes it binary
+    f.write_bytes(_binary_stl([_TRIANGLE], b"solid exported".ljust(80, b" ")))
+    assert load(f).geometry.face_count == 1
+
+
+@pytest.mark.parametrize("text,words", [
+    ("solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\n",
+     ["truncated ASCII STL: the file ends inside the facet started at line 2"]),
+    (("solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n"
+     "vertex 0 1 0\nendloop\nendfacet\n"), ["truncated ASCII STL: no 'endsolid' line"]),
+    ("solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 x 0\n",
+     ["line 5: a vertex needs 3 numbers: 'vertex 1 x 0'"]),
+    (("solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nendloop\n"
+     "endfacet\nendsolid t\n"), ["line 7: the facet has 2 vertices, STL facets have 3"]),
+])
+def test_ascii_stl_structure_is_checked(tmp_path, text, words):
+    f = _write(tmp_path / "a.stl", text)
+    _load_error(f, *words)
+
+
+def test_ascii_stl_in_latin1_loads(tmp_path):
+    f = tmp_path / "latin.stl"
+    f.write_bytes(("solid caf\xe9\nfacet normal 0 0 1\nouter loop\n"
+                   + "".join(f"vertex {x} {y} {z}\n" for x, y, z in _TRIANGLE)
+                   + "endloop\nendfacet\nendsolid caf\xe9\n").encode("latin-1"))
+    np.testing.assert_allclose(_world_points(load(f)), _TRIANGLE)
+
+
+_OBJ_TRIANGLE = "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+
+
+@pytest.mark.parametrize("text,message", [
+    # index 0 used to load silently as a 2-point mesh (trimesh read it as -1)
+    (_OBJ_TRIANGLE + "f 0 1 2\n", ("line 4: face references vertex 0, but OBJ indices "
+                                  "start at 1")),
+    (_OBJ_TRIANGLE + "f 1 2 99\n", "line 4: face references vertex 99 but only 3 are defined"),
+    (_OBJ_TRIANGLE + "f 1 2 -99\n", ("line 4: face references vertex -99 but only 3 are "
+                                    "defined before it")),
+    (_OBJ_TRIANGLE + "f 1 2 3\nf -1 -2 -4\n", ("line 5: face references vertex -4 but only "
+                                              "3 are defined before it")),
+    (_OBJ_TRIANGLE + "vt 0 0\nf 1/1 2/9 3/1\n", ("line 5: face references texture "
+                                                 "coordinate 9 but only 1 is defined")),
+    (_OBJ_TRIANGLE + "vn 0 0 1\nf 1//1 2//1 3//0\n", ("line 5: face references normal 0, "
+                                                     "but OBJ indices start at 1")),
+    (_OBJ_TRIANGLE + "f 1 2\n", "line 4: a face needs at least 3 vertices, this one has 2"),
+    (_OBJ_TRIANGLE + "f 1 2 x\n", "line 4: 'x' is not a face vertex reference"),
+    (_OBJ_TRIANGLE + "f 1 2 1.5\n", "line 4: '1.5' is not a face vertex reference"),
+    # a joined continuation line does not shift later line numbers
+    ("v 0 0 0\nv 1 \\\n0 0\nv 0 1 0\nf 1 2 7\n", ("line 5: face references vertex 7 but "
+                                                  "only 3 are defined")),
+    ("v 0 0 0\nv 1 0 0\nv 0 1 0 x 0\nf 1 2 3\n", ("line 3: a vertex needs 3 numbers: "
+                                               "'v 0 1 0 x 0'")),
+    ("v 0 0 0\nv 1 0\nv 0 1 0\nf 1 2 3\n", "line 2: a vertex needs 3 numbers: 'v 1 0'"),
+])
+def test_obj_face_references_are_checked(tmp_path, text, message):
+    f = _write(tmp_path / "bad.obj", text)
+    assert _load_error(f).startswith(f"{f}: cannot read OBJ file: {message}")
+
+
+def test_obj_forward_references_still_load(tmp_path):
+    # vertices defined after the face that uses them (trimesh and others accept this)
+    f = _write(tmp_path / "fwd.obj", "f 1 2 3\n" + _OBJ_TRIANGLE)
+    g = load(f).geometry
+    np.testing.assert_allclose(g.positions[g.faces[0]] + g.origin, _TRIANGLE)
+
+
+def test_point_size_is_checked_before_the_file(tmp_path):
+    f = _write(tmp_path / "t.obj", _OBJ_TRIANGLE + "f 1 2 3\n")
+    for bad in (0, -1.0, float("nan"), float("inf"), "big"):
+        with pytest.raises(ValueError, match=r"^point_size must be a finite number of "
+                                             r"pixels > 0, got ") as e:
+            load(f, point_size=bad)
+        assert not isinstance(e.value, LoadError)
+    # even before the path is looked at
+    with pytest.raises(ValueError, match="point_size"):
+        load(tmp_path / "missing.glb", point_size=0)
+    assert load(f, point_size=3).geometry.point_size == 3.0
+
+
+def _colour_ply(path: Path, typ: str, colours, fmt: str = "ascii") -> Path:
+    head = (f"ply\nformat {fmt} 1.0\nelement vertex {len(colours)}\nproperty float x\n"
+            f"property float y\nproperty float z\nproperty {typ} red\nproperty {typ} green\n"
+            f"property {typ} blue\nend_header\n").encode()
+    rows = [(float(i), 0.0, 0.0, *c) for i, c in enumerate(colours)]
+    if fmt == "ascii":
+        body = "".join(" ".join(map(str, r)) + "\n" for r in rows).encode()
+    else:
+        code = {"float": "f", "int": "i", "short": "h"}[typ]
+        body = b"".join(struct.pack(f"<3f3{code}", *r) for r in rows)
+    path.write_bytes(head + body)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["ascii", "binary_little_endian"])
+def test_ply_colour_range_rule(tmp_path, fmt):
+    # in range: float 0-1 and integer 0-255 (any integer type) both map to uchar
+    g = load(_colour_ply(tmp_path / "f.ply", "float", [(0.5, 0, 1), (1, 0.25, 0)], fmt)).geometry
+    assert g.colors[:, :3].tolist() == [[128, 0, 255], [255, 64, 0]]
+    g = load(_colour_ply(tmp_path / "i.ply", "int", [(200, 0, 255), (5, 1, 2)], fmt)).geometry
+    assert g.colors[:, :3].tolist() == [[200, 0, 255], [5, 1, 2]]
+    # out of range: rejected (trimesh alone clipped 2.0 and wrapped 300 to 44, -5 to 251)
+    f = _colour_ply(tmp_path / "f2.ply", "float", [(0.5, 0, 1), (0.5, 2.0, 0)], fmt)
+    assert _load_error(f) == (f"{f}: PLY colour out of range: 'vertex' 1 has green = 2.0 "
+                              "(1 value outside 0-1; float colours hold 0-1)")
+    f = _colour_ply(tmp_path / "nan.ply", "float", [(0.5, 0, 1), (float("nan"), 0, 0)], fmt)
+    _load_error(f, "'vertex' 1 has red = nan")
+    f = _colour_ply(tmp_path / "i2.ply", "int", [(300, 0, 0), (-5, 0, 0)], fmt)
+    assert _load_error(f) == (f"{f}: PLY colour out of range: 'vertex' 0 has red = 300 "
+                              "(2 values outside 0-255; integer colours hold 0-255)")
+    f = _colour_ply(tmp_path / "s.ply", "short", [(0, 0, 0), (0, 0, -1)], fmt)
+    _load_error(f, "'vertex' 1 has blue = -1")
+
+
+def test_ply_face_colour_range(tmp_path):
+    f = _write(tmp_path / "fc.ply",
+               "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+               "property float z\nelement face 1\nproperty list uchar int vertex_indices\n"
+               "property int red\nproperty int green\nproperty int blue\nend_header\n"
+               "0 0 0\n1 0 0\n0 1 0\n3 0 1 2 256 0 0\n")
+    _load_error(f, "'face' 0 has red = 256", "integer colours hold 0-255")
+
+
+@pytest.mark.timeout(30)
+def test_directory_and_fifo_are_not_files(tmp_path):
+    d = tmp_path / "dir.obj"
+    d.mkdir()
+    assert _load_error(d) == f"{d}: not a file"
+    fifo = tmp_path / "pipe.ply"
+    os.mkfifo(fifo)  # opening it would block until a writer comes: it must not be opened
+    assert _load_error(fifo) == f"{fifo}: not a file"
+
+
+def test_obj_with_only_nan_vertices_loads_as_invisible_points(tmp_path):
+    f = _write(tmp_path / "nan.obj", "v nan nan nan\nv nan 0 0\n")
+    g = load(f).geometry
+    assert isinstance(g, PointCloud) and g.vertex_count == 2
+    assert not np.isfinite(g.positions).all(axis=1).any()
 
 
 # --------------------------------------------------------------------- reference assets

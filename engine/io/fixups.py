@@ -1,7 +1,9 @@
-"""Repairs and checks for OBJ and PLY files, applied before trimesh reads them.
+"""Repairs and checks for OBJ, PLY, STL and glTF/GLB files, applied before (PLY
+colours: after) trimesh reads them.
 
-trimesh (5.2) reads these formats well, but measured against real exporters it gets a
-few cases wrong; this module fixes them in our layer instead of forking the reader:
+trimesh (5.2) reads these formats well, but measured against real exporters and broken
+files it gets a few cases wrong or fails with messages that do not say what is wrong;
+this module fixes them in our layer instead of forking the reader:
 
 OBJ (Wavefront OBJ spec, Appendix B1 of the Wavefront Advanced Visualizer manual):
   - A negative index ``-k`` means "the k-th most recent vertex *at that line*".
@@ -15,6 +17,9 @@ OBJ (Wavefront OBJ spec, Appendix B1 of the Wavefront Advanced Visualizer manual
     the whole file is taken as 0-255 and divided by 255.
   - Text that is not UTF-8 (e.g. Latin-1 from 3ds Max) makes trimesh need an optional
     charset detector; we decode it ourselves (UTF-8, else Latin-1, which never fails).
+  - Face references are checked, with the line number: trimesh reads index 0 as -1
+    (the last vertex) and fails on out-of-range ones with a bare NumPy IndexError.
+    ``v`` lines need 3 numbers.
 
 PLY (Greg Turk's PLY format description, 1994):
   - The header is parsed and checked here so a malformed file gets an error that says
@@ -26,10 +31,23 @@ PLY (Greg Turk's PLY format description, 1994):
   - In binary PLY trimesh assumes every face list has the length of the first one, so
     triangles mixed with quads or n-gons fail as "unexpected length";
     ``fan_binary_ply_faces`` rewrites such a file with every polygon split into a fan.
+  - Colours outside 0-255 (integer properties) or 0-1 (float) are rejected: trimesh
+    wraps integers modulo 256 and clips floats.
+
+STL: when the size of a binary file does not match its triangle count, trimesh retries
+it as ASCII text and asks for an optional charset package; we compare the sizes
+ourselves. ASCII STL missing ``endsolid`` (a truncated file) loads as empty in trimesh;
+we check the facet structure.
+
+glTF/GLB (Khronos glTF 2.0 spec): trimesh reports any bad .gltf JSON as a missing
+"model.gltf" and a bad GLB chunk length as a missing charset package; we check the JSON
+(line and column of an error), the ``asset`` object and version, and the GLB header and
+chunk lengths.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from dataclasses import dataclass, field
@@ -43,11 +61,16 @@ __all__ = [
     "PlyElement",
     "PlyHeader",
     "PlyProperty",
+    "check_ascii_stl",
+    "check_glb",
+    "check_gltf_json",
     "check_ply_body",
+    "check_ply_colors",
     "decode_text",
     "fan_binary_ply_faces",
     "normalize_obj",
     "read_ply_header",
+    "stl_is_binary",
     "tristrip_faces",
 ]
 
@@ -61,12 +84,144 @@ def decode_text(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-_NEG_INDEX = re.compile(r"^[ \t]*[fpl][ \t][^\n]*[ \t/]-\d", re.MULTILINE)
-_V_WITH_W = re.compile(r"^[ \t]*v(?:[ \t]+\S+){4}[ \t]*$", re.MULTILINE)
-_V_WITH_RGB = re.compile(r"^[ \t]*v(?:[ \t]+\S+){3}[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]*$", re.MULTILINE)
+_REF_KINDS = ("vertex", "texture coordinate", "normal")
 
 
-def _absolute_ref(token: str, counts: tuple[int, int, int]) -> str:
+def _defined(n: int) -> str:
+    return f"{n} {'is' if n == 1 else 'are'} defined"
+
+
+def _join_continuations(text: str) -> str:
+    """Join lines ending in a backslash with the next one; a blank line is added after
+    each joined line so every later line keeps its number for error messages."""
+    if "\\\n" not in text:
+        return text
+    out, pending, joined = [], "", 0
+    for line in text.split("\n"):
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            joined += 1
+            continue
+        out.append(pending + line)
+        out.extend([""] * joined)
+        pending, joined = "", 0
+    return "\n".join(out)
+
+
+def _face_refs(no: int, tokens: list[str], counts: list[int], forward: list):
+    """Check the references of face line ``no`` against the ``counts`` of v/vt/vn read
+    so far; returns the tokens with negative parts made absolute (1-based).
+
+    Positive references beyond the count so far are legal forward references (trimesh
+    and other readers allow them): they are appended to ``forward`` as
+    (line, kind index, reference) and checked against the final counts by the caller.
+    Raises ValueError naming the line for a non-integer, a 0, a negative reference
+    reaching before the first element, or a face with fewer than 3 vertices.
+    """
+    if len(tokens) < 4:
+        raise ValueError(f"line {no}: a face needs at least 3 vertices, this one has "
+                         f"{len(tokens) - 1}")
+    try:  # the common case: plain positive indices of vertices already defined
+        plain = list(map(int, tokens[1:]))
+        if min(plain) > 0 and max(plain) <= counts[0]:
+            return tokens[1:]
+    except ValueError:  # v/vt/vn parts, or not a number: checked below
+        pass
+    out = []
+    for token in tokens[1:]:
+        parts = token.split("/")
+        if len(parts) > 3 or not parts[0]:
+            raise ValueError(f"line {no}: {token!r} is not a face vertex reference "
+                             "(v, v/vt, v//vn or v/vt/vn)")
+        for k, p in enumerate(parts):
+            if not p and k:  # v//vn has no texture coordinate
+                continue
+            try:
+                ref = int(p)
+            except ValueError:
+                raise ValueError(f"line {no}: {token!r} is not a face vertex reference "
+                                 "(indices are integers)") from None
+            if ref == 0:
+                raise ValueError(f"line {no}: face references {_REF_KINDS[k]} 0, but OBJ "
+                                 "indices start at 1")
+            if ref < 0:
+                if -ref > counts[k]:
+                    raise ValueError(f"line {no}: face references {_REF_KINDS[k]} {ref} but "
+                                     f"only {_defined(counts[k])} before it")
+                parts[k] = str(ref + counts[k] + 1)
+            elif ref > counts[k]:
+                forward.append((no, k, ref))
+        out.append("/".join(parts))
+    return out
+
+
+def normalize_obj(text: str) -> str:
+    """OBJ text -> equivalent OBJ text that trimesh reads correctly (see module doc),
+    after checking every face (``f``) line.
+
+    Line endings become LF and backslash line continuations are joined. Face references
+    must be integers, not 0, and name a ``v``/``vt``/``vn`` line of the file (a negative
+    one: of the lines before it); a face needs 3 vertices. ``l`` and ``p`` lines only
+    get negative references made absolute (trimesh does not load them).
+
+    Raises ValueError starting with ``line N:`` (1-based line of the file) for a bad face
+    reference or a non-numeric coordinate or colour on a ``v`` line that needs rewriting.
+    """
+    text = _join_continuations(text.replace("\r\n", "\n").replace("\r", "\n"))
+    out = text.split("\n")
+    counts = [0, 0, 0]  # v, vt, vn lines so far
+    forward: list = []
+    rgb_lines = []  # (index in out, tokens) of `v x y z r g b` lines
+    max_rgb = 0.0
+    changed = False
+    for i, line in enumerate(out):
+        tokens = line.split()
+        key = tokens[0] if tokens else ""
+        try:
+            if key == "v":
+                counts[0] += 1
+                try:  # trimesh reports a non-number without saying where
+                    ok = len([float(t) for t in tokens[1:]]) >= 3
+                except ValueError:
+                    ok = False
+                if not ok:
+                    raise ValueError(f"line {i + 1}: a vertex needs 3 numbers: {line.strip()!r}")
+                if len(tokens) == 5:
+                    out[i] = _vertex_over_w(tokens)
+                    changed = True
+                elif len(tokens) == 7:
+                    rgb_lines.append((i, tokens))
+                    max_rgb = max(max_rgb, *(float(t) for t in tokens[4:7]))
+            elif key == "vt":
+                counts[1] += 1
+            elif key == "vn":
+                counts[2] += 1
+            elif key == "f":
+                refs = _face_refs(i + 1, tokens, counts, forward)
+                if refs != tokens[1:]:
+                    out[i] = "f " + " ".join(refs)
+                    changed = True
+            elif key in ("l", "p") and "-" in line:
+                out[i] = key + " " + " ".join(_absolute_ref(t, counts) for t in tokens[1:])
+                changed = True
+        except ValueError as exc:
+            if str(exc).startswith("line "):
+                raise
+            raise ValueError(f"line {i + 1}: {exc}") from None
+    for no, k, ref in forward:
+        if ref > counts[k]:
+            raise ValueError(f"line {no}: face references {_REF_KINDS[k]} {ref} but only "
+                             f"{_defined(counts[k])}")
+    # colours are 0-1 by convention; any value > 1 means the exporter wrote 0-255
+    if max_rgb > 1.0:
+        for i, tokens in rgb_lines:
+            r, g, b = (float(t) / 255.0 for t in tokens[4:7])
+            out[i] = " ".join(tokens[:4]) + f" {r!r} {g!r} {b!r}"
+        changed = True
+    return "\n".join(out) if changed else text
+
+
+def _absolute_ref(token: str, counts) -> str:
     """'v/vt/vn' reference with negative parts -> absolute 1-based parts."""
     parts = token.split("/")
     for i, p in enumerate(parts[:3]):
@@ -80,42 +235,6 @@ def _vertex_over_w(tokens: list[str]) -> str:
     if w == 0.0:
         return "v nan nan nan"
     return f"v {x / w!r} {y / w!r} {z / w!r}"
-
-
-def normalize_obj(text: str) -> str:
-    """OBJ text -> equivalent OBJ text that trimesh reads correctly (see module doc).
-
-    Line endings become LF and backslash line continuations are joined. Text needing no
-    repair is returned without a per-line pass. Raises ValueError for a non-numeric
-    coordinate or index on a line that needs rewriting.
-    """
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\\\n", " ")
-    fix_neg = _NEG_INDEX.search(text) is not None
-    fix_w = _V_WITH_W.search(text) is not None
-    rgb = _V_WITH_RGB.findall(text)
-    scale_rgb = bool(rgb) and float(np.max(np.asarray(rgb, dtype=np.float64))) > 1.0
-    if not (fix_neg or fix_w or scale_rgb):
-        return text
-    out = []
-    nv = nvt = nvn = 0
-    for line in text.split("\n"):
-        tokens = line.split()
-        key = tokens[0] if tokens else ""
-        if key == "v":
-            nv += 1
-            if len(tokens) == 5:
-                line = _vertex_over_w(tokens)
-            elif len(tokens) == 7 and scale_rgb:
-                r, g, b = (float(t) / 255.0 for t in tokens[4:7])
-                line = " ".join(tokens[:4]) + f" {r!r} {g!r} {b!r}"
-        elif key == "vt":
-            nvt += 1
-        elif key == "vn":
-            nvn += 1
-        elif fix_neg and key in ("f", "l", "p"):
-            line = key + " " + " ".join(_absolute_ref(t, (nv, nvt, nvn)) for t in tokens[1:])
-        out.append(line)
-    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------ PLY
@@ -168,8 +287,6 @@ def read_ply_header(path: Path) -> PlyHeader:
     """
     with open(path, "rb") as fh:
         head = fh.read(_MAX_HEADER)
-    if not head:
-        raise LoadError(f"{path}: the file is empty")
     if not head.startswith(b"ply"):
         raise LoadError(f"{path}: not a PLY file (it does not start with 'ply')")
     m = re.search(rb"(?m)^end_header[ \t]*\r?\n", head)
@@ -284,6 +401,42 @@ def check_ply_body(path: Path, header: PlyHeader):
             _check_binary(path, header, path.stat().st_size - header.data_offset)
 
 
+_COLOR_PROPERTIES = ("red", "green", "blue", "alpha")  # the names trimesh reads
+
+
+def check_ply_colors(path: Path, elements: dict):
+    """Check the colour values of a parsed PLY: ``elements`` is trimesh's raw parse
+    (``metadata["_ply_raw"]``: element name -> {"data": arrays by property name}).
+
+    Rule: integer colour properties (uchar, and wider types some exporters write) hold
+    0-255; float ones hold 0-1. trimesh would wrap other integers modulo 256 and clip
+    floats, so such a file is rejected rather than drawn in wrong colours.
+
+    Raises LoadError naming the file, the element index, the property and the value.
+    """
+    for name in ("vertex", "face"):
+        data = elements.get(name, {}).get("data")
+        if data is None:
+            continue
+        names = data.dtype.names if hasattr(data, "dtype") else tuple(data)
+        for prop in _COLOR_PROPERTIES:
+            if not names or prop not in names:
+                continue
+            values = np.asarray(data[prop]).reshape(-1)
+            if values.dtype.kind == "f":
+                hi, rule = 1, "float colours hold 0-1"
+                with np.errstate(invalid="ignore"):
+                    bad = ~((values >= 0) & (values <= 1))
+            else:
+                hi, rule = 255, "integer colours hold 0-255"
+                bad = (values < 0) | (values > 255)
+            if bad.any():
+                i, k = int(np.argmax(bad)), int(bad.sum())
+                raise LoadError(f"{path}: PLY colour out of range: '{name}' {i:,} has {prop} = "
+                                f"{values[i]} ({k:,} value{'s' * (k != 1)} outside 0-{hi}; "
+                                f"{rule})")
+
+
 _STRUCT = {"i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I", "i8": "q",
            "u8": "Q", "f2": "e", "f4": "f", "f8": "d"}
 
@@ -371,3 +524,163 @@ def tristrip_faces(strips) -> np.ndarray:
     keep = np.all(t >= 0, axis=1) & (t[:, 0] != t[:, 1]) & (t[:, 1] != t[:, 2]) \
         & (t[:, 0] != t[:, 2])
     return t[keep]
+
+
+# ------------------------------------------------------------------------------ STL
+_STL_HEADER = 84  # 80-byte comment + uint32 triangle count
+_STL_TRIANGLE = 50  # normal + 3 corners (12 float32) + uint16 attribute byte count
+
+
+def stl_is_binary(path: Path, data: bytes) -> bool:
+    """Decide whether the STL file ``path`` with bytes ``data`` is binary or ASCII.
+
+    Binary STL (3D Systems' StereoLithography Interface Specification, 1989) is an
+    80-byte header, a little-endian uint32 triangle count N and N records of 50 bytes,
+    so its size is exactly 84 + 50 N. Text that starts with ``solid`` and contains no
+    NUL byte is ASCII STL (binary headers may start with ``solid`` too, but the count
+    and float data almost always contain a 0 byte).
+
+    Raises LoadError naming the file when it is neither: the size the header declares
+    is compared with the real size (truncated binary STL, or not an STL file).
+    """
+    n = len(data)
+    count = struct.unpack_from("<I", data, 80)[0] if n >= _STL_HEADER else None
+    need = _STL_HEADER + _STL_TRIANGLE * count if count is not None else None
+    if need == n:
+        return True
+    if data.lstrip()[:5].lower() == b"solid" and b"\0" not in data:
+        return False
+    if count is None:
+        raise LoadError(f"{path}: not an STL file: {n} bytes is shorter than a binary STL "
+                        f"header ({_STL_HEADER} bytes) and the text does not start with "
+                        "'solid'")
+    declared = (f"its header declares {count:,} triangles = {need:,} bytes "
+                f"({_STL_HEADER} + {_STL_TRIANGLE} x {count:,}) but the file has {n:,} bytes")
+    if n < need:
+        raise LoadError(f"{path}: truncated binary STL, or not an STL file: {declared} "
+                        f"({need - n:,} missing)")
+    raise LoadError(f"{path}: corrupt binary STL, or not an STL file: {declared} "
+                    f"({n - need:,} too many)")
+
+
+def check_ascii_stl(path: Path, text: str):
+    """Check the structure of ASCII STL ``text``: ``facet`` ... ``endfacet`` blocks of
+    exactly three ``vertex x y z`` lines, and an ``endsolid`` line at the end. trimesh
+    reads only text between ``solid`` and ``endsolid``, so a truncated file would load
+    as empty.
+
+    Raises LoadError naming the file and the line.
+    """
+    facet_line, corners, ended = 0, 0, False
+    for no, line in enumerate(text.splitlines(), start=1):
+        tok = line.split()
+        key = tok[0].lower() if tok else ""
+        if key == "facet":
+            if facet_line:
+                raise LoadError(f"{path}: line {no}: 'facet' before the facet started at line "
+                                f"{facet_line} has ended")
+            facet_line, corners, ended = no, 0, False
+        elif key == "vertex":
+            try:
+                ok = len(tok) == 4 and len([float(t) for t in tok[1:]]) == 3
+            except ValueError:
+                ok = False
+            if not ok:
+                raise LoadError(f"{path}: line {no}: a vertex needs 3 numbers: {line.strip()!r}")
+            corners += 1
+        elif key == "endfacet":
+            if corners != 3:
+                raise LoadError(f"{path}: line {no}: the facet has {corners} vertices, "
+                                "STL facets have 3")
+            facet_line = 0
+        elif key == "endsolid":
+            ended = True
+    if facet_line:
+        raise LoadError(f"{path}: truncated ASCII STL: the file ends inside the facet started "
+                        f"at line {facet_line}")
+    if not ended:
+        raise LoadError(f"{path}: truncated ASCII STL: no 'endsolid' line at the end")
+
+
+# ---------------------------------------------------------------------------- glTF
+_GLB_MAGIC = b"glTF"
+_GLB_JSON, _GLB_BIN = 0x4E4F534A, 0x004E4942  # chunk types "JSON", "BIN\0"
+
+
+def check_gltf_json(path: Path, raw: bytes, where: str = "") -> bytes:
+    """Check the glTF JSON document ``raw`` (a .gltf file, or the JSON chunk of a GLB,
+    then ``where`` says so in messages) and return it without a UTF-8 byte-order mark,
+    which the glTF 2.0 spec ("JSON Encoding") lets readers ignore but trimesh rejects.
+
+    Raises LoadError naming the file when the bytes are a GLB, not UTF-8, not valid JSON
+    (with the line and column, and whether the text just ends early), not a glTF
+    document (no ``asset`` object) or not glTF version 2.
+    """
+    if raw.startswith(_GLB_MAGIC):
+        raise LoadError(f"{path}: binary glTF (GLB) data in a .gltf file (rename it to .glb)")
+    raw = raw.removeprefix(b"\xef\xbb\xbf")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoadError(f"{path}: not a glTF file: not UTF-8 text{where} (byte {exc.start:,} "
+                        f"is 0x{raw[exc.start]:02x})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()):
+            raise LoadError(f"{path}: not valid JSON{where}: the text ends at line "
+                            f"{exc.lineno}, column {exc.colno} before the document is "
+                            "complete (truncated file?)") from None
+        raise LoadError(f"{path}: not valid JSON{where} at line {exc.lineno}, column "
+                        f"{exc.colno}: {exc.msg[:1].lower()}{exc.msg[1:]}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
+        raise LoadError(f"{path}: not a glTF file: no 'asset' object{where}, which glTF "
+                        "requires")
+    version = str(doc["asset"].get("version", ""))
+    if version.split(".")[0] != "2":
+        raise LoadError(f"{path}: glTF version {version!r} is not supported (only 2.x)")
+    return raw
+
+
+def check_glb(path: Path, data: bytes):
+    """Check the container of the binary glTF ``data`` read from ``path`` (glTF 2.0
+    spec, "GLB File Format Specification": a 12-byte header of magic 'glTF', uint32
+    version 2 and uint32 total length, then chunks of uint32 length, uint32 type and
+    data, the first one JSON; all little-endian).
+
+    Raises LoadError naming the file for a wrong magic or version, a total length that
+    differs from the file size, a chunk running past the end, or bad JSON (see
+    ``check_gltf_json``).
+    """
+    n = len(data)
+    if not data.startswith(_GLB_MAGIC):
+        hint = " (it is JSON text: a .gltf file?)" if data.lstrip()[:1] == b"{" else ""
+        raise LoadError(f"{path}: not a GLB file: it does not start with 'glTF'{hint}")
+    if n < 12:
+        raise LoadError(f"{path}: truncated GLB: {n} bytes, shorter than the 12-byte header")
+    version, length = struct.unpack_from("<II", data, 4)
+    if version != 2:
+        raise LoadError(f"{path}: GLB version {version} is not supported (only glTF 2.0)")
+    if length > n:
+        raise LoadError(f"{path}: truncated GLB: the header declares {length:,} bytes but the "
+                        f"file has {n:,} bytes ({length - n:,} missing)")
+    if length < n:
+        raise LoadError(f"{path}: corrupt GLB: the file has {n:,} bytes, {n - length:,} more "
+                        f"than the header declares ({length:,})")
+    off, index = 12, 0
+    while off < n:
+        if off + 8 > n:
+            raise LoadError(f"{path}: truncated GLB: chunk {index} header cut at byte {n:,}")
+        size, kind = struct.unpack_from("<II", data, off)
+        name = {_GLB_JSON: "JSON", _GLB_BIN: "BIN"}.get(kind, f"0x{kind:08x}")
+        if off + 8 + size > n:
+            raise LoadError(f"{path}: truncated GLB: chunk {index} ({name}) declares "
+                            f"{size:,} bytes but only {n - off - 8:,} follow")
+        if index == 0:
+            if kind != _GLB_JSON:
+                raise LoadError(f"{path}: corrupt GLB: the first chunk is {name}, not JSON")
+            check_gltf_json(path, data[off + 8: off + 8 + size], " in the JSON chunk")
+        off += 8 + size
+        index += 1
+    if index == 0:
+        raise LoadError(f"{path}: truncated GLB: no JSON chunk after the header")

@@ -19,8 +19,9 @@ no declared up axis). Loader defects worked around before trimesh reads the file
 ``engine.io.fixups``.
 
 Errors: every problem raises ``engine.errors.LoadError`` with one line that names the
-file and what is wrong (missing file, unknown format, malformed or truncated data, a
-file with no geometry).
+file and what is wrong (missing file, not a regular file, unknown format, an empty
+file, malformed or truncated data with its line or byte counts, a file with no
+vertices). A bad ``point_size`` argument is a ValueError, raised before the file is read.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import contextlib
 import io
 import logging
 import re
+import struct
 import warnings
 from pathlib import Path
 
@@ -65,8 +67,10 @@ def load(path, point_size: float = 2.0) -> Node:
         ``PointCloud`` (a PLY/OBJ without faces), positions in the node's local frame.
 
     Raises:
+        ValueError: ``point_size`` is not a finite number > 0 (checked before reading).
         LoadError: one line naming the file and the problem.
     """
+    size = _checked_point_size(point_size)
     path = Path(path)
     suffix = path.suffix.lower()
     if not path.exists():
@@ -78,18 +82,18 @@ def load(path, point_size: float = 2.0) -> Node:
         raise LoadError(f"{path}: unknown 3D file format {suffix or '(no suffix)'!r} "
                         f"(supported: {known})")
     fmt = SUPPORTED_SUFFIXES[suffix]
+    if path.stat().st_size == 0:
+        raise LoadError(f"{path}: the file is empty (0 bytes)")
+    reader = {".obj": _load_obj, ".ply": _load_ply, ".stl": _load_stl, ".gltf": _load_gltf,
+              ".glb": _load_glb}[suffix]
     try:
         with _quiet_trimesh():
-            if suffix == ".obj":
-                node = _load_obj(path, point_size)
-            elif suffix == ".ply":
-                node = _load_ply(path, point_size)
-            else:
-                node = _load_trimesh_file(path, point_size)
+            node = reader(path, size)
     except LoadError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, OSError, AttributeError,
-            AssertionError, EOFError, ImportError) as exc:
+            AssertionError, EOFError, ImportError, NotImplementedError,
+            struct.error) as exc:
         raise LoadError(f"{path}: cannot read {fmt} file: {_one_line(exc)}") from exc
     if not any(n.geometry is not None and n.geometry.vertex_count for n in node.traverse()):
         raise LoadError(f"{path}: the file contains no vertices")
@@ -146,7 +150,9 @@ def _load_ply(path: Path, point_size: float) -> Node:
                                 "(truncated or corrupt file)") from exc2
             raise
     # trimesh keeps the parsed PLY elements in metadata["_ply_raw"] but ignores strips
-    strips = obj.metadata.get("_ply_raw", {}).get("tristrips")
+    raw = obj.metadata.get("_ply_raw", {})
+    fixups.check_ply_colors(path, raw)
+    strips = raw.get("tristrips")
     if isinstance(obj, trimesh.PointCloud) and strips is not None:
         faces = fixups.tristrip_faces(_strip_indices(strips["data"]))
         colors = obj.colors if len(obj.colors) else None
@@ -168,12 +174,37 @@ def _strip_indices(data) -> np.ndarray:
     return np.concatenate([rows, np.full((len(rows), 1), -1)], axis=1).ravel()
 
 
-def _load_trimesh_file(path: Path, point_size: float) -> Node:
+def _load_stl(path: Path, point_size: float) -> Node:
     import trimesh
 
-    # STL stores every triangle's corners separately: merge them so each surface point
-    # is drawn once. glTF vertices are kept as written.
-    obj = trimesh.load(str(path), process=path.suffix.lower() == ".stl")
+    data = path.read_bytes()
+    if not fixups.stl_is_binary(path, data):
+        text = fixups.decode_text(data)
+        fixups.check_ascii_stl(path, text)
+        # trimesh decodes non-UTF-8 text with an optional package: give it UTF-8
+        data = text.encode("utf-8")
+    # STL stores every triangle's corners separately: merge them (process=True) so each
+    # surface point is drawn once
+    obj = trimesh.load(io.BytesIO(data), file_type="stl", process=True)
+    return _from_trimesh_object(path, obj, point_size)
+
+
+def _load_gltf(path: Path, point_size: float) -> Node:
+    import trimesh
+
+    text = fixups.check_gltf_json(path, path.read_bytes())
+    obj = trimesh.load(io.BytesIO(text), file_type="gltf", process=False,
+                       resolver=trimesh.resolvers.FilePathResolver(str(path)))
+    return _from_trimesh_object(path, obj, point_size)
+
+
+def _load_glb(path: Path, point_size: float) -> Node:
+    import trimesh
+
+    data = path.read_bytes()
+    fixups.check_glb(path, data)
+    obj = trimesh.load(io.BytesIO(data), file_type="glb", process=False,
+                       resolver=trimesh.resolvers.FilePathResolver(str(path)))
     return _from_trimesh_object(path, obj, point_size)
 
 
@@ -332,6 +363,17 @@ def _rgba8(colors):
     if c.shape[1] == 3:
         c = np.concatenate([c, np.full((len(c), 1), 255, np.uint8)], axis=1)
     return np.ascontiguousarray(c[:, :4])
+
+
+def _checked_point_size(point_size) -> float:
+    """``point_size`` as a float, or ValueError naming the argument."""
+    try:
+        size = float(point_size)
+    except (TypeError, ValueError):
+        size = float("nan")
+    if not (size > 0 and np.isfinite(size)):
+        raise ValueError(f"point_size must be a finite number of pixels > 0, got {point_size!r}")
+    return size
 
 
 def _decompose(path: Path, label: str, matrix) -> dict:
