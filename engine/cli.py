@@ -290,16 +290,28 @@ def _place_camera(args, scene, camera):
 
 
 def cmd_render(args) -> int:
+    from .errors import OutputError
+
+    try:
+        return _cmd_render(args)
+    except OutputError as exc:  # its message starts with the output path
+        raise OutputError(f"--out {exc}") from exc
+
+
+def _cmd_render(args) -> int:
+    from .errors import OutputError
     from .io.image import save_image
-    from .io.video import output_kind
+    from .io.video import output_kind, prepare_output_file
     from .renderer import Renderer
 
-    scene, camera = load_source(args.source, args.size[0] / args.size[1])
-    path = _place_camera(args, scene, camera)
     animated = output_kind(args.out) is not None
     if not animated and (args.duration is not None or args.frames is not None):
         raise EngineError(f"{args.out}: --duration/--frames need a video output "
                           f"(.mp4, .gif or a folder)")
+    if not animated:
+        prepare_output_file(args.out)  # fail before rendering, not after
+    scene, camera = load_source(args.source, args.size[0] / args.size[1])
+    path = _place_camera(args, scene, camera)
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size, raster=args.raster)
     if animated:
@@ -313,7 +325,10 @@ def cmd_render(args) -> int:
     finally:
         renderer.close()
     dt = time.perf_counter() - t0
-    out = save_image(args.out, frame.color)
+    try:
+        out = save_image(args.out, frame.color)
+    except OSError as exc:
+        raise OutputError(f"{args.out}: cannot write: {exc.strerror or exc}") from exc
     print(f"wrote {out.resolve()} ({args.size[0]}x{args.size[1]}, "
           f"{renderer.batch.vertex_count} points, backend {renderer.projector.name}, "
           f"raster {renderer.raster}, {dt * 1000:.0f} ms)")
@@ -321,14 +336,40 @@ def cmd_render(args) -> int:
 
 
 def _render_animation(args, scene, camera, renderer, path) -> int:
-    """--out video/frames: follow the camera path (or a turntable) at t = k / fps."""
+    """--out video/frames: follow the camera path (or a turntable) at t = k / fps.
+
+    Exit status: 0 when every frame is written, 130 after Ctrl-C and 143 after SIGTERM
+    (the frames so far are kept), 2 (EngineError) for a frame count over MAX_FRAMES or
+    an output that cannot be written.
+    """
+    import signal
+
     import numpy as np
 
     from .io.video import open_frame_writer
-    from .offline import frame_count, render_motion
+    from .offline import MAX_FRAMES, check_frame_count, frame_count, render_motion
     from .progress import Progress
     from .shots import orbit
 
+    duration = args.duration or (6.0 if path is None else path.duration)
+    if args.frames is not None:
+        try:
+            n = check_frame_count(args.frames)
+        except EngineError as exc:
+            raise EngineError(f"--frames {args.frames}: {exc}") from None
+    else:
+        if not duration > 0:
+            raise EngineError(f"{args.camera}: the path lasts 0 s (one keyframe); "
+                              f"give --duration or --frames")
+        try:
+            n = frame_count(duration, args.fps)
+        except EngineError as exc:
+            what = (f"--duration {duration:g} s" if args.duration else
+                    f"the {duration:g} s turntable" if path is None else
+                    f"{args.camera}: the path's {duration:g} s")
+            raise EngineError(f"{what} at --fps {args.fps:g} needs more frames than the "
+                              f"limit of {MAX_FRAMES:,}; give --frames N, a lower --fps "
+                              f"or a shorter --duration") from exc
     if path is None:
         # Turntable: one turn around the scene from the --camera (or framed) position.
         bounds = scene.bounds()
@@ -339,24 +380,18 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
         radius = float(np.linalg.norm(offset))
         elevation = math.degrees(math.asin(max(-1.0, min(1.0, offset[1] / radius))))
         azimuth = math.degrees(math.atan2(offset[0], offset[2]))
-        path = orbit(center, radius, elevation, turns=1,
-                     duration=args.duration or 6.0, start_azimuth=azimuth)
-    if args.frames is not None:
-        n = args.frames
-    else:
-        duration = args.duration or path.duration
-        if not duration > 0:
-            raise EngineError(f"{args.camera}: the path lasts 0 s (one keyframe); "
-                              f"give --duration or --frames")
-        n = frame_count(duration, args.fps)
+        path = orbit(center, radius, elevation, turns=1, duration=duration,
+                     start_azimuth=azimuth)
     writer = open_frame_writer(args.out, args.size, args.fps, pad=args.pad)
     progress = Progress(n)
     result = render_motion(renderer, path, args.fps, n, writer, progress)
     out = Path(args.out).resolve()
+    status = 128 + (result.stop_signal or signal.SIGINT)
+    how = "stopped by SIGTERM" if result.stop_signal == signal.SIGTERM else "interrupted"
     if result.frames == 0:
-        print(f"frustum: interrupted before the first frame; nothing written to {out}",
+        print(f"frustum: {how} before the first frame; nothing written to {out}",
               file=sys.stderr)
-        return 130
+        return status
     padded = getattr(writer, "pad", (0, 0))
     size = f"{args.size[0]}x{args.size[1]}" + (
         f" padded to {args.size[0] + padded[0]}x{args.size[1] + padded[1]}" if any(padded) else "")
@@ -364,9 +399,9 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
                f"{renderer.batch.vertex_count} points, backend {renderer.projector.name}, "
                f"{result.frames / max(result.elapsed, 1e-9):.1f} frames/s")
     if result.interrupted:
-        print(f"frustum: interrupted after {result.frames} of {n} frames; kept {out} "
+        print(f"frustum: {how} after {result.frames} of {n} frames; kept {out} "
               f"({summary})", file=sys.stderr)
-        return 130
+        return status
     print(f"wrote {out} ({summary})")
     return 0
 

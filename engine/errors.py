@@ -12,3 +12,9 @@ class BackendUnavailable(EngineError, RuntimeError):
 
 class LoadError(EngineError):
     """A 3D file could not be loaded; the message names the file and what is wrong."""
+
+
+class OutputError(EngineError):
+    """An output file or folder cannot be written (a missing or read-only folder, a file
+    where a folder should be, an encoder that failed, an fps the format cannot store);
+    the message starts with the output path."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 
 import imageio.v2 as iio
@@ -13,9 +14,9 @@ from PIL import Image
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
 from engine.animation import CameraScript
 from engine.cli import main
-from engine.errors import EngineError
-from engine.io.video import open_frame_writer, output_kind
-from engine.offline import frame_count, render_motion
+from engine.errors import EngineError, OutputError
+from engine.io.video import GifWriter, Mp4Writer, open_frame_writer, output_kind
+from engine.offline import MAX_FRAMES, frame_count, render_motion
 from engine.pathfile import save_path
 from engine.procedural import torus_knot
 from engine.progress import Progress
@@ -100,6 +101,8 @@ def test_frames_are_rendered_at_k_over_fps():
 
         def close(self):
             pass
+
+        abort = close
 
     render_motion(r, CameraScript(lambda c, t: seen.append(t)), 24.0, 5, ListWriter())
     assert seen == [0.0, 1 / 24, 2 / 24, 3 / 24, 4 / 24]
@@ -264,3 +267,274 @@ def test_ctrl_c_on_the_cli_keeps_a_finalised_mp4(tmp_path):
     kept = int(rest.split("interrupted after ")[1].split()[0])
     frames, _ = mp4_frames(out)
     assert len(frames) == kept and done <= kept < 400
+
+
+# --- outputs that cannot be written, fps and frame-count limits, signals -------------
+
+
+def run_cli(tmp_path, *args):
+    """`frustum render demo ...` in a subprocess (sees interpreter-exit noise too)."""
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "render", "demo", "--size", "64x48", "--backend",
+         "numpy", "--point-size", "1", *args], cwd=tmp_path, capture_output=True,
+        text=True, timeout=100, check=False)
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("frustum: error: ")
+    return lines[0]
+
+
+def fake_ffmpeg(tmp_path, monkeypatch, script: str):
+    exe = tmp_path / "fake-ffmpeg"
+    exe.write_text("#!/bin/sh\ncat > /dev/null\n" + script)
+    exe.chmod(0o755)
+    import imageio_ffmpeg
+
+    monkeypatch.setattr(imageio_ffmpeg, "get_ffmpeg_exe", lambda: str(exe))
+
+
+def test_ffmpeg_failure_raises_and_keeps_the_earlier_file(tmp_path, monkeypatch):
+    out = tmp_path / "keep.mp4"
+    out.write_bytes(b"an earlier video")
+    fake_ffmpeg(tmp_path, monkeypatch,
+                "echo '[out#0/mp4 @ 0x5] Error opening output x: Disk quota exceeded' >&2\n"
+                "exit 1\n")
+    with pytest.raises(OutputError, match=r"keep\.mp4: encoding failed: ffmpeg: Error "
+                                          r"opening output x: Disk quota exceeded$"):
+        render(out, frames=3)
+    assert out.read_bytes() == b"an earlier video"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake-ffmpeg", "keep.mp4"]
+    # ffmpeg exits 0 but leaves an empty file: still an error, never "wrote"
+    fake_ffmpeg(tmp_path, monkeypatch, "exit 0\n")
+    with pytest.raises(OutputError, match="ffmpeg wrote nothing"):
+        render(out, frames=2)
+    assert out.read_bytes() == b"an earlier video"
+    assert not (tmp_path / "keep.partial.mp4").exists()
+
+
+def test_mp4_replaces_an_earlier_file_only_when_finished(tmp_path):
+    out = tmp_path / "keep.mp4"
+    out.write_bytes(b"an earlier video")
+    seen = []
+
+    def look(k, frame):  # during the render the earlier file is untouched
+        seen.append(out.read_bytes())
+
+    render(out, frames=3, on_frame=look)
+    assert seen == [b"an earlier video"] * 3
+    assert len(mp4_frames(out)[0]) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.mp4"]
+
+
+def test_render_error_aborts_and_keeps_the_earlier_file(tmp_path):
+    for name in ("keep.mp4", "keep.gif"):
+        out = tmp_path / name
+        out.write_bytes(b"earlier")
+
+        def fail(k, frame):
+            if k == 1:
+                raise RuntimeError("renderer broke")
+
+        with pytest.raises(RuntimeError, match="renderer broke"):
+            render(out, frames=4, on_frame=fail)
+        assert out.read_bytes() == b"earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.gif", "keep.mp4"]
+
+
+def test_cli_unwritable_outputs_are_one_clean_line(tmp_path):
+    (tmp_path / "afile").write_text("not a folder")
+    for out in ("afile/x.png", "afile/x.mp4", "afile/x.gif", "afile/sub/"):
+        proc = run_cli(tmp_path, "--out", out, *(() if out.endswith(".png") else
+                                                 ("--frames", "2")))
+        assert proc.returncode == 2 and "wrote" not in proc.stdout
+        assert one_error_line(proc.stderr) == (
+            f"frustum: error: --out {out.rstrip('/')}: afile is a file, not a folder")
+    proc = run_cli(tmp_path, "--out", "afile", "--frames", "2")
+    assert proc.returncode == 2
+    assert one_error_line(proc.stderr) == (
+        "frustum: error: --out afile: is a file, not a folder for PNG frames")
+    for out in ("/proc/x.png", "/proc/x.mp4", "/proc/x.gif"):
+        proc = run_cli(tmp_path, "--out", out, *(() if out.endswith(".png") else
+                                                 ("--frames", "2")))
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert one_error_line(proc.stderr).startswith(
+            f"frustum: error: --out {out}: cannot create a file in /proc: ")
+    assert (tmp_path / "afile").read_text() == "not a folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_fps_the_format_cannot_store_is_refused_and_the_old_file_kept(tmp_path, capsys):
+    base = ["render", "demo", "--size", "64x48", "--backend", "numpy", "--frames", "3"]
+    for name, fps in [("keep.gif", "1e-9"), ("keep.gif", "0.001"), ("keep.gif", "60"),
+                      ("keep.mp4", "1e-9"), ("keep.mp4", "5000"), ("f/", "2000")]:
+        target = tmp_path / name
+        if name != "f/":
+            target.write_bytes(b"earlier")
+        assert main(base + ["--fps", fps, "--out", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert one_error_line(err).startswith(f"frustum: error: --out {target}")
+        limits = {"keep.gif": "between 0.002 and 50", "keep.mp4": "between 0.001 and 1000",
+                  "f/": "at most 1000"}[name]
+        assert limits in err and f"got {float(fps)!r}" in err
+        if name != "f/":
+            assert target.read_bytes() == b"earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.gif", "keep.mp4"]
+
+
+def test_gif_fps_limits_are_stored_exactly(tmp_path):
+    """The extremes GIF accepts: 50 fps = 2/100 s per frame, 0.002 fps = 500 s."""
+    for fps, delay_ms in [(50.0, 20), (0.002, 500_000)]:
+        out = tmp_path / f"{fps}.gif"
+        render(out, frames=3, fps=fps)
+        with Image.open(out) as im:
+            delays = []
+            for k in range(im.n_frames):
+                im.seek(k)
+                delays.append(im.info["duration"])
+        assert delays == [delay_ms] * 3
+
+
+def test_gif_delays_keep_the_real_rate(tmp_path):
+    """30 fps cannot be stored in whole 1/100 s: the delays alternate so that frame k
+    starts at round(100 k / 30) hundredths, and the GIF lasts frames / fps."""
+    out = tmp_path / "t.gif"
+    render(out, frames=7, fps=30.0)
+    with Image.open(out) as im:
+        delays = []
+        for k in range(im.n_frames):
+            im.seek(k)
+            delays.append(im.info["duration"] // 10)
+    starts = np.cumsum([0] + delays)
+    assert list(starts) == [round(100 * k / 30) for k in range(8)]
+    assert min(delays) == 3 and max(delays) == 4
+
+
+def test_gif_is_streamed_to_disk_frame_by_frame(tmp_path):
+    """Memory does not grow with the frame count: each frame is encoded and written to
+    the .partial file at once (the old writer kept every frame until close), and the
+    decoded GIF shows the rendered frames."""
+    scene, cam = small_scene()
+    r = Renderer(scene, cam, size=SIZE, backend="numpy")
+    out = tmp_path / "s.gif"
+    writer = GifWriter(out, SIZE, 10.0)
+    partial = tmp_path / "s.partial.gif"
+    sizes, rendered = [], []
+    for k in range(4):
+        cam.position = (3 * np.sin(k), 1.0, 3 * np.cos(k))
+        cam.look_at((0, 0, 0))
+        rendered.append(r.render().color[..., :3].astype(int))
+        writer.write(rendered[-1].astype(np.uint8))
+        sizes.append(partial.stat().st_size)
+    assert not out.exists()
+    assert all(b > a + 100 for a, b in itertools.pairwise(sizes))  # every frame on disk
+    writer.close()
+    assert not partial.exists()
+    with Image.open(out) as im:
+        assert im.n_frames == 4
+        for k in range(4):
+            im.seek(k)
+            got = np.asarray(im.convert("RGB")).astype(int)
+            err = np.abs(got - rendered[k]).mean()
+            others = min(np.abs(got - rendered[j]).mean() for j in range(4) if j != k)
+            assert err < 2.0 and err < others  # the right frame, 256-colour quantised
+
+
+def test_huge_path_duration_is_refused_naming_the_file(tmp_path, capsys):
+    pf = tmp_path / "long.json"
+    pf.write_text(json.dumps({"keyframes": [
+        {"time": 0, "position": [0, 1, 4], "target": [0, 0, 0]},
+        {"time": 1e308, "position": [4, 1, 0], "target": [0, 0, 0]}]}))
+    out = tmp_path / "long.mp4"
+    assert main(["render", "demo", "--camera", str(pf), "--size", "64x48", "--out",
+                 str(out)]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"frustum: error: {pf}: the path's 1e+308 s at --fps 30 ")
+    assert "limit of 1,000,000" in line and not out.exists()
+    with pytest.raises(EngineError, match="over the limit of 1,000,000 frames"):
+        frame_count(1e308, 30)
+    assert frame_count(MAX_FRAMES / 30, 30) == MAX_FRAMES
+    with pytest.raises(EngineError):
+        frame_count(MAX_FRAMES / 30 + 1, 30)
+
+
+def test_absurd_frame_counts_are_refused(tmp_path, capsys):
+    base = ["render", "demo", "--size", "64x48", "--backend", "numpy"]
+    limit = "needs more frames than the limit of 1,000,000"
+    cases = [(["--fps", "1e9"], f"the 6 s turntable at --fps 1e+09 {limit}"),
+             (["--duration", "1e9"], f"--duration 1e+09 s at --fps 30 {limit}"),
+             (["--frames", "1000001"],
+              "--frames 1000001: 1,000,001 frames is outside the limit of 1 to 1,000,000")]
+    for extra, message in cases:
+        assert main(base + extra + ["--out", str(tmp_path / "a.mp4")]) == 2
+        assert one_error_line(capsys.readouterr().err).startswith(
+            f"frustum: error: {message}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_name_that_is_only_a_suffix_is_refused(tmp_path, monkeypatch, capsys):
+    for name in (".png", ".MP4", "out/.gif", ".jpg"):
+        with pytest.raises(OutputError, match="only the suffix"):
+            output_kind(name)
+    assert output_kind(".png/") == "frames"  # an explicit folder is one
+    assert output_kind(".frames") == "frames"  # a hidden folder, not a known suffix
+    monkeypatch.chdir(tmp_path)
+    assert main(["render", "demo", "--size", "64x48", "--backend", "numpy",
+                 "--out", ".png"]) == 2
+    assert one_error_line(capsys.readouterr().err) == (
+        "frustum: error: --out .png: the file name is only the suffix '.png'; give a "
+        "name such as render.png")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stale_partial_frames_are_cleaned_up(tmp_path):
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "frame_000582.partial.png").write_bytes(b"")  # left by a killed render
+    (folder / "frame_000583.png").write_bytes(b"old")
+    (folder / "notes.txt").write_text("keep me")
+    render(folder, frames=2)
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "frame_000000.png", "frame_000001.png", "notes.txt"]
+
+
+def test_writer_closed_without_frames_leaves_no_new_folder(tmp_path):
+    for out in (tmp_path / "a" / "b.mp4", tmp_path / "c" / "d.gif", tmp_path / "e" / "f"):
+        open_frame_writer(out, SIZE, 10.0).close()
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(OutputError, match="needs an even width"):
+        Mp4Writer(tmp_path / "odd.mp4", (63, 48), 10.0)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_stops_like_ctrl_c_and_keeps_a_finalised_gif(tmp_path):
+    """A real SIGTERM to `frustum render`: stop between frames, finalise the GIF with
+    the frames done (exit 143); before, the process died and wrote nothing."""
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "cut.gif"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "render", "demo", "--size", "64x48", "--frames",
+         "400", "--fps", "20", "--backend", "numpy", "--point-size", "1", "--out",
+         str(out)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    done = 0
+    for line in proc.stderr:
+        if line.startswith("render: "):
+            done = int(line.split()[1].split("/")[0])
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert "stopped by SIGTERM after" in rest and "kept" in rest
+    kept = int(rest.split("stopped by SIGTERM after ")[1].split()[0])
+    with Image.open(out) as im:
+        assert im.n_frames == kept and done <= kept < 400
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.gif"]

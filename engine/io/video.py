@@ -1,30 +1,47 @@
-"""Writing frame sequences: MP4 (H.264 through imageio's bundled ffmpeg), animated GIF
-(imageio's Pillow plugin) or a folder of numbered PNG files.
+"""Writing frame sequences: MP4 (H.264 by the ffmpeg that imageio-ffmpeg bundles), an
+animated GIF (encoded frame by frame with Pillow) or a folder of numbered PNG files.
 
-Every writer opens its output lazily at the first frame and, when closed, finalises it
-(ffmpeg writes the MP4 index, Pillow writes the GIF), so a render that is interrupted
-still leaves a playable file with the frames written so far; a writer closed with no
-frames leaves no file behind (never a 0-byte file).
+Guarantees of every writer:
+
+- The output folder is created and a file is test-created in it when the writer is
+  made, so an output that cannot be written (a missing or read-only folder, a file where
+  a folder should be) raises ``OutputError`` before any frame is rendered.
+- MP4 and GIF are written to ``NAME.partial.SUFFIX`` beside the output and renamed over
+  it only once finalised (``close``): an earlier file at the output is never
+  half-replaced, and when encoding fails (ffmpeg exits with an error or writes nothing,
+  the disk is full) the earlier file is left as it was and ``OutputError`` says why.
+  A ``.partial`` file left by a killed process is overwritten by the next render to the
+  same output (frames folders: stale ``frame_NNNNNN.partial.png`` files are removed).
+- Memory does not grow with the frame count: MP4 frames are piped to ffmpeg and GIF
+  frames are quantised and appended to the file one at a time.
+- ``close`` after some frames (an interrupted render) leaves a playable file with those
+  frames; a writer closed with no frames, or ``abort``-ed, leaves nothing new behind.
+- fps must suit the format: 0.001..1000 for MP4, 0.002..50 for GIF (delays are whole
+  1/100 s up to 655.35 s, and viewers slow down delays under 2/100 s), up to 1000 for
+  PNG frames. Out of range: ``OutputError`` naming the range.
 
 Sizes: H.264 in yuv420p (the pixel format every player accepts) needs an even width
-and height. imageio would otherwise *rescale* frames to a multiple of its
-``macro_block_size`` (16); here ``macro_block_size=1`` turns that off, odd sizes are
-rejected with an error that says so, and ``pad=True`` instead pads one row/column by
-repeating the edge pixels (the frame content is never rescaled).
+and height. Odd sizes are rejected with an error that says so, and ``pad=True`` instead
+pads one row/column by repeating the edge pixels (the frame content is never rescaled).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import subprocess
+import tempfile
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import EngineError
+from ..errors import OutputError
 from .image import save_image
 
 __all__ = [
+    "MAX_FPS",
     "VIDEO_SUFFIXES",
     "FrameWriter",
     "GifWriter",
@@ -32,40 +49,141 @@ __all__ = [
     "PngSequenceWriter",
     "open_frame_writer",
     "output_kind",
+    "prepare_output_file",
 ]
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 FRAME_PATTERN = "frame_{:06d}.png"
-_FRAME_RE = re.compile(r"frame_\d{6}\.png")
+_FRAME_RE = re.compile(r"frame_\d{6}(\.partial)?\.png")
+MAX_FPS = 1000.0
+_FFMPEG_PREFIX = re.compile(r"^\[[^\]]*\]\s*")
+
+
+def _is_only_a_suffix(name: str) -> bool:
+    """'.png', '.MP4': a name that is nothing but a known image/video suffix."""
+    from PIL import Image
+
+    if not name.startswith(".") or "." in name[1:]:
+        return False
+    known = set(VIDEO_SUFFIXES) | set(Image.registered_extensions())
+    return name.lower() in known
 
 
 def output_kind(out) -> str | None:
     """"mp4", "gif" or "frames" (a folder: trailing slash, an existing folder, or a
-    name without suffix) for an animation output; None for anything else (an image)."""
+    name without suffix) for an animation output; None for anything else (an image).
+
+    Raises OutputError for a name that is only a suffix (``.png``, ``out/.mp4``): such
+    a name is almost certainly a forgotten file name, not a hidden folder.
+    """
     s = str(out)
     p = Path(s)
-    if s.endswith(("/", os.sep)) or p.is_dir() or (not p.suffix and p.name):
+    if s.endswith(("/", os.sep)):
         return "frames"
-    suffix = p.suffix.lower()
-    return {".mp4": "mp4", ".gif": "gif"}.get(suffix)
+    if _is_only_a_suffix(p.name):
+        raise OutputError(f"{out}: the file name is only the suffix {p.name!r}; give a "
+                          f"name such as render{p.name.lower()}")
+    if p.is_dir() or (not p.suffix and p.name):
+        return "frames"
+    return {".mp4": "mp4", ".gif": "gif"}.get(p.suffix.lower())
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _make_folder(folder: Path, out) -> list[Path]:
+    """Create ``folder`` and its missing parents for the output ``out``.
+
+    Returns the folders created, outermost first (so they can be removed again when
+    nothing is written). Raises OutputError naming a file that is in the way or the
+    folder that cannot be created.
+    """
+    missing = []
+    p = folder
+    try:
+        while not p.exists() and not p.is_symlink() and p.parent != p:
+            missing.append(p)
+            p = p.parent
+        if p.exists() and not p.is_dir():
+            raise OutputError(f"{out}: {p} is a file, not a folder")
+        for d in reversed(missing):
+            d.mkdir()
+    except OSError as exc:
+        raise OutputError(f"{out}: cannot create the folder "
+                          f"{exc.filename or folder}: {_why(exc)}") from exc
+    return missing[::-1]
+
+
+def _remove_folders(created: list[Path]):
+    """Remove the folders ``_make_folder`` created if they are still empty."""
+    for d in reversed(created):
+        try:
+            d.rmdir()
+        except OSError:
+            return
+
+
+def _unlink(path: Path):
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _create_file(path: Path, out, created: list[Path]):
+    """Open ``path`` for writing (binary); on failure remove ``created`` folders and
+    raise OutputError naming the folder."""
+    try:
+        return open(path, "wb")
+    except OSError as exc:
+        _remove_folders(created)
+        raise OutputError(f"{out}: cannot create a file in {path.parent}: {_why(exc)}") from exc
+
+
+def prepare_output_file(path) -> Path:
+    """Create the folder of the output file ``path`` and check that a file can be
+    created there (a probe file is created and removed; ``path`` itself is not touched).
+
+    For outputs written in one go (a still image) before the work that produces them.
+    Returns ``Path(path)``; raises OutputError naming the problem.
+    """
+    path = Path(path)
+    created = _make_folder(path.parent, path)
+    probe = path.with_name(f".{path.name}.probe")
+    _create_file(probe, path, created).close()
+    _unlink(probe)
+    return path
+
+
+def _partial_name(path: Path) -> Path:
+    """'tour.mp4' -> 'tour.partial.mp4' (the suffix picks the format for ffmpeg)."""
+    return path.with_name(f"{path.stem}.partial{path.suffix}")
 
 
 class FrameWriter:
-    """Base writer: ``write(color)`` frames of one size, then ``close()``.
+    """Base writer: ``write(color)`` frames of one size, then ``close()`` (or ``abort()``).
 
     Attributes:
         path: the output file or folder.
         size: (width, height) pixels of every frame.
         fps: frames per second.
         frames: number of frames written so far.
+
+    Raises OutputError for an fps outside ``fps_range`` (inclusive; subclasses narrow
+    it to what their format stores) and for an output that cannot be written.
     """
+
+    fps_range = (0.0, MAX_FPS)
+    fps_why = "fps must be > 0 and at most 1000"
 
     def __init__(self, path, size, fps: float):
         self.path = Path(path)
         self.size = (int(size[0]), int(size[1]))
         self.fps = float(fps)
-        if not (self.fps > 0 and np.isfinite(self.fps)):
-            raise EngineError(f"fps must be positive, got {fps!r}")
+        lo, hi = self.fps_range
+        if not (math.isfinite(self.fps) and self.fps > 0 and lo <= self.fps <= hi):
+            raise OutputError(f"{self.path}: {self.fps_why}, got {fps!r}")
         self.frames = 0
         self.closed = False
 
@@ -78,127 +196,276 @@ class FrameWriter:
         return a
 
     def write(self, color: np.ndarray):
-        """Append one (H, W, 3|4) uint8 frame (row 0 = top); alpha is dropped for video."""
+        """Append one (H, W, 3|4) uint8 frame (row 0 = top); alpha is dropped for video.
+
+        On an error the writer is aborted (see ``abort``) and the error re-raised
+        (OutputError when the output could not be written).
+        """
         if self.closed:
             raise ValueError(f"{self.path}: writer is closed")
-        self._write(self._check(color))
+        a = self._check(color)
+        try:
+            self._write(a)
+        except Exception:
+            self.abort()
+            raise
         self.frames += 1
 
     def close(self):
-        """Finalise the output (idempotent); with no frames written, nothing is left."""
+        """Finalise the output (idempotent): a file with every frame written, in place
+        of any earlier one. With no frames written nothing is left behind. Raises
+        OutputError when finalising fails (the earlier file is then kept)."""
         if not self.closed:
             self.closed = True
-            self._close()
+            try:
+                self._finish()
+            except BaseException:
+                self._discard()
+                raise
+
+    def abort(self):
+        """Stop without finalising (idempotent): temporary files are removed and an
+        earlier file at the output is left as it was. PNG frames already renamed into
+        place stay."""
+        if not self.closed:
+            self.closed = True
+            self._discard()
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None or issubclass(exc_type, KeyboardInterrupt):
+            self.close()
+        else:
+            self.abort()
 
     def _write(self, a):
         raise NotImplementedError
 
-    def _close(self):
+    def _finish(self):
         raise NotImplementedError
 
-    def _remove_if_empty(self):
-        if self.path.is_file() and (self.frames == 0 or self.path.stat().st_size == 0):
-            self.path.unlink()
+    def _discard(self):
+        raise NotImplementedError
 
 
 class Mp4Writer(FrameWriter):
-    """H.264 MP4 (yuv420p) via imageio-ffmpeg. Odd sizes: EngineError unless ``pad``."""
+    """H.264 MP4 (yuv420p) by imageio-ffmpeg's ffmpeg, written to ``NAME.partial.mp4``
+    and renamed over ``path`` when ffmpeg has finished successfully.
 
-    def __init__(self, path, size, fps, pad=False, quality=8):
+    Args:
+        pad: pad an odd width/height by one edge row/column (else OutputError).
+        crf: H.264 constant rate factor, 0 (lossless) .. 51 (worst); 10 is visually
+            lossless for rendered points.
+
+    ffmpeg's messages are captured: a failure raises OutputError with ffmpeg's first
+    error line.
+    """
+
+    fps_range = (0.001, MAX_FPS)
+    fps_why = "MP4 fps must be between 0.001 and 1000"
+
+    def __init__(self, path, size, fps, pad=False, crf=10):
         super().__init__(path, size, fps)
         w, h = self.size
         self.pad = (w % 2, h % 2) if pad else (0, 0)
         if (w % 2 or h % 2) and not pad:
-            raise EngineError(
+            raise OutputError(
                 f"{self.path}: MP4 (H.264, yuv420p) needs an even width and height, got "
                 f"{w}x{h}; choose an even --size or pass --pad to add one edge row/column "
                 f"(frames are never rescaled)")
-        self.quality = quality
-        self._writer = None
+        if not 0 <= int(crf) <= 51:
+            raise ValueError(f"crf must be in 0..51, got {crf}")
+        self.crf = int(crf)
+        self._proc = None
+        self._log = None
+        self._created = _make_folder(self.path.parent, self.path)
+        self._tmp = _partial_name(self.path)
+        _create_file(self._tmp, self.path, self._created).close()
+
+    def _start(self):
+        from imageio_ffmpeg import get_ffmpeg_exe
+
+        w, h = self.size[0] + self.pad[0], self.size[1] + self.pad[1]
+        # The rate as a fraction, so 29.97 is 2997/100 and not rounded by ffmpeg.
+        rate = Fraction(self.fps).limit_denominator(1_000_000)
+        cmd = [get_ffmpeg_exe(), "-y", "-nostdin", "-v", "error",
+               "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{w}x{h}", "-r", str(rate),
+               "-i", "-", "-an", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+               "-crf", str(self.crf), "-f", "mp4", str(self._tmp)]
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives until close/abort
+        # Own session: a Ctrl-C / SIGTERM sent to our process group must not kill
+        # ffmpeg; the writer finishes it so the frames so far are kept.
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=self._log, start_new_session=True)
+
+    def _ffmpeg_error(self, what: str) -> OutputError:
+        """OutputError with ffmpeg's first error line (ffmpeg has exited)."""
+        self._log.seek(0)
+        lines = [_FFMPEG_PREFIX.sub("", ln).strip()
+                 for ln in self._log.read().decode("utf-8", "replace").splitlines()]
+        detail = next((ln for ln in lines if ln), f"exit status {self._proc.returncode}")
+        return OutputError(f"{self.path}: {what}: ffmpeg: {detail}")
 
     def _write(self, a):
-        import imageio.v2 as iio
-
         rgb = a[..., :3]
         if any(self.pad):
             rgb = np.pad(rgb, ((0, self.pad[1]), (0, self.pad[0]), (0, 0)), mode="edge")
-        if self._writer is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # macro_block_size=1: imageio must not rescale; sizes are checked above.
-            self._writer = iio.get_writer(
-                self.path, format="FFMPEG", fps=self.fps, codec="libx264",
-                pixelformat="yuv420p", macro_block_size=1, quality=self.quality,
-                ffmpeg_log_level="error")
-        self._writer.append_data(np.ascontiguousarray(rgb))
-
-    def _close(self):
+        if self._proc is None:
+            self._start()
         try:
-            if self._writer is not None:
-                self._writer.close()
-        finally:
-            self._remove_if_empty()
+            self._proc.stdin.write(np.ascontiguousarray(rgb).tobytes())
+        except OSError:  # BrokenPipeError: ffmpeg has stopped
+            self._proc.wait()
+            raise self._ffmpeg_error("encoding failed") from None
+
+    def _finish(self):
+        if self._proc is None:  # no frame: nothing to keep
+            self._discard()
+            return
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            pass  # ffmpeg already gone; its exit status tells why
+        if self._proc.wait() != 0:
+            raise self._ffmpeg_error("encoding failed")
+        if not self._tmp.is_file() or self._tmp.stat().st_size == 0:
+            raise self._ffmpeg_error("ffmpeg wrote nothing")
+        try:
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot replace it: {_why(exc)}") from exc
+        self._log.close()
+
+    def _discard(self):
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+            self._proc.wait()
+        if self._log is not None:
+            self._log.close()
+        _unlink(self._tmp)
+        _remove_folders(self._created)
 
 
 class GifWriter(FrameWriter):
-    """Looping animated GIF via imageio's Pillow plugin. GIF stores frame delays in
-    1/100 s, so the delay is 1000/fps ms rounded by Pillow to 10 ms steps; Pillow also
-    merges identical consecutive frames (adding up their delays)."""
+    """Looping animated GIF, streamed: each frame is quantised to its own 256-colour
+    palette (Pillow, median cut) and appended to ``NAME.partial.gif`` at once; ``close``
+    writes the trailer and renames the file over ``path``.
+
+    GIF delays are whole 1/100 s: frame k lasts round(100 (k + 1) / fps) -
+    round(100 k / fps) hundredths, so the total length matches frames / fps (30 fps:
+    3, 4, 3, 3, 4, ... hundredths). Every frame is stored (identical frames are not
+    merged).
+    """
+
+    fps_range = (0.002, 50.0)
+    fps_why = ("GIF stores frame delays in whole 1/100 s (at most 655.35 s) and viewers "
+               "slow down delays under 2/100 s, so GIF fps must be between 0.002 and 50 "
+               "(use .mp4 or a frames folder for other rates)")
 
     def __init__(self, path, size, fps):
         super().__init__(path, size, fps)
-        self._file = None
+        if max(self.size) > 65535:
+            raise OutputError(f"{self.path}: GIF sizes are at most 65535x65535, got "
+                              f"{self.size[0]}x{self.size[1]}")
+        self._ticks = 0  # hundredths of a second written so far
+        self._created = _make_folder(self.path.parent, self.path)
+        self._tmp = _partial_name(self.path)
+        self._file = _create_file(self._tmp, self.path, self._created)
 
     def _write(self, a):
-        import imageio.v3 as iio
+        from PIL import GifImagePlugin, Image
 
-        if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = iio.imopen(self.path, "w", plugin="pillow")
-        self._file.write(np.ascontiguousarray(a[..., :3]), duration=1000.0 / self.fps, loop=0)
-
-    def _close(self):
+        im = Image.fromarray(np.ascontiguousarray(a[..., :3]), "RGB").convert(
+            "P", palette=Image.Palette.ADAPTIVE)
+        parts = []
+        if self.frames == 0:
+            header, _ = GifImagePlugin.getheader(im, info={"loop": 0})
+            parts += header
+        end = round(100 * (self.frames + 1) / self.fps)
+        # Pillow takes the delay in ms and stores ms // 10.
+        parts += GifImagePlugin.getdata(im, duration=10 * (end - self._ticks),
+                                        include_color_table=True)
         try:
-            if self._file is not None:
-                self._file.close()
-        finally:
-            self._remove_if_empty()
+            self._file.write(b"".join(parts))  # one write: a frame is all in or not
+            self._file.flush()
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {_why(exc)}") from exc
+        self._ticks = end
+
+    def _finish(self):
+        if self.frames == 0:
+            self._discard()
+            return
+        try:
+            self._file.write(b";")  # GIF trailer
+            self._file.close()
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {_why(exc)}") from exc
+
+    def _discard(self):
+        self._file.close()
+        _unlink(self._tmp)
+        _remove_folders(self._created)
 
 
 class PngSequenceWriter(FrameWriter):
     """``frame_000000.png``, ``frame_000001.png``, ... in the folder ``path``.
 
-    Frames left in the folder by an earlier render (same name pattern) are removed when
-    the first frame is written, so the folder always holds exactly one render. Each
-    file is written under a temporary name and renamed, so an interrupted render never
-    leaves a truncated PNG.
+    Frames left in the folder by an earlier render (same name pattern, including
+    ``.partial.png`` leftovers of a killed render) are removed when the first frame is
+    written, so the folder always holds exactly one render. Each file is written under
+    a temporary ``.partial.png`` name and renamed, so an interrupted render never leaves
+    a truncated PNG; closing removes a partial file of its own.
     """
 
-    def _write(self, a):
-        if self.frames == 0:
-            self.path.mkdir(parents=True, exist_ok=True)
-            for old in self.path.iterdir():
-                if _FRAME_RE.fullmatch(old.name):
-                    old.unlink()
-        final = self.path / FRAME_PATTERN.format(self.frames)
-        tmp = final.with_name(final.stem + ".partial.png")
-        save_image(tmp, a)
-        os.replace(tmp, final)
+    def __init__(self, path, size, fps):
+        super().__init__(path, size, fps)
+        if self.path.exists() and not self.path.is_dir():
+            raise OutputError(f"{self.path}: is a file, not a folder for PNG frames")
+        self._created = _make_folder(self.path, self.path)
+        probe = self._partial(0)
+        _create_file(probe, self.path, self._created).close()
+        _unlink(probe)
 
-    def _close(self):
-        pass
+    def _partial(self, k: int) -> Path:
+        return self.path / FRAME_PATTERN.format(k).replace(".png", ".partial.png")
+
+    def _write(self, a):
+        tmp = self._partial(self.frames)
+        try:
+            if self.frames == 0:
+                for old in self.path.iterdir():
+                    if _FRAME_RE.fullmatch(old.name):
+                        old.unlink()
+            save_image(tmp, a)
+            os.replace(tmp, self.path / FRAME_PATTERN.format(self.frames))
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write frame {self.frames}: "
+                              f"{_why(exc)}") from exc
+
+    def _finish(self):
+        self._discard()
+
+    def _discard(self):
+        _unlink(self._partial(self.frames))
+        if self.frames == 0:
+            _remove_folders(self._created)
 
 
 def open_frame_writer(out, size, fps: float, pad: bool = False) -> FrameWriter:
     """The writer for ``out`` by its kind (see ``output_kind``): MP4, GIF or PNG folder.
 
-    Raises EngineError for an output that is not an animation kind, or an MP4 size the
-    codec cannot take without ``pad``.
+    Raises OutputError for an output that is not an animation kind, one that cannot be
+    written, an fps the format cannot store, or an MP4 size the codec cannot take
+    without ``pad``.
     """
     kind = output_kind(out)
     if kind == "mp4":
@@ -207,4 +474,4 @@ def open_frame_writer(out, size, fps: float, pad: bool = False) -> FrameWriter:
         return GifWriter(out, size, fps)
     if kind == "frames":
         return PngSequenceWriter(out, size, fps)
-    raise EngineError(f"{out}: animation output must be .mp4, .gif or a folder for PNG frames")
+    raise OutputError(f"{out}: animation output must be .mp4, .gif or a folder for PNG frames")
