@@ -116,11 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "numbered PNG frames (a name ending in '/' or without suffix)")
     _add_scene_options(r)
     r.add_argument("--fps", type=_positive, default=30.0,
-                   help="frames per second of a video (default: %(default)s)")
+                   help="frames per second of a video: MP4 0.001-1000, GIF 0.002-50, PNG "
+                        "frames up to 1000 (default: %(default)s)")
     r.add_argument("--duration", type=_positive, default=None, metavar="S",
                    help="video length in seconds (default: the path's, or 6 for a turntable)")
     r.add_argument("--frames", type=count_arg, default=None, metavar="N",
-                   help="number of video frames (instead of --duration)")
+                   help="number of video frames, at most 1,000,000 (instead of --duration)")
     r.add_argument("--pad", action="store_true",
                    help="MP4 with an odd width/height: pad one edge row/column instead of "
                         "refusing (frames are never rescaled)")
