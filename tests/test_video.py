@@ -538,3 +538,18 @@ def test_sigterm_stops_like_ctrl_c_and_keeps_a_finalised_gif(tmp_path):
     with Image.open(out) as im:
         assert im.n_frames == kept and done <= kept < 400
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.gif"]
+
+
+def test_writer_as_context_manager_keeps_on_interrupt_and_aborts_on_error(tmp_path):
+    frame = np.full((SIZE[1], SIZE[0], 3), 200, np.uint8)
+    for exc, kept in [(KeyboardInterrupt, True), (RuntimeError, False)]:
+        out = tmp_path / f"{exc.__name__}.gif"
+        with pytest.raises(exc), GifWriter(out, SIZE, 10.0) as writer:
+            writer.write(frame)
+            writer.write(frame)
+            raise exc
+        assert out.exists() == kept
+        if kept:
+            with Image.open(out) as im:
+                assert im.n_frames == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["KeyboardInterrupt.gif"]

@@ -171,7 +171,9 @@ class FrameWriter:
         frames: number of frames written so far.
 
     Raises OutputError for an fps outside ``fps_range`` (inclusive; subclasses narrow
-    it to what their format stores) and for an output that cannot be written.
+    it to what their format stores) and for an output that cannot be written. As a
+    context manager it is closed on a normal exit or KeyboardInterrupt (frames kept)
+    and aborted on any other error.
     """
 
     fps_range = (0.0, MAX_FPS)
