@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from .scene import Node
+from .transforms import as_vec3
 
 __all__ = [
     "bounding_sphere",
@@ -43,16 +44,6 @@ __all__ = [
 ]
 
 _local_spheres: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _vec3(v, name) -> np.ndarray:
-    try:
-        a = np.asarray(v, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be 3 finite numbers, got {v!r}") from None
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be 3 finite numbers, got {v!r}")
-    return a
 
 
 def _radius(r, name) -> float:
@@ -116,7 +107,7 @@ def bounding_sphere(node: Node) -> tuple[np.ndarray, float]:
 def spheres_overlap(c1, r1, c2, r2) -> bool:
     """True when spheres (c1, r1) and (c2, r2) intersect or touch. Centres (3,) world,
     radii >= 0; ValueError naming a non-finite or malformed argument."""
-    c1, c2 = _vec3(c1, "c1"), _vec3(c2, "c2")
+    c1, c2 = as_vec3(c1, "c1"), as_vec3(c2, "c2")
     r1, r2 = _radius(r1, "r1"), _radius(r2, "r2")
     # Halves: exact, and neither the distance nor the radius sum can overflow.
     return math.dist(c1 * 0.5, c2 * 0.5) <= r1 * 0.5 + r2 * 0.5
@@ -159,7 +150,7 @@ def overlap_pairs(centres_a, radii_a, centres_b, radii_b) -> np.ndarray:
 
 
 def _unit_direction(direction) -> np.ndarray:
-    d = _vec3(direction, "ray direction")
+    d = as_vec3(direction, "ray direction")
     big = float(np.max(np.abs(d)))
     if big == 0:
         raise ValueError(f"ray direction must be non-zero, got {direction!r}")
@@ -195,8 +186,8 @@ def ray_sphere(origin, direction, centre, radius) -> float | None:
     Raises ValueError naming the argument for a zero or non-finite direction, a
     non-finite point or a negative or non-finite radius.
     """
-    return _ray_sphere(_vec3(origin, "ray origin"), _unit_direction(direction),
-                       _vec3(centre, "centre"), _radius(radius, "radius"))
+    return _ray_sphere(as_vec3(origin, "ray origin"), _unit_direction(direction),
+                       as_vec3(centre, "centre"), _radius(radius, "radius"))
 
 
 def ray_cast(origin, direction, nodes) -> tuple[Node, float] | None:
@@ -205,7 +196,7 @@ def ray_cast(origin, direction, nodes) -> tuple[Node, float] | None:
     Nodes whose geometry has no finite point cannot be hit and are passed by; a node
     without geometry raises ValueError, as does a bad ray (see ``ray_sphere``).
     """
-    o, d = _vec3(origin, "ray origin"), _unit_direction(direction)
+    o, d = as_vec3(origin, "ray origin"), _unit_direction(direction)
     best = None
     for node in nodes:
         sphere = _world_sphere(node)

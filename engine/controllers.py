@@ -27,15 +27,9 @@ import numpy as np
 
 from .camera import Camera, PerspectiveCamera
 from .pose import CameraPose, apply_pose, camera_pose, yaw_pitch_of, yaw_pitch_rotation
+from .transforms import as_vec3
 
 __all__ = ["FlyController", "OrbitController"]
-
-
-def _finite3(v, name):
-    a = np.asarray(v, dtype=np.float64).reshape(-1)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be 3 finite numbers, got {v!r}")
-    return a
 
 
 def _finite(x, name) -> float:
@@ -153,7 +147,7 @@ class OrbitController(_Controller):
     def __init__(self, camera: Camera, target=(0.0, 0.0, 0.0), rotate_speed=0.3,
                  min_distance=1e-3, max_distance=1e6, max_pitch=89.0):
         super().__init__(camera, max_pitch)
-        self.target = _finite3(target, "target")
+        self.target = as_vec3(target, "target")
         lo, hi = _finite(min_distance, "min_distance"), _finite(max_distance, "max_distance")
         if not 0 < lo < hi:
             raise ValueError(f"need 0 < min_distance < max_distance, got {lo}, {hi}")

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 __all__ = [
+    "as_vec3",
     "look_at_rotation",
     "matrix_to_quat",
     "orthographic_matrix",
@@ -35,26 +36,28 @@ __all__ = [
 IDENTITY_QUAT = np.array([0.0, 0.0, 0.0, 1.0])
 
 
-def _vec3(v, name: str) -> np.ndarray:
-    a = np.asarray(v, dtype=np.float64).reshape(-1)
-    if a.shape != (3,):
-        raise ValueError(f"{name} must have 3 components, got shape {np.shape(v)}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite, got {a.tolist()}")
+def as_vec3(v, name: str) -> np.ndarray:
+    """(3,) float64 copy of ``v``; ValueError naming ``name`` unless it is 3 finite numbers."""
+    try:
+        a = np.array(v, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be 3 finite numbers, got {v!r}") from None
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be 3 finite numbers, got {v!r}")
     return a
 
 
 def translation_matrix(t) -> np.ndarray:
     """(4, 4) float64 matrix translating by ``t`` (3,)."""
     m = np.eye(4)
-    m[:3, 3] = _vec3(t, "translation")
+    m[:3, 3] = as_vec3(t, "translation")
     return m
 
 
 def scale_matrix(s) -> np.ndarray:
     """(4, 4) float64 matrix scaling by ``s`` (3,) (per axis)."""
     m = np.eye(4)
-    m[[0, 1, 2], [0, 1, 2]] = _vec3(s, "scale")
+    m[[0, 1, 2], [0, 1, 2]] = as_vec3(s, "scale")
     return m
 
 
@@ -71,7 +74,7 @@ def quat_normalize(q) -> np.ndarray:
 
 def quat_from_axis_angle(axis, angle: float) -> np.ndarray:
     """Unit quaternion (x, y, z, w) rotating ``angle`` radians about ``axis`` (3,), right-handed."""
-    ax = _vec3(axis, "axis")
+    ax = as_vec3(axis, "axis")
     n = np.linalg.norm(ax)
     if n < 1e-12:
         raise ValueError("rotation axis must be non-zero")
@@ -151,7 +154,7 @@ def trs_matrix(position, rotation, scale) -> np.ndarray:
 
     Raises ValueError for wrong lengths, non-finite values or a zero quaternion.
     """
-    p, s = _vec3(position, "position"), _vec3(scale, "scale")
+    p, s = as_vec3(position, "position"), as_vec3(scale, "scale")
     return trs_matrix_unchecked(p.tolist(), quat_normalize(rotation).tolist(), s.tolist())
 
 
@@ -181,9 +184,9 @@ def look_at_rotation(eye, target, up=(0.0, 1.0, 0.0)) -> np.ndarray:
     Raises:
         ValueError: ``eye == target`` (no direction to look along), or non-finite input.
     """
-    e = _vec3(eye, "eye")
-    t = _vec3(target, "target")
-    u = _vec3(up, "up")
+    e = as_vec3(eye, "eye")
+    t = as_vec3(target, "target")
+    u = as_vec3(up, "up")
     fwd = t - e
     # Scale by the largest component first so the norm cannot overflow (|d| ~ 1e300).
     big = float(np.abs(fwd).max())
