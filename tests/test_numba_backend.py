@@ -30,11 +30,11 @@ def _scene(n, k, seed=0):
     return pos, oid, model, cam.view_projection_matrix.astype(np.float32)
 
 
-@pytest.mark.parametrize("idle", [True, False], ids=["parallel", "serial"])
+@pytest.mark.parametrize("threads", [True, False], ids=["parallel", "serial"])
 @pytest.mark.parametrize("n,k", [(1000, 7), (2 * CHUNK + 1, 1), (5 * CHUNK + 123, 40)])
-def test_matches_numpy_backend_serial_and_parallel(n, k, idle, monkeypatch):
-    # Large batches take the multi-threaded kernel only when cores are idle; force both.
-    monkeypatch.setattr("engine.backends.numba_backend.cores_idle", lambda: idle)
+def test_matches_numpy_backend_serial_and_parallel(n, k, threads, monkeypatch):
+    # Large batches take the multi-threaded kernel when Numba has threads; force both.
+    monkeypatch.setattr("engine.backends.numba_backend.use_threads", lambda: threads)
     pos, oid, model, vp = _scene(n, k)
     ref = NumpyProjector().project(pos, oid, model, vp, (640, 480))
     nb = NumbaProjector()
@@ -48,7 +48,7 @@ def test_matches_numpy_backend_serial_and_parallel(n, k, idle, monkeypatch):
 
 
 def test_object_beyond_model_is_not_visible_in_a_parallel_batch(monkeypatch):
-    monkeypatch.setattr("engine.backends.numba_backend.cores_idle", lambda: True)
+    monkeypatch.setattr("engine.backends.numba_backend.use_threads", lambda: True)
     n = 3 * CHUNK
     pos, oid, model, vp = _scene(n, 3)
     oid[oid == 2] = 9  # K = 3 matrices, the last object points past them

@@ -16,16 +16,15 @@ Why it is shaped this way (measured with ``benchmarks/transform.py``):
 - ``error_model="numpy"`` drops the Python zero-division check (a branch per division);
   w = 0 gives inf/NaN in the raw pass, which the reset pass overwrites.
 - Small batches run on one thread: waking the thread pool costs more than they take.
-- Large batches run on all threads only while the machine has idle cores (1-minute load
-  average below the core count): Numba's OpenMP workers sleep between calls, and on a
-  busy machine waking them waits for a scheduler time slice. Measured on a shared
-  2-core machine at 10^6 vertices: one thread 3.5 ms, two threads 1.6 ms when idle but
-  8-16 ms when other processes kept the cores busy.
+- Large batches (more than two chunks) run on all of Numba's threads
+  (``NUMBA_NUM_THREADS``). On a machine whose cores are busy with other processes,
+  waking the thread pool waits for a scheduler time slice (measured on a shared 2-core
+  machine at 10^6 vertices: one thread 3.5 ms; two threads 1.6 ms idle, 8-16 ms loaded);
+  set ``NUMBA_NUM_THREADS=1`` there. An earlier load-average switch was removed: the
+  caller's own process raised the load it read, so timings flipped between the kernels.
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 
@@ -41,13 +40,11 @@ def numba_available() -> bool:
     return True
 
 
-def cores_idle() -> bool:
-    """True when the 1-minute load average leaves at least one core free (always True
-    where the OS does not report a load average)."""
-    try:
-        return os.getloadavg()[0] < (os.cpu_count() or 1) - 0.5
-    except OSError:
-        return True
+def use_threads() -> bool:
+    """True when Numba has more than one thread to run the parallel kernel on."""
+    import numba
+
+    return numba.get_num_threads() > 1
 
 
 class NumbaProjector:
@@ -86,7 +83,7 @@ class NumbaProjector:
         runs = k.find_runs(oid) if runs is None else np.ascontiguousarray(runs, dtype=np.int64)
         if runs.ndim != 2 or runs.shape[1] != 3:
             raise ValueError(f"runs must have shape (R, 3), got {runs.shape}")
-        kernel = k.project_parallel if n > 2 * k.CHUNK and cores_idle() else k.project_serial
+        kernel = k.project_parallel if n > 2 * k.CHUNK and use_threads() else k.project_serial
         status = kernel(pos.reshape(-1), runs, mdl, vp, np.float32(vw), np.float32(vh),
                         out.screen_xy.reshape(-1), out.depth, out.visible.view(np.uint8))
         if status:
