@@ -6,8 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("numba", reason="the numba backend is optional (pip install frustum[fast])")
-
 from engine.backends.numba_backend import NumbaProjector
 from engine.backends.numba_kernels import CHUNK
 from engine.backends.numpy_backend import NumpyProjector, object_runs
