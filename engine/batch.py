@@ -220,6 +220,12 @@ class VertexBatch:
         if not self._in_tree(parent):
             raise ValueError(f"spawn: parent {parent.name!r} is not under {self.root.name!r}")
         clean = self._packed_rev == self.root.structure_revision and self.repacks > 0
+        if clean:
+            # Re-spawning (reparenting) a node that is already drawn: free its old slots
+            # and ranges first, or they would stay drawn at the old pose and leak.
+            for n in node.traverse():
+                if n in self._slot_of:
+                    self._despawn(n)
         parent.add(node)
         if not clean:
             return node

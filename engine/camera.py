@@ -39,6 +39,14 @@ class Camera(Node):
     def _changed(self):
         self._params_rev += 1
 
+    def _touch(self):
+        # A camera without children moves no geometry: leave the global transform epoch
+        # alone so a moving camera does not make the batch re-check every object.
+        if self._children:
+            super()._touch()
+        else:
+            self.revision += 1
+
     @property
     def aspect(self) -> float:
         return self._aspect

@@ -56,7 +56,7 @@ class Geometry:
         positions: (N, 3) float32, local frame, relative to ``origin``.
         origin: (3,) float64 NumPy array added back in float64 by the batch (zeros unless
             float64 input was recentred).
-        colors: (N, 4) uint8 RGBA or None (the batch then uses the node's default colour).
+        colors: (N, 4) uint8 RGBA or None (the batch then draws the points white).
         point_size: splat size in pixels (float > 0) used by point rendering.
 
     Raises:

@@ -120,10 +120,12 @@ class Renderer:
 
     def render(self) -> Frame:
         """Project and rasterize; returns Frame(color, depth) on the host.
+
         With raster "software", the CuPy projector's output is rasterized on the GPU
         (shaders/raster.cu), so points never leave the device, and the Numba projector's
-        by the Numba rasterizer; all give the NumPy rasterizer's image bit for bit. With
-        raster "gl" the points are drawn as GL_POINTS offscreen."""
+        by the Numba rasterizer. The rasterizers give bit-identical images for the same
+        projected points; projections differ between backends by float rounding only.
+        With raster "gl" the points are drawn as GL_POINTS offscreen."""
         p = self.project()
         if self.raster == "gl":
             return self.gl.render(p.screen_xy, p.depth, p.visible, self.batch.colors,

@@ -48,7 +48,7 @@ __host__ __device__ inline float key_depth(unsigned long long key) {
 }
 
 // First pixel covered along one axis by a splat of `size` pixels centred at `coord`:
-// pixel i (centre i + 0.5) is covered when coord - size/2 <= i + 0.5 < coord + size/2.
+// pixel i (centre i + 0.5) is covered when coord - size/2 < i + 0.5 <= coord + size/2.
 // Evaluated in double with the same operations as engine.raster.splat_origin (float32
 // coordinate widened to float64, floor), so both pick the same pixels at every edge.
 __host__ __device__ inline double splat_origin(float coord, int size) {

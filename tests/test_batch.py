@@ -135,3 +135,19 @@ def test_auto_falls_back_to_a_cpu_backend_without_gpu():
 
     name = get_projector("auto").name
     assert name == ("cupy" if cupy_unavailable_reason() is None else "numba")
+
+
+def test_moving_a_leaf_camera_does_not_recheck_every_object():
+    from engine.scene import transform_epoch
+
+    scene = make_scene(3)
+    cam = scene.add(PerspectiveCamera(position=(0, 0, 10)))
+    epoch = transform_epoch()
+    cam.position = (1, 2, 10)
+    assert transform_epoch() == epoch  # nothing the batch draws moved
+    np.testing.assert_allclose(cam.world_position, [1, 2, 10])
+    child = cam.add(Node("gun", geometry=PointCloud(np.zeros((1, 3)))))
+    epoch = transform_epoch()
+    cam.position = (3, 2, 10)
+    assert transform_epoch() != epoch  # now the camera carries geometry
+    np.testing.assert_allclose(child.world_position, [3, 2, 10])

@@ -181,3 +181,20 @@ def test_despawn_rejects_nodes_outside_the_tree():
         b.despawn(scene)
     with pytest.raises(ValueError, match="is not under"):
         b.spawn(Node("x"), parent=Node("elsewhere"))
+
+
+def test_spawning_an_already_drawn_node_moves_it_without_a_ghost():
+    from engine import Node, PointCloud, Scene, VertexBatch
+
+    scene = Scene()
+    a = scene.add(Node("a", position=(5, 0, 0)))
+    b = VertexBatch(scene)
+    b.sync()
+    thing = b.spawn(Node("thing", geometry=PointCloud(np.zeros((4, 3)))))
+    b.sync()
+    b.spawn(thing, parent=a)  # reparent through spawn
+    b.sync()
+    assert b.object_count == 1 and b.live_vertex_count == 4
+    assert [n for n in b.slot_nodes if n is not None] == [thing]
+    runs = b.runs
+    assert runs[0, 0] == 0 and runs[-1, 1] == b.vertex_count  # still tiles every vertex

@@ -173,16 +173,24 @@ def test_large_n_last_vertex_transformed(projector):
     np.testing.assert_allclose(xy[0], [500, 500], rtol=1e-6)
 
 
-def test_object_id_out_of_range(projector):
-    """Contract: an id >= K is an error on the CPU backends, invisible on the GPU."""
-    pos = np.array([[0, 0, -2]], np.float32)
-    oid = np.array([3], np.uint32)
-    if projector.name == "numpy":
-        with pytest.raises(ValueError, match="object"):
-            project(projector, pos, oid)
-    else:
-        _, _, vis = project(projector, pos, oid)
-        assert not vis[0]
+def test_object_id_out_of_range_is_not_visible(projector):
+    """Contract: a vertex whose object id is >= K is culled on every backend."""
+    pos = np.array([[0, 0, -2], [0, 0, -2]], np.float32)
+    oid = np.array([3, 0], np.uint32)
+    xy, depth, vis = project(projector, pos, oid)
+    assert vis.tolist() == [False, True]
+    assert xy[0].tolist() == [0, 0] and depth[0] == 1
+
+
+def test_runs_must_tile_the_vertices():
+    from engine.backends import get_projector
+
+    pos = np.zeros((10, 3), np.float32)
+    oid = np.zeros(10, np.uint32)
+    eye = np.eye(4, dtype=np.float32)[None]
+    for name in ("numpy", "numba"):
+        with pytest.raises(ValueError, match="tiling"):
+            get_projector(name).project(pos, oid, eye, eye[0], (8, 8), runs=[[0, 4, 0], [5, 10, 0]])
 
 
 def test_bad_shapes_raise_naming_argument(projector):

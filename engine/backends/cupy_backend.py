@@ -8,6 +8,8 @@ passing host data).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import BackendUnavailable
@@ -57,11 +59,20 @@ def get_function(source_name: str, function: str):
     return mod.get_function(function)
 
 
+@functools.cache
+def _multiprocessors(device_id: int) -> int:
+    import cupy
+
+    # One attribute query, cached: Device().attributes builds a dict of all of them.
+    return int(cupy.cuda.runtime.deviceGetAttribute(
+        cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device_id))
+
+
 def launch_grid(n: int) -> tuple[int]:
     """Blocks for a grid-stride loop over n items: enough to fill the device, no more."""
     import cupy
 
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    sms = _multiprocessors(cupy.cuda.Device().id)
     return (max(1, min((n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK, sms * 32)),)
 
 

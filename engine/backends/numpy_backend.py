@@ -46,7 +46,8 @@ class NumpyProjector:
 
         ``runs`` is an optional (R, 3) array of (start, stop, k) contiguous object runs
         (the batch knows them); without it they are found from ``object_id``.
-        Raises ValueError for an object_id >= K.
+        Vertices whose object_id is >= K are not visible (as on every backend).
+        Raises ValueError for runs that do not tile [0, N) in order.
         """
         pos, oid, mdl, vp = prepare_inputs(np, positions, object_id, model, view_proj)
         vw, vh = check_viewport(viewport)
@@ -56,15 +57,22 @@ class NumpyProjector:
             return out
         if runs is None:
             runs = object_runs(oid)
-        if len(runs) and int(np.max(runs[:, 2])) >= k:
-            raise ValueError(f"object_id refers to object {int(np.max(runs[:, 2]))} but model has K={k}")
+        runs = np.asarray(runs, np.int64)
+        if (runs.ndim != 2 or runs.shape[1] != 3 or len(runs) == 0 or runs[0, 0] != 0 or runs[-1, 1] != n
+                or np.any(runs[1:, 0] != runs[:-1, 1]) or np.any(runs[:, 1] <= runs[:, 0])):
+            raise ValueError(f"runs must be (R, 3) rows (start, stop, k) tiling the {n} "
+                             f"vertices in order, got shape {runs.shape}")
         if self._clip.shape[1] < n:
             self._clip = np.empty((4, n), np.float32)
             self._tmp = np.empty(n, np.float32)
             self._mask = np.empty(n, np.bool_)
         clip, tmp, mask = self._clip[:, :n], self._tmp[:n], self._mask[:n]
-        # Compose per object in float64, then one float32 matmul per run.
-        mvp = (vp.astype(np.float64) @ mdl.astype(np.float64)).astype(np.float32)
+        # Compose per object in float64, then one float32 matmul per run. Row K is all
+        # zeros (clip w = 0, culled) for object ids beyond the model array.
+        mvp = np.zeros((k + 1, 4, 4), np.float32)
+        mvp[:k] = vp.astype(np.float64) @ mdl.astype(np.float64)
+        runs = runs.copy()
+        runs[:, 2] = np.minimum(runs[:, 2], k)
         with np.errstate(invalid="ignore", over="ignore"):
             return self._project_runs(pos, mvp, runs, clip, tmp, mask, out, vw, vh)
 
