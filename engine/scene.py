@@ -136,20 +136,26 @@ class Node:
 
     @property
     def world_matrix(self) -> np.ndarray:
-        """(4, 4) float64 local -> world transform (cached; do not modify)."""
-        if self._parent is None:
-            parent_stamp, parent_m = 0, None
-        else:
-            parent_m = self._parent.world_matrix
-            parent_stamp = self._parent.world_stamp
-        c = self._world_cache
-        if c is None or c[0] != self.revision or c[1] != parent_stamp:
-            local = self.local_matrix
-            m = local if parent_m is None else parent_m @ local
-            m.setflags(write=False)
-            self._world_cache = (self.revision, parent_stamp, m)
-            self.world_stamp = next(_stamps)
-        return self._world_cache[2]
+        """(4, 4) float64 local -> world transform (cached; do not modify).
+
+        Revalidates the chain from the root down, iteratively (any depth works).
+        """
+        chain = []
+        node = self
+        while node is not None:
+            chain.append(node)
+            node = node._parent
+        parent_m, parent_stamp = None, 0
+        for node in reversed(chain):
+            c = node._world_cache
+            if c is None or c[0] != node.revision or c[1] != parent_stamp:
+                local = node.local_matrix
+                m = local if parent_m is None else parent_m @ local
+                m.setflags(write=False)
+                node._world_cache = (node.revision, parent_stamp, m)
+                node.world_stamp = next(_stamps)
+            parent_m, parent_stamp = node._world_cache[2], node.world_stamp
+        return parent_m
 
     @property
     def world_position(self) -> np.ndarray:

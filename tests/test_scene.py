@@ -104,3 +104,11 @@ def test_mesh_validates_faces():
         Mesh(pos, [[0, 1, 2, 0]])
     with pytest.raises(ValueError, match="normals"):
         Mesh(pos, [[0, 1, 2]], normals=np.zeros((2, 3)))
+
+
+def test_deep_hierarchy_has_no_recursion_limit():
+    root = Scene()
+    node = root
+    for _ in range(5000):
+        node = node.add(Node(position=(0.001, 0, 0)))
+    np.testing.assert_allclose(node.world_position, [5.0, 0, 0], rtol=1e-9)

@@ -12,7 +12,7 @@ Contract (identical for all backends):
          visible    (N,)   bool
 
 A vertex is not visible when clip w <= 1e-7 (at or behind the eye), it lies outside the
-clip volume (-w <= x, y, z <= w), or any input is non-finite. Not-visible vertices get
+clip volume (-w <= x, y, z <= w), any input is non-finite, or its object_id is >= K. Not-visible vertices get
 screen (0, 0) and depth 1, so no output ever holds NaN or inf.
 """
 
