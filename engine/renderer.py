@@ -130,7 +130,8 @@ class Renderer:
         if self.raster == "gl":
             return self.gl.render(p.screen_xy, p.depth, p.visible, self.batch.colors,
                                   self.size, self.effective_point_size(),
-                                  self.scene.background)
+                                  self.scene.background,
+                                  colors_revision=self.batch.vertex_revision)
         raster = rasterize_points
         if self.projector.name == "cupy":
             from .backends import cupy_raster

@@ -189,3 +189,23 @@ def test_cli_render_gl_matches_software(tmp_path):
     assert a.shape == b.shape == (90, 160, 4)
     assert np.mean(np.all(a == b, axis=-1)) >= 0.99
     assert len(np.unique(a.reshape(-1, 4), axis=0)) > 10  # a real picture, not a blank
+
+
+def test_static_colours_are_uploaded_once_per_revision(gl, monkeypatch):
+    rng = np.random.default_rng(4)
+    n = 500
+    xy, depth = rng.uniform(0, 32, (n, 2)).astype(np.float32), rng.uniform(0, 1, n).astype(np.float32)
+    colors = rng.integers(0, 256, (n, 4)).astype(np.uint8)
+    uploads = []
+    real = gl.painter._upload
+    monkeypatch.setattr(gl.painter, "_upload", lambda name, a: (uploads.append(name), real(name, a)))
+    vis = np.ones(n, bool)
+    first = gl.render(xy, depth, vis, colors, (32, 32), colors_revision=7)
+    again = gl.render(xy, depth, vis, colors, (32, 32), colors_revision=7)
+    assert uploads.count("in_color") == 1 and uploads.count("in_xy") == 2
+    np.testing.assert_array_equal(first.color, again.color)
+    gl.render(xy, depth, vis, colors[::-1].copy(), (32, 32), colors_revision=8)  # repacked
+    assert uploads.count("in_color") == 2
+    fresh = gl.render(xy, depth, vis, colors, (32, 32))  # no revision: always uploads
+    np.testing.assert_array_equal(first.color, fresh.color)
+    assert uploads.count("in_color") == 3

@@ -68,9 +68,9 @@ class OffscreenGL:
         return self._fbo
 
     def render(self, screen_xy, depth, visible, colors, size, point_size=1.0,
-               background=(0.0, 0.0, 0.0, 1.0)) -> Frame:
+               background=(0.0, 0.0, 0.0, 1.0), colors_revision=None) -> Frame:
         """Draw the points and read the frame back; same arguments as
-        ``engine.raster.rasterize_points``.
+        ``engine.raster.rasterize_points`` (``colors_revision``: see PointPainter.draw).
 
         Returns:
             Frame(color (H, W, 4) uint8 row 0 = top, depth (H, W) float32 in [0, 1], 1.0
@@ -87,7 +87,8 @@ class OffscreenGL:
         # Clear with the byte-exact background so GL stores the same bytes as the software path.
         bg = background_rgba(background)
         fbo.clear(*(bg / 255.0), depth=1.0)
-        self.painter.draw(screen_xy, depth, visible, colors, (w, h), point_size)
+        self.painter.draw(screen_xy, depth, visible, colors, (w, h), point_size,
+                          colors_revision=colors_revision)
         color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
         zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
         return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))

@@ -50,6 +50,7 @@ class PointPainter:
 
         self.ctx = ctx
         self._mgl = moderngl
+        self._color_key = None  # (colors_revision, N) of the colours in the GPU buffer
         ctx.enable(moderngl.PROGRAM_POINT_SIZE)  # gl_PointSize is ignored without it
         lo, hi = ctx.info.get("GL_POINT_SIZE_RANGE", (1.0, float(MAX_POINT_SIZE)))
         self.size_range = (float(lo), float(min(hi, MAX_POINT_SIZE)))
@@ -90,7 +91,8 @@ class PointPainter:
             self.allocations += 1
         return vao
 
-    def draw(self, screen_xy, depth, visible, colors, viewport, point_size=1.0):
+    def draw(self, screen_xy, depth, visible, colors, viewport, point_size=1.0,
+             colors_revision=None):
         """Draw points into the currently bound framebuffer (clearing is the caller's job).
 
         Args:
@@ -102,6 +104,10 @@ class PointPainter:
             point_size: pixels, scalar or (N,); rounded half-to-even and clamped to
                 [1, 255] and to the driver's point size range.
 
+            colors_revision: optional version of ``colors`` (``VertexBatch.vertex_revision``);
+                when it equals the last one drawn with the same N, the colour buffer is
+                not copied or uploaded again (colours are static between repacks).
+
         CuPy inputs are copied to the host (GL reads host memory). Raises ValueError on
         mismatched shapes or a bad point size.
         """
@@ -112,8 +118,10 @@ class PointPainter:
             "in_xy": xy,
             "in_depth": np.ascontiguousarray(_host(depth), np.float32),
             "in_visible": np.ascontiguousarray(_host(visible), bool).view(np.uint8),
-            "in_color": np.ascontiguousarray(_host(colors), np.uint8),
         }
+        color_key = None if colors_revision is None else (colors_revision, n)
+        if color_key is None or color_key != self._color_key:
+            arrays["in_color"] = np.ascontiguousarray(_host(colors), np.uint8)
         for name, a in arrays.items():
             _, comps, arg = _ATTRIBUTES[name]
             want = (n, comps) if comps > 1 else (n,)
@@ -139,6 +147,7 @@ class PointPainter:
             return
         for name, a in arrays.items():
             self._upload(name, a)
+        self._color_key = color_key
         self.ctx.enable(mgl.DEPTH_TEST)
         self.ctx.depth_func = "<"
         self._vao(per_point).render(mgl.POINTS, vertices=n)

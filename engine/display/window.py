@@ -210,7 +210,7 @@ class Viewer:
             p = r.project()
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
             self._points.draw(p.screen_xy, p.depth, p.visible, r.batch.colors, (w, h),
-                              r.effective_point_size())
+                              r.effective_point_size(), colors_revision=r.batch.vertex_revision)
         else:
             self._blit.draw(r.render().color)
 
