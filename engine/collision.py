@@ -31,6 +31,7 @@ import weakref
 
 import numpy as np
 
+from .arrays import to_host
 from .scene import Node
 from .transforms import as_vec3
 
@@ -67,7 +68,7 @@ def _local_sphere(geometry) -> tuple[np.ndarray, float] | None:
     else:
         centre = (b[0] + b[1]) * 0.5
         p = geometry.positions
-        p = np.asarray(p.get() if hasattr(p, "get") else p, np.float64)
+        p = to_host(p).astype(np.float64)
         p = p[np.all(np.isfinite(p), axis=1)] + geometry.origin
         sphere = (centre, float(np.sqrt(np.max(np.sum((p - centre) ** 2, axis=1)))))
     _local_spheres[geometry] = (sphere, geometry.positions)

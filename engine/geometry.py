@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import to_host
+
 __all__ = ["Geometry", "Mesh", "PointCloud"]
 
 
@@ -76,7 +78,7 @@ class Geometry:
             if bool(np.any(finite)):
                 pf = p[finite]
                 mid = (np.min(pf, axis=0) + np.max(pf, axis=0)) * 0.5
-                self.origin = np.asarray(mid.get() if hasattr(mid, "get") else mid, np.float64)
+                self.origin = to_host(mid).astype(np.float64)
                 p = p - mid
         self.positions = np.ascontiguousarray(p.astype(np.float32))
         n = self.positions.shape[0]
@@ -103,9 +105,7 @@ class Geometry:
         if not bool(np.any(finite)):
             return None
         pf = p[finite]
-        lo, hi = np.min(pf, axis=0), np.max(pf, axis=0)
-        if hasattr(lo, "get"):
-            lo, hi = lo.get(), hi.get()
+        lo, hi = to_host(np.min(pf, axis=0)), to_host(np.max(pf, axis=0))
         return np.stack([lo, hi]).astype(np.float64) + self.origin
 
 

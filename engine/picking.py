@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .arrays import to_host
 from .scene import Node
 
 __all__ = ["Pick", "pick_point"]
@@ -62,11 +63,7 @@ def pick_point(projection, batch, x: float, y: float, radius: float = 8.0) -> Pi
     node = batch.node_for_vertex(index)
     if node is None:
         return None
-    local = np.asarray(_host(batch.positions[index]), np.float64) + node.geometry.origin
+    local = np.asarray(to_host(batch.positions[index]), np.float64) + node.geometry.origin
     world = (node.world_matrix @ np.append(local, 1.0))[:3]
-    return Pick(index, node, np.asarray(_host(xy[index]), np.float64), float(np.sqrt(best)),
-                float(_host(projection.depth[index])), world)
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
+    return Pick(index, node, np.asarray(to_host(xy[index]), np.float64), float(np.sqrt(best)),
+                float(to_host(projection.depth[index])), world)

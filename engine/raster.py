@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .arrays import to_host
+
 __all__ = ["EMPTY_KEY", "Frame", "background_rgba", "check_points", "rasterize_points",
            "resolve_keys", "splat_origin", "splat_sizes"]
 
@@ -35,10 +37,6 @@ class Frame(NamedTuple):
 
     color: np.ndarray
     depth: np.ndarray
-
-
-def _to_host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 def splat_origin(coord, size):
@@ -106,10 +104,10 @@ def check_points(screen_xy, depth, visible, colors, size):
     w, h = (int(v) for v in size)
     if w <= 0 or h <= 0:
         raise ValueError(f"image size must be positive, got {w}x{h}")
-    xy = np.ascontiguousarray(_to_host(screen_xy), np.float32)
-    z = np.ascontiguousarray(_to_host(depth), np.float32)
-    vis = np.ascontiguousarray(_to_host(visible), bool)
-    col = np.ascontiguousarray(_to_host(colors), np.uint8)
+    xy = np.ascontiguousarray(to_host(screen_xy), np.float32)
+    z = np.ascontiguousarray(to_host(depth), np.float32)
+    vis = np.ascontiguousarray(to_host(visible), bool)
+    col = np.ascontiguousarray(to_host(colors), np.uint8)
     n = xy.shape[0]
     if xy.shape != (n, 2) or z.shape != (n,) or vis.shape != (n,) or col.shape != (n, 4):
         raise ValueError(
@@ -156,7 +154,7 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
     """
     xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
     n = xy.shape[0]
-    sizes = np.broadcast_to(splat_sizes(_to_host(point_size), n).astype(np.int64), (n,))
+    sizes = np.broadcast_to(splat_sizes(to_host(point_size), n).astype(np.int64), (n,))
     keys = np.full(h * w, EMPTY_KEY, np.uint64)
     idx = np.flatnonzero(vis)
     if idx.size:

@@ -85,7 +85,9 @@ class OutputBuffers:
 
     def get(self, n: int) -> Projection:
         if n > self._cap:
-            cap = max(n, 1)
+            # Geometric growth: spawning a few vertices per frame does not reallocate
+            # every frame.
+            cap = max(n, 1, self._cap + self._cap // 2)
             self._xy = self.xp.empty((cap, 2), self.xp.float32)
             self._depth = self.xp.empty(cap, self.xp.float32)
             self._vis = self.xp.empty(cap, self.xp.bool_)

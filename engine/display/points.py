@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import to_host
 from ..raster import MAX_POINT_SIZE
 from .glsl import load_glsl
 
@@ -32,10 +33,6 @@ _ATTRIBUTES = {
     "in_color": ("4f1", 4, "colors"),
     "in_size": ("1f", 1, "point_size"),
 }
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 class PointPainter:
@@ -112,23 +109,23 @@ class PointPainter:
         mismatched shapes or a bad point size.
         """
         mgl = self._mgl
-        xy = np.ascontiguousarray(_host(screen_xy), np.float32)
+        xy = np.ascontiguousarray(to_host(screen_xy), np.float32)
         n = xy.shape[0]
         arrays = {
             "in_xy": xy,
-            "in_depth": np.ascontiguousarray(_host(depth), np.float32),
-            "in_visible": np.ascontiguousarray(_host(visible), bool).view(np.uint8),
+            "in_depth": np.ascontiguousarray(to_host(depth), np.float32),
+            "in_visible": np.ascontiguousarray(to_host(visible), bool).view(np.uint8),
         }
         color_key = None if colors_revision is None else (colors_revision, n)
         if color_key is None or color_key != self._color_key:
-            arrays["in_color"] = np.ascontiguousarray(_host(colors), np.uint8)
+            arrays["in_color"] = np.ascontiguousarray(to_host(colors), np.uint8)
         for name, a in arrays.items():
             _, comps, arg = _ATTRIBUTES[name]
             want = (n, comps) if comps > 1 else (n,)
             if a.shape != want:
                 raise ValueError(f"{arg} must have shape {want}, got {a.shape}")
         per_point = np.ndim(point_size) > 0
-        sizes = np.asarray(_host(point_size), np.float64)
+        sizes = np.asarray(to_host(point_size), np.float64)
         if per_point and sizes.shape != (n,):
             raise ValueError(f"point_size must be a scalar or have shape ({n},), got {sizes.shape}")
         if not np.all(np.isfinite(sizes)) or np.any(sizes <= 0):
