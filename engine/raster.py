@@ -97,18 +97,22 @@ def resolve_keys(keys: np.ndarray, colors: np.ndarray, background) -> Frame:
     return Frame(color, depth)
 
 
-def check_points(screen_xy, depth, visible, colors, size):
-    """Host copies of the rasterizer inputs with checked shapes and dtypes:
-    (xy (N, 2) float32, depth (N,) float32, visible (N,) bool, colors (N, 4) uint8,
-    (width, height)). Raises ValueError naming what is wrong."""
+def check_points(screen_xy, depth, visible, colors, size, xp=np):
+    """The rasterizer inputs as C-contiguous arrays of the array module ``xp`` with checked
+    shapes and dtypes: (xy (N, 2) float32, depth (N,) float32, visible (N,) bool,
+    colors (N, 4) uint8, (width, height)). With ``xp=np`` device arrays are copied to the
+    host; with CuPy, host arrays are uploaded. Raises ValueError naming what is wrong."""
     w, h = (int(v) for v in size)
     if w <= 0 or h <= 0:
         raise ValueError(f"image size must be positive, got {w}x{h}")
-    xy = np.ascontiguousarray(to_host(screen_xy), np.float32)
-    z = np.ascontiguousarray(to_host(depth), np.float32)
-    vis = np.ascontiguousarray(to_host(visible), bool)
-    col = np.ascontiguousarray(to_host(colors), np.uint8)
-    n = xy.shape[0]
+
+    def conv(a, dtype):
+        a = to_host(a) if xp is np else xp.asarray(a)
+        return xp.ascontiguousarray(a, dtype=dtype)
+
+    xy, z = conv(screen_xy, np.float32), conv(depth, np.float32)
+    vis, col = conv(visible, np.bool_), conv(colors, np.uint8)
+    n = xy.shape[0] if xy.ndim else -1
     if xy.shape != (n, 2) or z.shape != (n,) or vis.shape != (n,) or col.shape != (n, 4):
         raise ValueError(
             f"shape mismatch: screen_xy {xy.shape}, depth {z.shape}, visible {vis.shape}, "

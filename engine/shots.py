@@ -13,6 +13,7 @@ import numpy as np
 
 from .animation import CameraPath
 from .pose import yaw_pitch_rotation
+from .transforms import as_vec3
 
 __all__ = ["dolly", "fly_through", "look_around", "orbit"]
 
@@ -24,11 +25,16 @@ def _positive(value, name):
     return v
 
 
-def _vec(value, name):
-    a = np.asarray(value, dtype=np.float64).reshape(-1)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be 3 finite numbers, got {value!r}")
-    return a
+def _below_90(value, name) -> float:
+    if not abs(float(value)) < 90:
+        raise ValueError(f"{name} must be within (-90, 90) degrees, got {value!r}")
+    return float(value)
+
+
+def _turns(turns) -> float:
+    if not (float(turns) != 0 and math.isfinite(turns)):
+        raise ValueError(f"turns must be non-zero and finite, got {turns!r}")
+    return float(turns)
 
 
 def orbit(target=(0.0, 0.0, 0.0), radius=5.0, elevation=20.0, turns=1.0, duration=8.0,
@@ -42,13 +48,11 @@ def orbit(target=(0.0, 0.0, 0.0), radius=5.0, elevation=20.0, turns=1.0, duratio
     segments of a partial turn, which have no neighbour beyond the end, within 0.5 %. Raises ValueError for a non-positive radius/duration, |elevation| >= 90
     or turns == 0.
     """
-    c = _vec(target, "target")
+    c = as_vec3(target, "target")
     radius = _positive(radius, "radius")
     duration = _positive(duration, "duration")
-    if not abs(float(elevation)) < 90:
-        raise ValueError(f"elevation must be within (-90, 90) degrees, got {elevation!r}")
-    if not (float(turns) != 0 and math.isfinite(turns)):
-        raise ValueError(f"turns must be non-zero and finite, got {turns!r}")
+    _below_90(elevation, "elevation")
+    _turns(turns)
     n = max(2, math.ceil(abs(turns) * keys_per_turn)) + 1
     el = math.radians(elevation)
     path = CameraPath(interpolation="catmull_rom")
@@ -68,8 +72,8 @@ def dolly(position, target, distance, duration=4.0, easing="ease-in-out",
 
     Raises ValueError when the move would reach or pass the target.
     """
-    p = _vec(position, "position")
-    c = _vec(target, "target")
+    p = as_vec3(position, "position")
+    c = as_vec3(target, "target")
     duration = _positive(duration, "duration")
     gap = float(np.linalg.norm(c - p))
     if gap == 0:
@@ -91,12 +95,10 @@ def look_around(position, duration=8.0, turns=1.0, pitch=0.0, start_yaw=0.0,
     Keys every 45 degrees joined by slerp give a constant turning speed (slerp takes the
     shortest arc, so keys must be less than 180 degrees apart).
     """
-    p = _vec(position, "position")
+    p = as_vec3(position, "position")
     duration = _positive(duration, "duration")
-    if not abs(float(pitch)) < 90:
-        raise ValueError(f"pitch must be within (-90, 90) degrees, got {pitch!r}")
-    if not (float(turns) != 0 and math.isfinite(turns)):
-        raise ValueError(f"turns must be non-zero and finite, got {turns!r}")
+    _below_90(pitch, "pitch")
+    _turns(turns)
     n = max(1, math.ceil(abs(turns) * 8)) + 1
     path = CameraPath(interpolation="linear")
     for i in range(n):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..raster import Frame, background_rgba, splat_sizes
+from ..raster import Frame, background_rgba, check_points, splat_sizes
 from .cupy_backend import THREADS_PER_BLOCK, get_function, launch_grid
 
 __all__ = ["CudaRasterizer", "benchmark_rasterize", "default_rasterizer", "rasterize_points_cuda"]
@@ -90,20 +90,8 @@ class CudaRasterizer:
             point sizes or background.
         """
         xp = self.xp
-        w, h = (int(v) for v in size)
-        if w <= 0 or h <= 0:
-            raise ValueError(f"image size must be positive, got {w}x{h}")
-        xy = xp.ascontiguousarray(xp.asarray(screen_xy), dtype=xp.float32)
-        z = xp.ascontiguousarray(xp.asarray(depth), dtype=xp.float32)
-        vis = xp.ascontiguousarray(xp.asarray(visible), dtype=xp.bool_)
-        col = xp.ascontiguousarray(xp.asarray(colors), dtype=xp.uint8)
-        n = xy.shape[0] if xy.ndim else -1
-        if xy.shape != (n, 2) or z.shape != (n,) or vis.shape != (n,) or col.shape != (n, 4):
-            raise ValueError(
-                f"shape mismatch: screen_xy {xy.shape}, depth {z.shape}, visible {vis.shape}, "
-                f"colors {col.shape}; expected (N, 2), (N,), (N,), (N, 4)")
-        if n >= 2**32:
-            raise ValueError("at most 2**32 - 1 points per frame (the key holds a 32-bit index)")
+        xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size, xp)
+        n = xy.shape[0]
         sizes, size_stride = self._sizes(point_size, n)
         bg = background_rgba(background).view(np.uint32)[0]  # same byte order as colours
         keys, color, zbuf = self._buffers(w, h)
