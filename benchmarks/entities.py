@@ -28,8 +28,8 @@ import time
 import numpy as np
 
 from engine import Node, PerspectiveCamera, PointCloud, Scene
-from engine.app import App
-from engine.renderer import parse_size
+from engine.game.app import App
+from engine.render.renderer import parse_size
 
 SMALL = 16  # vertices per spawned object
 

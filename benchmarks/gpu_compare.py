@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.backends import get_projector
-from engine.backends.cupy_backend import cupy_unavailable_reason
 from engine.bench.paths import VIEWPORT, make_camera
 from engine.bench.timing import cupy_sync, measure
+from engine.render.backends import get_projector
+from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
 MAX_FLIP_FRACTION = 1e-5
 
@@ -83,7 +83,7 @@ def compare(n: int) -> dict:
 
 
 def _has_numba() -> bool:
-    from engine.backends.numba_backend import numba_available
+    from engine.render.backends.numba_backend import numba_available
 
     return numba_available()
 

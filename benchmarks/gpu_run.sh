@@ -38,7 +38,7 @@ for m in ("numpy", "cupy", "numba", "torch", "moderngl", "pytest"):
         print(m, __import__(m).__version__)
     except Exception as exc:
         print(m, "missing:", type(exc).__name__, exc)
-from engine.backends.cupy_backend import cupy_unavailable_reason
+from engine.render.backends.cupy_backend import cupy_unavailable_reason
 print("cupy backend:", cupy_unavailable_reason() or "usable")
 PY
 

@@ -4,7 +4,7 @@
 
 For each point count N (random 1-pixel points spread over the frame, 90% visible):
 
-    numpy ms     engine.raster.rasterize_points (z-buffer by np.minimum.at)
+    numpy ms     engine.render.points.rasterize_points (z-buffer by np.minimum.at)
     cuda ms      shaders/raster.cu via CuPy, CUDA-event timed device time (GPU only)
     gl ms        moderngl GL_POINTS on an offscreen EGL context: VBO upload + draw,
                  synchronised with ctx.finish() (no readback)
@@ -28,8 +28,8 @@ import numpy as np
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
 from engine.display import ImageBlit, OffscreenGL
-from engine.raster import rasterize_points
-from engine.renderer import parse_size
+from engine.render.points import rasterize_points
+from engine.render.renderer import parse_size
 
 TARGET_MS = 50.0
 
@@ -51,11 +51,11 @@ def repeats_for(n):
 
 def cuda_ms(xy, depth, vis, colors, size):
     """Median CUDA rasterizer time in ms, or None without a usable GPU."""
-    from engine.backends.cupy_backend import cupy_unavailable_reason
+    from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
     if cupy_unavailable_reason() is not None:
         return None
-    from engine.backends.cupy_raster import benchmark_rasterize
+    from engine.render.backends.cupy_raster import benchmark_rasterize
 
     return benchmark_rasterize(xy, depth, vis, colors, size, 1.0, repeats=10)["ms_median"]
 

@@ -17,7 +17,7 @@ import argparse
 
 from engine.bench import render_markdown, run_benchmarks
 from engine.bench.runner import write_results
-from engine.cli import _sizes
+from engine.cli.args import _sizes
 
 PATHS = ("naive_numpy", "engine_numpy", "engine_numba", "engine_cupy")
 

@@ -5,16 +5,17 @@ the GPU, Numba or NumPy on the CPU) -> the engine's software rasterizer, or pygl
 moderngl for display. See README.md for conventions (frames, units, matrix layout).
 """
 
-from .animation import CameraPath, CameraScript, Keyframe
-from .backends import get_projector
-from .batch import VertexBatch
-from .camera import Camera, OrthographicCamera, PerspectiveCamera
-from .controllers import FlyController, OrbitController
-from .geometry import Mesh, PointCloud
+from .animation.camera_path import CameraPath, CameraScript, Keyframe
+from .controls.controllers import FlyController, OrbitController
 from .io import load
-from .raster import Frame, rasterize_points
-from .renderer import Renderer
-from .scene import Node, Scene
+from .render.backends import get_projector
+from .render.batch import VertexBatch
+from .render.frame import Frame
+from .render.points import rasterize_points
+from .render.renderer import Renderer
+from .scene.camera import Camera, OrthographicCamera, PerspectiveCamera
+from .scene.geometry import Mesh, PointCloud
+from .scene.graph import Node, Scene
 
 __version__ = "0.1.0"
 

@@ -20,11 +20,12 @@ from itertools import pairwise
 import numpy as np
 
 from engine import Node, PerspectiveCamera, PointCloud, Scene
-from engine.app import App, example_parser, run_example
-from engine.collision import bounding_sphere, overlap_pairs
-from engine.input import key, mouse
-from engine.procedural import sphere_points
-from engine.transforms import quat_from_axis_angle, quat_multiply
+from engine.cli.examples import example_parser, run_example
+from engine.controls.input import key, mouse
+from engine.game.app import App
+from engine.game.collision import bounding_sphere, overlap_pairs
+from engine.scene.procedural import sphere_points
+from engine.scene.transforms import quat_from_axis_angle, quat_multiply
 
 CAMERA_DISTANCE = 32.0
 TURN_RATE = math.radians(240)  # rad/s

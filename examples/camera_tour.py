@@ -26,13 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
-from engine.animation import CameraPath
+from engine.animation.camera_path import CameraPath
+from engine.animation.offline import fit_clip_to_path, frame_count, render_motion
+from engine.animation.pathfile import save_path
 from engine.errors import EngineError
 from engine.io.video import open_frame_writer
-from engine.offline import fit_clip_to_path, frame_count, render_motion
-from engine.pathfile import save_path
 from engine.progress import Progress
-from engine.renderer import parse_size
+from engine.render.renderer import parse_size
 
 BUNNY = ROOT.parent / "shared" / "ref-assets" / "classic" / "stanford-bunny.obj"
 
@@ -41,7 +41,7 @@ def build_scene(model):
     """Scene with the model (or a procedural knot when ``model`` is None)."""
     scene = Scene("camera_tour", background=(0.04, 0.05, 0.08))
     if model is None:
-        from engine.procedural import torus_knot
+        from engine.scene.procedural import torus_knot
 
         pts, colors = torus_knot(40000)
         scene.add(Node("knot", geometry=PointCloud(pts, colors, point_size=2)))
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
         size = parse_size(args.size)
         renderer = Renderer(scene, camera, size, backend=args.backend)
         if not args.headless:
-            from engine.controllers import OrbitController
+            from engine.controls.controllers import OrbitController
             from engine.display import present
             from engine.display.controls import WindowControls
 

@@ -9,8 +9,9 @@ frame: the particles never leave the device.
 import numpy as np
 
 from engine import Node, PerspectiveCamera, PointCloud, Scene
-from engine.app import App, example_parser, run_example
-from engine.transforms import quat_from_axis_angle
+from engine.cli.examples import example_parser, run_example
+from engine.game.app import App
+from engine.scene.transforms import quat_from_axis_angle
 
 RINGS = 8
 R_MAX = 10.0

@@ -4,7 +4,8 @@ pixels out."""
 import numpy as np
 
 from engine import Node, PerspectiveCamera, PointCloud, Scene
-from engine.app import App, example_parser, run_example
+from engine.cli.examples import example_parser, run_example
+from engine.game.app import App
 
 args = example_parser(__doc__, frames=1).parse_args()
 pts = np.random.default_rng(args.seed).uniform(-1, 1, (50_000, 3))

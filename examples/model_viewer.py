@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from engine import PerspectiveCamera, Scene
-from engine.app import App, example_parser, run_example
-from engine.controllers import OrbitController
+from engine.cli.examples import example_parser, run_example
+from engine.controls.controllers import OrbitController
 from engine.errors import EngineError
+from engine.game.app import App
 from engine.io import load
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,9 +9,10 @@ axis (children of the planet inherit the orbit but not the spin).
 import numpy as np
 
 from engine import Node, PerspectiveCamera, PointCloud, Scene
-from engine.app import App, example_parser, run_example
-from engine.procedural import sphere_points
-from engine.transforms import quat_from_axis_angle, quat_multiply
+from engine.cli.examples import example_parser, run_example
+from engine.game.app import App
+from engine.scene.procedural import sphere_points
+from engine.scene.transforms import quat_from_axis_angle, quat_multiply
 
 # name, orbit radius, orbit period (s), body radius, colour, moons [(radius, period, size)]
 PLANETS = [

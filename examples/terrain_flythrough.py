@@ -5,8 +5,9 @@ through the keys, looking at moving targets)."""
 import numpy as np
 
 from engine import Node, PerspectiveCamera, PointCloud, Scene
-from engine.animation import CameraPath
-from engine.app import App, example_parser, run_example
+from engine.animation.camera_path import CameraPath
+from engine.cli.examples import example_parser, run_example
+from engine.game.app import App
 
 SIZE = 80.0  # world units across
 

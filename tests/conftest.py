@@ -18,7 +18,7 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def _cupy_reason():
-    from engine.backends.cupy_backend import cupy_unavailable_reason
+    from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
     return cupy_unavailable_reason()
 
@@ -36,7 +36,7 @@ def backend_params():
 
 @pytest.fixture(params=backend_params())
 def projector(request):
-    from engine.backends import get_projector
+    from engine.render.backends import get_projector
 
     return get_projector(request.param)
 

@@ -16,11 +16,11 @@ def main(out_dir: str) -> int:
     import pyglet.window
 
     from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
-    from engine.controllers import FlyController, OrbitController
+    from engine.animation.pathfile import load_path
+    from engine.controls.controllers import FlyController, OrbitController
     from engine.display import Viewer
     from engine.display.controls import WindowControls
-    from engine.pathfile import load_path
-    from engine.procedural import sphere_points
+    from engine.scene.procedural import sphere_points
 
     out = Path(out_dir)
     key, mouse = pyglet.window.key, pyglet.window.mouse

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from engine import PerspectiveCamera, Scene
-from engine.animation import CameraPath, CameraScript, Keyframe
-from engine.easing import EASINGS, ease
-from engine.interpolation import evaluate_segment, monotone_tangents
-from engine.pose import look_rotation
-from engine.shots import dolly, fly_through, look_around, orbit
-from engine.transforms import quat_from_axis_angle, quat_to_matrix, slerp
+from engine.animation.camera_path import CameraPath, CameraScript, Keyframe
+from engine.animation.easing import EASINGS, ease
+from engine.animation.interpolation import evaluate_segment, monotone_tangents
+from engine.animation.pose import look_rotation
+from engine.animation.shots import dolly, fly_through, look_around, orbit
+from engine.scene.transforms import quat_from_axis_angle, quat_to_matrix, slerp
 
 IDENT = (0.0, 0.0, 0.0, 1.0)
 

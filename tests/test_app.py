@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from engine import Node, PerspectiveCamera, PointCloud, Scene
-from engine.app import App
-from engine.collision import (
+from engine.controls.input import InputMap, InputScript, input_name, key, mouse
+from engine.game.app import App
+from engine.game.collision import (
     bounding_sphere,
     nodes_collide,
     overlap_pairs,
@@ -15,9 +16,8 @@ from engine.collision import (
     ray_sphere,
     spheres_overlap,
 )
-from engine.hud import Hud
-from engine.input import InputMap, InputScript, input_name, key, mouse
-from engine.picking import pick_point
+from engine.game.hud import Hud
+from engine.game.picking import pick_point
 
 
 class Recorder(App):
@@ -305,8 +305,8 @@ def test_collision_helpers_over_the_whole_float_range():
 
 def test_window_events_reach_input_hooks_and_controller():
     """The pyglet event protocol the Viewer forwards, without opening a window."""
-    from engine.app import _WindowEvents
-    from engine.controllers import OrbitController
+    from engine.controls.controllers import OrbitController
+    from engine.game.app import _WindowEvents
 
     class FakeWindow:
         def get_size(self):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene, VertexBatch
-from engine.backends import get_projector
+from engine.render.backends import get_projector
 
 
 def make_scene(k=3, n=10):
@@ -121,7 +121,7 @@ def test_env_var_selects_backend(monkeypatch):
 
 
 def test_asking_for_cupy_without_gpu_says_why():
-    from engine.backends.cupy_backend import cupy_unavailable_reason
+    from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
     reason = cupy_unavailable_reason()
     if reason is None:
@@ -131,14 +131,14 @@ def test_asking_for_cupy_without_gpu_says_why():
 
 
 def test_auto_falls_back_to_a_cpu_backend_without_gpu():
-    from engine.backends.cupy_backend import cupy_unavailable_reason
+    from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
     name = get_projector("auto").name
     assert name == ("cupy" if cupy_unavailable_reason() is None else "numba")
 
 
 def test_moving_a_leaf_camera_does_not_recheck_every_object():
-    from engine.scene import transform_epoch
+    from engine.scene.graph import transform_epoch
 
     scene = make_scene(3)
     cam = scene.add(PerspectiveCamera(position=(0, 0, 10)))

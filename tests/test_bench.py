@@ -135,7 +135,7 @@ def test_naive_function_matches_engine_projection():
     """The naive function and the engine see the same camera: NDC x, y agree."""
     w = P.make_workload(500)
     naive = P.naive_project(w.positions, w.shift, w.rotation, w.focal)
-    from engine.backends import get_projector
+    from engine.render.backends import get_projector
 
     out = get_projector("numpy").project(w.positions, w.object_id, w.model, w.view_proj,
                                          P.VIEWPORT, runs=w.runs)
@@ -253,9 +253,9 @@ class FakeCupy:
 def test_gpu_branches_run_with_a_stand_in_device(tmp_path, monkeypatch):
     from functools import partial
 
-    from engine import backends
     from engine.bench import runner
     from engine.bench.timing import no_sync
+    from engine.render import backends
 
     real_get = backends.get_projector
     monkeypatch.setattr(backends, "get_projector",

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from engine.cli import main
-from engine.raster import background_rgba
+from engine.render.frame import background_rgba
 
 ROOT = Path(__file__).resolve().parents[1]
 FILE_BACKGROUND = background_rgba((0.04, 0.05, 0.08))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
-from engine.controllers import FlyController, OrbitController
-from engine.procedural import sphere_points
+from engine.controls.controllers import FlyController, OrbitController
+from engine.scene.procedural import sphere_points
 
 
 def finite_pose(cam):
@@ -333,10 +333,10 @@ def test_controllers_in_a_real_window_record_save_and_play(tmp_path):
 
 
 def test_view_command_wires_controller_playback_and_recording(tmp_path):
-    from engine import cli
+    from engine.cli import commands as cli
+    from engine.animation.pathfile import save_path
+    from engine.animation.shots import orbit
     from engine.display.controls import WindowControls
-    from engine.pathfile import save_path
-    from engine.shots import orbit
 
     path = orbit((0, 1, 0), 6.0, 20, turns=0.25, duration=3.0)
     pf = save_path(path, tmp_path / "p.json")
@@ -358,7 +358,7 @@ def test_view_command_wires_controller_playback_and_recording(tmp_path):
     controls.controller.rotate(30, 0)
     controls.record_keyframe()
     saved = controls.save_recording()
-    from engine.pathfile import load_path
+    from engine.animation.pathfile import load_path
 
     assert [k.time for k in load_path(saved).keyframes] == [0.0, 2.0]
     args = cli.build_parser().parse_args(["view", "demo", "--controller", "fly"])

@@ -5,7 +5,7 @@ import pytest
 from conftest import backend_params, to_host
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
-from engine.batch import VertexBatch
+from engine.render.batch import VertexBatch
 
 
 def blob(rng, n, color):

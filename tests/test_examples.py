@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from engine.input import InputScript
+from engine.controls.input import InputScript
 
 EXAMPLES = ROOT / "examples"
 REFERENCE_DIR = EXAMPLES / "screenshots" / "reference"

@@ -12,7 +12,7 @@ from PIL import Image
 
 from engine import Node, OrthographicCamera, PointCloud, Renderer, Scene
 from engine.display import OffscreenGL
-from engine.raster import rasterize_points
+from engine.render.points import rasterize_points
 
 pytestmark = pytest.mark.timeout(60)
 

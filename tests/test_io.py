@@ -15,11 +15,11 @@ import trimesh
 from conftest import to_host
 
 from engine import Mesh, PointCloud, Renderer
-from engine.cli import load_source
+from engine.cli.commands import load_source
 from engine.errors import LoadError
 from engine.io import SUPPORTED_SUFFIXES, load
 from engine.io.fixups import tristrip_faces
-from engine.raster import background_rgba
+from engine.render.frame import background_rgba
 
 
 def _write(path: Path, text: str) -> Path:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.backends.cuda_source import NVRTC_OPTIONS, load_cuda_source
+from engine.render.backends.cuda_source import NVRTC_OPTIONS, load_cuda_source
 
 CUDA_SOURCES = ["transform.cu", "raster.cu"]
 

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from engine.animation import CameraPath
+from engine.animation.camera_path import CameraPath
+from engine.animation.pathfile import load_path, save_path
+from engine.animation.shots import look_around, orbit
 from engine.errors import EngineError
-from engine.pathfile import load_path, save_path
-from engine.shots import look_around, orbit
 
 GOOD = {
     "version": 1,

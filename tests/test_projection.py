@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import ROOT, compile_host_library, to_host
 
-from engine.camera import PerspectiveCamera
-from engine.transforms import perspective_matrix, translation_matrix
+from engine.scene.camera import PerspectiveCamera
+from engine.scene.transforms import perspective_matrix, translation_matrix
 
 
 def reference_projection(pos, oid, model, vp, viewport):
@@ -122,7 +122,7 @@ def test_matches_float64_reference_on_random_scene(projector):
 
 def test_all_backends_agree(projector):
     """Same input through this backend and the NumPy backend: equal within rtol 1e-5."""
-    from engine.backends import get_projector
+    from engine.render.backends import get_projector
 
     rng = np.random.default_rng(3)
     pos = rng.normal(0, 3, (20000, 3)).astype(np.float32)
@@ -183,7 +183,7 @@ def test_object_id_out_of_range_is_not_visible(projector):
 
 
 def test_runs_must_tile_the_vertices():
-    from engine.backends import get_projector
+    from engine.render.backends import get_projector
 
     pos = np.zeros((10, 3), np.float32)
     oid = np.zeros(10, np.uint32)
@@ -202,7 +202,7 @@ def test_bad_shapes_raise_naming_argument(projector):
 
 def test_host_compiled_header_matches_numpy_backend(native_dir):
     """shaders/transform.cuh built by g++ gives the NumPy backend's results."""
-    from engine.backends import get_projector
+    from engine.render.backends import get_projector
 
     lib = compile_host_library(ROOT / "tests" / "native" / "transform_host.cpp", native_dir)
     rng = np.random.default_rng(11)

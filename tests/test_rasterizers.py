@@ -4,7 +4,7 @@ Without a GPU the same clear / splat / resolve passes run from shaders/raster.cu
 with g++ ("host"); with a GPU the real kernels run too ("cupy"); the Numba CPU fast path
 is compared the same way ("numba"). Every test body runs on
 each implementation and compares images and depth buffers bit for bit with
-engine.raster.rasterize_points.
+engine.render.points.rasterize_points.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 from conftest import ROOT, compile_host_library
 
-from engine.raster import background_rgba, rasterize_points, splat_origin, splat_sizes
+from engine.render.frame import background_rgba
+from engine.render.points import rasterize_points, splat_origin, splat_sizes
 
 
 def _cupy_reason():
-    from engine.backends.cupy_backend import cupy_unavailable_reason
+    from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
     return cupy_unavailable_reason()
 
@@ -60,7 +61,7 @@ def _host_rasterizer(lib):
 def _cupy_rasterizer():
     import cupy
 
-    from engine.backends.cupy_raster import rasterize_points_cuda
+    from engine.render.backends.cupy_raster import rasterize_points_cuda
 
     def rasterize(screen_xy, depth, visible, colors, size, point_size=1.0,
                   background=(0.0, 0.0, 0.0, 1.0)):
@@ -85,7 +86,7 @@ def rasterize(request):
     if request.param == "numpy":
         return rasterize_points
     if request.param == "numba":
-        from engine.backends.numba_raster import rasterize_points_numba
+        from engine.render.backends.numba_raster import rasterize_points_numba
 
         return rasterize_points_numba
     if request.param == "host":
@@ -235,7 +236,7 @@ class TestOnDevice:
     def test_buffers_reused_across_frames_and_sizes(self):
         import cupy
 
-        from engine.backends.cupy_raster import CudaRasterizer
+        from engine.render.backends.cupy_raster import CudaRasterizer
 
         r = CudaRasterizer()
         rng = np.random.default_rng(3)
@@ -254,7 +255,7 @@ class TestOnDevice:
         """N = 128 * 65536 + 1 points: the grid-stride loop reaches the last one."""
         import cupy
 
-        from engine.backends.cupy_raster import default_rasterizer
+        from engine.render.backends.cupy_raster import default_rasterizer
 
         n = 128 * 65536 + 1
         xy = cupy.full((n, 2), 0.5, cupy.float32)
@@ -268,7 +269,7 @@ class TestOnDevice:
         assert f.depth[0, 0] == np.float32(0.5) and f.color[0, 0].tolist() == [0, 0, 0, 0]
 
     def test_bad_input_raises_naming_the_problem(self):
-        from engine.backends.cupy_raster import rasterize_points_cuda
+        from engine.render.backends.cupy_raster import rasterize_points_cuda
 
         with pytest.raises(ValueError, match="shape mismatch"):
             rasterize_points_cuda(np.zeros((4, 2)), np.zeros(3), np.ones(4, bool),
@@ -281,9 +282,9 @@ class TestOnDevice:
                                   np.zeros((1, 4), np.uint8), (8, 8), np.array([np.nan]))
 
     def test_renderer_on_cupy_uses_cuda_rasterizer(self, monkeypatch):
-        from engine import procedural
-        from engine.backends import cupy_raster
-        from engine.renderer import Renderer
+        from engine.render.backends import cupy_raster
+        from engine.render.renderer import Renderer
+        from engine.scene import procedural
 
         scene, camera = procedural.demo_scene()
         r = Renderer(scene, camera, size=(160, 90), backend="cupy")

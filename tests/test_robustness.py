@@ -5,8 +5,9 @@ import pytest
 from conftest import to_host
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
-from engine.cli import load_source, main
-from engine.raster import rasterize_points
+from engine.cli import main
+from engine.cli.commands import load_source
+from engine.render.points import rasterize_points
 
 
 def test_argument_errors_are_one_line(capsys):
@@ -45,7 +46,7 @@ def test_backend_errors_name_their_source(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv("ENGINE_BACKEND", "bogus")
     assert main(["render", "--size", "8x8", "--out", str(tmp_path / "a.png")]) == 2
     assert "ENGINE_BACKEND" in capsys.readouterr().err
-    from engine.backends.cupy_backend import cupy_unavailable_reason
+    from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
     if cupy_unavailable_reason() is None:
         return  # a GPU is present: cupy works
@@ -94,7 +95,7 @@ def test_big_splats_are_chunked_with_identical_result(monkeypatch):
     vis = np.ones(n, bool)
     col = rng.integers(0, 256, (n, 4)).astype(np.uint8)
     whole = rasterize_points(xy, z, vis, col, (100, 80), 17)
-    from engine import raster
+    from engine.render import points as raster
 
     monkeypatch.setattr(raster, "SPLAT_CHUNK_PIXELS", 17 * 17 * 7)  # 7 points per chunk
     chunked = rasterize_points(xy, z, vis, col, (100, 80), 17)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine import Mesh, Node, PointCloud, Scene
-from engine.transforms import quat_from_axis_angle
+from engine.scene.transforms import quat_from_axis_angle
 
 
 def test_world_matrix_composes_parents():

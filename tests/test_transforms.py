@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.camera import OrthographicCamera, PerspectiveCamera
-from engine.transforms import (
+from engine.scene.camera import OrthographicCamera, PerspectiveCamera
+from engine.scene.transforms import (
     look_at_rotation,
     matrix_to_quat,
     perspective_matrix,

@@ -12,15 +12,15 @@ import pytest
 from PIL import Image
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
-from engine.animation import CameraScript
+from engine.animation.camera_path import CameraScript
+from engine.animation.offline import MAX_FRAMES, frame_count, render_motion
+from engine.animation.pathfile import save_path
+from engine.animation.shots import orbit
 from engine.cli import main
 from engine.errors import EngineError, OutputError
 from engine.io.video import GifWriter, Mp4Writer, open_frame_writer, output_kind
-from engine.offline import MAX_FRAMES, frame_count, render_motion
-from engine.pathfile import save_path
-from engine.procedural import torus_knot
 from engine.progress import Progress
-from engine.shots import orbit
+from engine.scene.procedural import torus_knot
 
 SIZE = (64, 48)
 
@@ -237,7 +237,7 @@ def test_camera_tour_example_writes_an_mp4_of_the_bunny(tmp_path, ref_assets):
     # the bunny is in view: many pixels differ from the background
     bg = frames[0][0, 0].astype(int)
     assert (np.abs(frames[0].astype(int) - bg).sum(axis=2) > 30).mean() > 0.02
-    from engine.pathfile import load_path
+    from engine.animation.pathfile import load_path
 
     assert load_path(tmp_path / "tour-path.json").duration == 8.0
 

@@ -86,7 +86,7 @@ class Workload:
 
 
 def make_camera():
-    from ..camera import PerspectiveCamera
+    from ..scene.camera import PerspectiveCamera
 
     cam = PerspectiveCamera(fov_y=FOV_Y, aspect=VIEWPORT[0] / VIEWPORT[1], near=0.1, far=100.0,
                             position=(0.6, 0.8, 4.0))
@@ -145,7 +145,7 @@ def naive_project_loops(v, shift, R, f):
 
 
 def _require_cuda():
-    from ..backends.cupy_backend import cupy_unavailable_reason
+    from ..render.backends.cupy_backend import cupy_unavailable_reason
 
     reason = cupy_unavailable_reason()
     if reason:
@@ -225,7 +225,7 @@ def torch_cuda(w: Workload) -> Case:
 
 
 def _engine(w: Workload, backend: str, label: str) -> Case:
-    from ..backends import get_projector
+    from ..render.backends import get_projector
 
     try:
         p = get_projector(backend)
@@ -247,7 +247,7 @@ def engine_numba(w: Workload) -> Case:
 
 def engine_cupy(w: Workload) -> Case:
     cp = _require_cuda()
-    from ..backends import get_projector
+    from ..render.backends import get_projector
 
     p = get_projector("cupy")
     pos, oid, model = cp.asarray(w.positions), cp.asarray(w.object_id), cp.asarray(w.model)
@@ -259,7 +259,7 @@ def engine_cupy(w: Workload) -> Case:
 
 def engine_cupy_transfer(w: Workload) -> Case:
     cp = _require_cuda()
-    from ..backends import get_projector
+    from ..render.backends import get_projector
 
     p = get_projector("cupy")
 
@@ -341,7 +341,7 @@ def agreement(w: Workload, screen_xy, depth, visible) -> dict:
     """How far another path's output is from the engine's NumPy backend: the fraction of
     vertices whose visibility differs (only vertices on the clip boundary may differ by
     rounding) and the largest screen (pixels) and depth differences where both agree."""
-    from ..backends import get_projector
+    from ..render.backends import get_projector
 
     ref = get_projector("numpy").project(w.positions, w.object_id, w.model, w.view_proj,
                                          VIEWPORT, runs=w.runs)
@@ -355,8 +355,8 @@ def agreement(w: Workload, screen_xy, depth, visible) -> dict:
 
 
 def _points_scene(w: Workload):
-    from ..geometry import PointCloud
-    from ..scene import Node, Scene
+    from ..scene.geometry import PointCloud
+    from ..scene.graph import Node, Scene
 
     scene = Scene()
     colors = np.empty((w.n, 4), np.uint8)
@@ -369,7 +369,7 @@ def _points_scene(w: Workload):
 
 
 def e2e_software(w: Workload) -> Case:
-    from ..renderer import Renderer
+    from ..render.renderer import Renderer
 
     scene, cam = _points_scene(w)
     r = Renderer(scene, cam, VIEWPORT, point_size=1.0)
@@ -380,7 +380,7 @@ def e2e_software(w: Workload) -> Case:
 def e2e_gl(w: Workload) -> Case:
     ctx = gl_context()
     from ..display import PointPainter
-    from ..renderer import Renderer
+    from ..render.renderer import Renderer
 
     scene, cam = _points_scene(w)
     r = Renderer(scene, cam, VIEWPORT, point_size=1.0)
@@ -462,7 +462,7 @@ def many_per_object_numpy(s: ManyObjects) -> Case:
 
 
 def _many_engine(s: ManyObjects, backend: str) -> Case:
-    from ..backends import get_projector
+    from ..render.backends import get_projector
 
     try:
         p = get_projector(backend)
@@ -501,7 +501,7 @@ def many_per_object_cupy(s: ManyObjects) -> Case:
 
 def many_engine_cupy(s: ManyObjects) -> Case:
     cp = _require_cuda()
-    from ..backends import get_projector
+    from ..render.backends import get_projector
 
     p = get_projector("cupy")
     pos, oid, model = cp.asarray(s.local), cp.asarray(s.object_id), cp.asarray(s.model)
@@ -513,9 +513,9 @@ def many_engine_cupy(s: ManyObjects) -> Case:
 def many_scene_moving(s: ManyObjects) -> Case:
     """The real engine frame for the scene: every node moves, then Renderer.project()
     (world matrices, model upload, one projection call)."""
-    from ..geometry import PointCloud
-    from ..renderer import Renderer
-    from ..scene import Node, Scene
+    from ..render.renderer import Renderer
+    from ..scene.geometry import PointCloud
+    from ..scene.graph import Node, Scene
 
     scene = Scene()
     nodes = []

@@ -38,7 +38,7 @@ SMALL_N = 10**3  # "many frames": per-frame overhead
 
 
 def _gpu_name() -> str | None:
-    from ..backends.cupy_backend import cupy_unavailable_reason
+    from ..render.backends.cupy_backend import cupy_unavailable_reason
 
     if cupy_unavailable_reason():
         return None

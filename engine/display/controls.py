@@ -2,7 +2,7 @@
 
 ``WindowControls`` is the ``controller`` object a ``Viewer`` forwards pyglet events to
 (see engine.display.window). It translates pyglet key symbols and mouse buttons into
-the names the toolkit-free controllers take (engine.controllers) and adds keys:
+the names the toolkit-free controllers take (engine.controls.controllers) and adds keys:
 
     K       add the current camera as a keyframe to the recorded path
     P       save the recorded path to ``record_to`` (.json or .toml)
@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..animation import CameraPath
+from ..animation.camera_path import CameraPath
 
 __all__ = ["WindowControls", "button_name", "key_name"]
 
@@ -144,7 +144,7 @@ class WindowControls:
         if not len(self.recorded):
             log.warning("no keyframes recorded yet (press K to add the current view)")
             return None
-        from ..pathfile import save_path
+        from ..animation.pathfile import save_path
 
         path = save_path(self.recorded, self.record_to)
         log.info("saved %d keyframes to %s", len(self.recorded), path)

@@ -6,9 +6,12 @@ after that line rather than prepended.
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
-SHADER_DIR = Path(__file__).resolve().parents[2] / "shaders"
+# The sources install as the package engine.shaders (pyproject.toml), so an installed
+# wheel finds them as well as a source checkout does.
+SHADER_DIR = Path(str(files("engine.shaders")))
 
 
 def load_glsl(name: str, defines: tuple[str, ...] = ()) -> str:

@@ -1,6 +1,6 @@
 """Offscreen GL: projected points drawn as GL_POINTS into a framebuffer on a headless
 EGL context (no display needed; Mesa llvmpipe on machines without a GPU), read back
-into an ``engine.raster.Frame``.
+into an ``engine.render.Frame``.
 
 GL's framebuffer rows run bottom-up and the image's row 0 is the top, so the readback
 is flipped. It is read with a pack alignment of 1 so widths that are not a multiple of
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import EngineError
-from ..raster import Frame, background_rgba
+from ..render.frame import Frame, background_rgba
 from .points import PointPainter
 
 __all__ = ["GLUnavailable", "OffscreenGL", "create_egl_context"]
@@ -70,7 +70,7 @@ class OffscreenGL:
     def render(self, screen_xy, depth, visible, colors, size, point_size=1.0,
                background=(0.0, 0.0, 0.0, 1.0), colors_revision=None) -> Frame:
         """Draw the points and read the frame back; same arguments as
-        ``engine.raster.rasterize_points`` (``colors_revision``: see PointPainter.draw).
+        ``engine.render.points.rasterize_points`` (``colors_revision``: see PointPainter.draw).
 
         Returns:
             Frame(color (H, W, 4) uint8 row 0 = top, depth (H, W) float32 in [0, 1], 1.0

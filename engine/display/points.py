@@ -4,7 +4,7 @@ context (an offscreen FBO or a window).
 Each point is a square of ``point_size`` pixels in its own RGBA colour, depth-tested
 with the projector's window depth (GL_LESS, cleared to 1.0), so the nearest point wins
 and, at equal depth, the first drawn (lowest index) wins - the software rasterizer's
-rule. Differences from ``engine.raster.rasterize_points`` that remain: GL compares depth
+rule. Differences from ``engine.render.points.rasterize_points`` that remain: GL compares depth
 at the depth buffer's precision (24 bits here) rather than float32, and a point exactly
 on a pixel-centre boundary may round to the other side after the pixel -> NDC -> pixel
 round trip.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import to_host
-from ..raster import MAX_POINT_SIZE
+from ..render.points import MAX_POINT_SIZE
 from .glsl import load_glsl
 
 __all__ = ["PointPainter"]

@@ -205,7 +205,7 @@ class Viewer:
         self.ctx.screen.use()
         self.ctx.viewport = (0, 0, w, h)
         if self.raster == "gl":
-            from ..raster import background_rgba
+            from ..render.frame import background_rgba
 
             p = r.project()
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)

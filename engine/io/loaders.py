@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LoadError
-from ..geometry import Geometry, Mesh, PointCloud
-from ..scene import Node
-from ..transforms import matrix_to_quat
+from ..scene.geometry import Geometry, Mesh, PointCloud
+from ..scene.graph import Node
+from ..scene.transforms import matrix_to_quat
 from . import fixups
 
 __all__ = ["SUPPORTED_SUFFIXES", "load"]

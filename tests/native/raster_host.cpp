@@ -1,7 +1,7 @@
 // Host build of shaders/raster.cuh for tests: the clear / splat / resolve passes of
 // shaders/raster.cu run sequentially (atomicMin becomes a plain min, which gives the same
 // result because min is order-independent), called through ctypes and compared with
-// engine.raster.rasterize_points.
+// engine.render.points.rasterize_points.
 #include "../../shaders/raster.cuh"
 
 extern "C" void rasterize_points_host(const float* screen_xy, const float* depth,

@@ -1,0 +1,92 @@
+"""argparse types and the one-line-error parser shared by ``frustum`` and the example
+scripts (``engine.cli.examples``). Each type raises ``argparse.ArgumentTypeError`` with a
+message naming the expected form and the value given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+# float32 depth has 24 bits of mantissa: beyond this the scene is a point at any size.
+MAX_CAMERA_DISTANCE = 1e15
+
+
+def _camera_spec(text: str):
+    """'az,el[,dist]' in degrees/world units -> (azimuth, elevation, distance or None);
+    a value ending in .json/.toml is a camera path file -> Path (loaded later)."""
+    from ..animation.pathfile import is_path_file
+
+    if is_path_file(text):
+        return Path(text)
+    parts = text.split(",")
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--camera must be AZ,EL[,DIST] numbers or a .json/.toml path file, got {text!r}")
+    if len(vals) not in (2, 3) or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"--camera must be AZ,EL[,DIST], got {text!r}")
+    if not -90.0 <= vals[1] <= 90.0:
+        raise argparse.ArgumentTypeError(
+            f"--camera elevation must be in [-90, 90] degrees, got {vals[1]}")
+    if len(vals) == 3 and not 0 < vals[2] <= MAX_CAMERA_DISTANCE:
+        raise argparse.ArgumentTypeError(
+            f"--camera distance must be in (0, {MAX_CAMERA_DISTANCE:g}] world units, got {vals[2]}")
+    return vals[0], vals[1], vals[2] if len(vals) == 3 else None
+
+
+def count_arg(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
+    return v
+
+
+def size_arg(text: str):
+    """argparse type: WIDTHxHEIGHT in pixels."""
+    from ..render.renderer import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return v
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``PROG: error: MESSAGE (see PROG --help)``, exit 2,
+    instead of the usage block first."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _debug_option(p: argparse.ArgumentParser, default):
+    p.add_argument("--debug", action="store_true", default=default,
+                   help="show tracebacks and debug logs")
+
+
+def _sizes(text: str) -> list[int]:
+    """'1e3,1e6' -> [1000, 1000000]."""
+    try:
+        vals = [float(t) for t in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sizes must be numbers like 1e3,1e6, got {text!r}")
+    if not vals or any(not (1 <= v <= 1e9) or v != int(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"--sizes must be whole numbers in [1, 1e9], got {text!r}")
+    return sorted({int(v) for v in vals})

@@ -1,0 +1,437 @@
+"""Application layer: a fixed-timestep game/scene loop around a Renderer.
+
+``App`` owns the scene, the camera, an optional camera controller, the renderer, the
+input map, the HUD and a seeded random generator, and runs
+
+    frame:  advance(frame_dt)        simulated time += frame_dt * time_scale
+              while accumulator >= fixed_dt:   (at most max_updates_per_frame)
+                  input.update(); controller.tick(fixed_dt); on_update(fixed_dt)
+            render_frame()           project + rasterize, on_draw(frame), HUD
+
+Simulation runs at a fixed rate (``update_hz``, default 120 Hz) whatever the frame
+rate, so a run is reproducible: the simulated time after N updates is exactly
+``N / update_hz`` (computed as a product, not a running sum). ``alpha`` is the fraction
+of an update left in the accumulator after a frame, for hooks that interpolate.
+Pausing stops updates (frames still render); ``time_scale`` scales how much simulated
+time each frame adds (0.5 = slow motion; the update step itself stays fixed).
+
+Hooks (override in a subclass, or assign on the instance):
+    on_start()                     once, before the first update
+    on_update(dt)                  every fixed update, dt = 1 / update_hz seconds
+    on_draw(frame)                 after the scene is rasterized, before the HUD; frame is
+                                   the host ``Frame`` (None for a GL-rasterized window)
+    on_key(name, down)             a key or mouse button went down/up (names as in
+                                   engine.controls.input)
+    on_mouse(x, y)                 the cursor moved (screen pixels, top-left origin)
+
+Targets:
+    run_headless(frames, ...)      as fast as possible with simulated time, no display;
+                                   optional PNG per frame or of the last frame
+    run(frames=None)               a pyglet window (engine.display.Viewer); events reach
+                                   the input map, the hooks and the controller
+
+Entities: ``spawn(node)`` / ``despawn(node)`` go through ``VertexBatch.spawn/despawn``,
+so adding and removing objects at runtime never repacks the whole scene.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..controls.input import InputMap, InputScript, input_name, mouse_name
+from ..render.frame import Frame
+from ..render.renderer import Renderer
+from ..scene.camera import Camera, PerspectiveCamera
+from ..scene.graph import Node, Scene
+from .hud import Hud
+from .picking import Pick, pick_point
+
+__all__ = ["App"]
+
+# Accumulator slack: a frame of exactly k updates must run k updates despite rounding
+# (1/60 s is not exact in binary).
+_ACC_EPSILON = 1e-9
+
+# pyglet key names that the camera controllers (engine.controls.controllers) know by a shorter
+# name.
+_CONTROLLER_KEYS = {"lshift": "shift", "rshift": "shift", "equal": "plus",
+                    "num_add": "plus", "num_subtract": "minus"}
+
+
+class App:
+    """A scene, a camera and a fixed-timestep loop; see the module docstring.
+
+    Args:
+        scene: the scene (default: an empty ``Scene``).
+        camera: the camera (default: a 60 degree perspective camera at (0, 0, 5)).
+        size: (width, height) of the frame in pixels.
+        controller: optional camera controller (``engine.controls.controllers``) receiving input
+            events and ``tick(dt)`` once per fixed update.
+        update_hz: fixed simulation rate in Hz (> 0).
+        seed: seed of ``self.rng`` (``numpy.random.Generator``); the same seed and the
+            same inputs give the same headless run.
+        backend, point_size: passed to ``Renderer``.
+        max_updates_per_frame: cap on catch-up updates after a long frame (the rest of
+            the accumulated time is dropped instead of spiralling).
+        show_fps: show the measured frame rate on the HUD (default: in a window only,
+            so headless frames stay reproducible).
+        title: window caption.
+
+    Raises:
+        ValueError: a non-positive ``update_hz`` or ``max_updates_per_frame``.
+    """
+
+    def __init__(self, scene: Scene | None = None, camera: Camera | None = None,
+                 size=(640, 480), *, controller=None, update_hz: float = 120.0, seed: int = 0,
+                 backend: str | None = None, point_size: float | None = None,
+                 max_updates_per_frame: int = 8, show_fps: bool | None = None,
+                 title: str = "frustum"):
+        update_hz = float(update_hz)
+        if not (update_hz > 0 and math.isfinite(update_hz)):
+            raise ValueError(f"update_hz must be a positive number, got {update_hz}")
+        if int(max_updates_per_frame) < 1:
+            raise ValueError(f"max_updates_per_frame must be >= 1, got {max_updates_per_frame}")
+        self.scene = scene if scene is not None else Scene()
+        if camera is None:
+            camera = PerspectiveCamera(fov_y=60.0, position=(0.0, 0.0, 5.0))
+        self.camera = camera
+        self.controller = controller
+        self.renderer = Renderer(self.scene, camera, size, backend=backend,
+                                 point_size=point_size)
+        self.input = InputMap()
+        self.hud = Hud()
+        self.seed = int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self.update_hz = update_hz
+        self.fixed_dt = 1.0 / update_hz
+        self.max_updates_per_frame = int(max_updates_per_frame)
+        self.show_fps = show_fps
+        self.title = title
+        self.paused = False
+        self._time_scale = 1.0
+        self.updates = 0
+        self.frames = 0
+        self.alpha = 0.0
+        self.dropped_time = 0.0
+        self.script: InputScript | None = None
+        self.fps = 0.0
+        self._acc = 0.0
+        self._started = False
+        self._fps_t0 = None
+        self._fps_frames = 0
+
+    # --- hooks (override) ----------------------------------------------------------------
+    def on_start(self):
+        """Called once before the first update."""
+
+    def on_update(self, dt: float):
+        """Called every fixed update with dt = 1 / update_hz seconds."""
+
+    def on_draw(self, frame: Frame | None):
+        """Called after the scene is rasterized, before the HUD (frame is on the host, or
+        None in a GL-rasterized window)."""
+
+    def on_key(self, name: str, down: bool):
+        """A key or mouse button (engine.controls.input name) went down (True) or up (False)."""
+
+    def on_mouse(self, x: float, y: float):
+        """The cursor moved to (x, y) screen pixels (top-left origin, y down)."""
+
+    # --- time ----------------------------------------------------------------------------
+    @property
+    def time(self) -> float:
+        """Simulated seconds: updates * fixed_dt."""
+        return self.updates * self.fixed_dt
+
+    @property
+    def time_scale(self) -> float:
+        return self._time_scale
+
+    @time_scale.setter
+    def time_scale(self, value: float):
+        value = float(value)
+        if not (value >= 0 and math.isfinite(value)):
+            raise ValueError(f"time_scale must be a finite number >= 0, got {value}")
+        self._time_scale = value
+
+    def pause(self):
+        self.paused = True
+
+    def resume(self):
+        self.paused = False
+
+    def toggle_pause(self) -> bool:
+        self.paused = not self.paused
+        return self.paused
+
+    def start(self):
+        """Run ``on_start`` (once); called by the first ``advance``."""
+        if not self._started:
+            self._started = True
+            self.on_start()
+
+    def advance(self, frame_dt: float) -> int:
+        """Add ``frame_dt`` seconds (times ``time_scale``) of simulated time and run the
+        fixed updates it covers. Returns the number of updates run. Raises ValueError for
+        a negative or non-finite ``frame_dt``."""
+        frame_dt = float(frame_dt)
+        if not (frame_dt >= 0 and math.isfinite(frame_dt)):
+            raise ValueError(f"frame_dt must be a finite number of seconds >= 0, got {frame_dt}")
+        self.start()
+        if self.paused:
+            return 0
+        self._acc += frame_dt * self._time_scale
+        n = 0
+        while self._acc + _ACC_EPSILON >= self.fixed_dt:
+            if n == self.max_updates_per_frame:
+                self.dropped_time += self._acc
+                self._acc = 0.0
+                break
+            self._acc -= self.fixed_dt
+            self.step()
+            n += 1
+        self._acc = max(self._acc, 0.0)
+        self.alpha = self._acc / self.fixed_dt
+        return n
+
+    def step(self):
+        """Exactly one fixed update (input latch, controller tick, ``on_update``)."""
+        if self.script is not None:
+            self.script.feed(self, self.updates)
+        self.input.update()
+        dt = self.fixed_dt
+        if self.controller is not None and hasattr(self.controller, "resize"):
+            self.controller.resize(*self.renderer.size)  # pan speed follows the viewport
+        if self.controller is not None and hasattr(self.controller, "tick"):
+            self.controller.tick(dt)
+        self.on_update(dt)
+        self.updates += 1
+
+    # --- input events (window, script, tests) ------------------------------------------
+    def key_down(self, k):
+        """A key (pyglet code or name) went down: input map, ``on_key``, controller."""
+        name = input_name(k)
+        self.input.key_down(name)
+        self.on_key(name, True)
+        if self.controller is not None and hasattr(self.controller, "key_down"):
+            self.controller.key_down(_CONTROLLER_KEYS.get(name, name))
+
+    def key_up(self, k):
+        name = input_name(k)
+        self.input.key_up(name)
+        self.on_key(name, False)
+        if self.controller is not None and hasattr(self.controller, "key_up"):
+            self.controller.key_up(_CONTROLLER_KEYS.get(name, name))
+
+    def mouse_down(self, button):
+        name = mouse_name(button)
+        self.input.mouse_down(name)
+        self.on_key(name, True)
+
+    def mouse_up(self, button):
+        name = mouse_name(button)
+        self.input.mouse_up(name)
+        self.on_key(name, False)
+
+    def mouse_move(self, x: float, y: float, height: float | None = None):
+        """Cursor position in pixels (top-left origin; pass ``height`` for pyglet's
+        bottom-left y)."""
+        self.input.mouse_move(x, y, height)
+        self.on_mouse(*self.input.cursor)
+
+    def scroll(self, steps: float):
+        self.input.scroll(steps)
+        if self.controller is not None and hasattr(self.controller, "scroll"):
+            self.controller.scroll(steps)
+
+    # --- entities, picking ---------------------------------------------------------------
+    def spawn(self, node: Node, parent: Node | None = None) -> Node:
+        """Add ``node`` (under ``parent``, default the scene) without a batch repack."""
+        return self.renderer.batch.spawn(node, parent)
+
+    def despawn(self, node: Node) -> Node:
+        """Remove ``node`` and its subtree without a batch repack."""
+        return self.renderer.batch.despawn(node)
+
+    def pick(self, x: float | None = None, y: float | None = None,
+             radius: float = 8.0) -> Pick | None:
+        """The point (and node) nearest to screen pixel (x, y) within ``radius`` pixels,
+        from a projection of the current state; defaults to the cursor position."""
+        cx, cy = self.input.cursor
+        projection = self.renderer.project()
+        return pick_point(projection, self.renderer.batch, cx if x is None else x,
+                          cy if y is None else y, radius)
+
+    # --- frames --------------------------------------------------------------------------
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.renderer.size
+
+    def _count_fps(self):
+        now = time.perf_counter()
+        if self._fps_t0 is None:
+            self._fps_t0 = now
+        self._fps_frames += 1
+        if now - self._fps_t0 >= 0.5:
+            self.fps = self._fps_frames / (now - self._fps_t0)
+            self._fps_t0, self._fps_frames = now, 0
+
+    def _hud_fps(self, default: bool):
+        if self.show_fps if self.show_fps is not None else default:
+            self.hud["fps"] = f"FPS {self.fps:5.1f}" if self.fps else "FPS --"
+
+    def render_frame(self) -> Frame:
+        """Rasterize the scene (software path), run ``on_draw`` and draw the HUD.
+        Returns the host Frame; also counts the frame."""
+        frame = self.renderer.render()
+        self.on_draw(frame)
+        self._count_fps()
+        self._hud_fps(default=False)
+        self.hud.draw(frame.color)
+        self.frames += 1
+        return frame
+
+    def run_headless(self, frames: int, frame_dt: float = 1.0 / 60.0, out=None) -> Frame:
+        """Run ``frames`` frames of ``frame_dt`` simulated seconds each, as fast as
+        possible, and return the last Frame.
+
+        ``out``: None, a PNG path written with the last frame, or a pattern containing
+        ``{frame}`` (e.g. ``"out/f{frame:04d}.png"``) written for every frame.
+        Raises ValueError for frames < 1.
+        """
+        from ..io.image import save_image
+
+        frames = int(frames)
+        if frames < 1:
+            raise ValueError(f"frames must be >= 1, got {frames}")
+        per_frame = out is not None and "{frame" in str(out)
+        frame = None
+        for i in range(frames):
+            self.advance(frame_dt)
+            frame = self.render_frame()
+            if per_frame:
+                save_image(str(out).format(frame=i), frame.color)
+        if out is not None and not per_frame:
+            save_image(out, frame.color)
+        return frame
+
+    def run(self, frames: int | None = None, raster: str = "auto", vsync: bool = True,
+            visible: bool = True, screenshot=None) -> int:
+        """Open a window and run until it is closed (Esc) or ``frames`` frames were shown.
+
+        ``screenshot``: a PNG path that receives the window's last frame (read back from
+        the window's framebuffer; needs ``frames``). Returns the number of frames shown.
+        Raises engine.errors.EngineError when no window can be opened here (the reason,
+        e.g. no display), ValueError for a screenshot without ``frames``.
+        """
+        from ..display.present import window_unavailable_reason
+        from ..errors import EngineError
+
+        if screenshot is not None and frames is None:
+            raise ValueError("a window screenshot needs a frame count (--frames)")
+        reason = window_unavailable_reason()
+        if reason is not None:
+            raise EngineError(f"{reason}; run headless instead (--headless)")
+        viewer = _make_viewer(self, raster=raster, vsync=vsync, visible=visible)
+        if screenshot is not None:
+            def shoot_last(v, dt):
+                if v.frames == frames - 1:
+                    v.request_screenshot(screenshot)
+            viewer.frame_callbacks.append(shoot_last)
+        return viewer.run(frames)
+
+
+class _WindowEvents:
+    """Translates pyglet window events (Viewer's controller protocol) into App calls."""
+
+    def __init__(self, app: App, viewer):
+        self.app, self.viewer = app, viewer
+
+    def _height(self):
+        return self.viewer.window.get_size()[1]
+
+    def on_key_press(self, symbol, modifiers):
+        if _known_key(symbol):
+            self.app.key_down(symbol)
+
+    def on_key_release(self, symbol, modifiers):
+        if _known_key(symbol):
+            self.app.key_up(symbol)
+
+    def on_mouse_press(self, x, y, button, modifiers):
+        self.app.mouse_move(x, y, self._height())
+        self.app.mouse_down(button)
+
+    def on_mouse_release(self, x, y, button, modifiers):
+        self.app.mouse_move(x, y, self._height())
+        self.app.mouse_up(button)
+
+    def on_mouse_motion(self, x, y, dx, dy):
+        self.app.mouse_move(x, y, self._height())
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        self.app.mouse_move(x, y, self._height())
+        ctl = self.app.controller
+        if ctl is not None and hasattr(ctl, "mouse_drag"):
+            for code, name in ((1, "left"), (2, "middle"), (4, "right")):
+                if buttons & code:
+                    ctl.mouse_drag(dx, dy, name)
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        self.app.scroll(scroll_y)
+
+    def tick(self, dt):
+        self.app.advance(dt)
+
+
+def _known_key(symbol) -> bool:
+    try:
+        input_name(symbol)
+    except ValueError:
+        return False
+    return True
+
+
+def _make_viewer(app: App, raster: str, vsync: bool, visible: bool):
+    import moderngl
+
+    from ..display.blit import ImageBlit
+    from ..display.window import Viewer
+
+    class AppViewer(Viewer):
+        """Viewer drawing the App's frame: HUD on the software image, or alpha-blended
+        over GL points."""
+
+        def draw(self):
+            w, h = self.viewport.width, self.viewport.height
+            self.ctx.screen.use()
+            self.ctx.viewport = (0, 0, w, h)
+            if self.raster == "software":
+                self._app_blit.draw(app.render_frame().color)
+                return
+            super().draw()
+            app.on_draw(None)
+            app._count_fps()
+            app._hud_fps(default=True)
+            app.frames += 1
+            self.ctx.enable(moderngl.BLEND)
+            self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
+            self._app_blit.draw(app.hud.overlay((w, h)))
+            self.ctx.disable(moderngl.BLEND)
+
+        def close(self):
+            if self.window is not None:
+                self.window.switch_to()
+                self._app_blit.release()
+            super().close()
+
+    if app.show_fps is None:
+        app.show_fps = True
+    viewer = AppViewer(app.renderer, raster=raster, caption=app.title, vsync=vsync,
+                       visible=visible)
+    viewer._app_blit = ImageBlit(viewer.ctx)
+    viewer.controller = _WindowEvents(app, viewer)
+    return viewer

@@ -1,0 +1,209 @@
+"""Simple collision helpers for prototypes: bounding spheres, sphere-sphere and
+ray-sphere tests, single or vectorised (NumPy, float64, world frame, world units).
+
+A node's bounding sphere is computed once per geometry in its local frame (centre of
+the bounding box of the finite points, radius = largest distance from it, so every
+point is inside) and carried to the world frame by the node's world matrix: the centre
+is transformed, the radius is scaled by the largest axis scale of the matrix (exact for
+uniform scale, conservative otherwise). A geometry without any finite point (empty, or
+all NaN/inf) has no bounding sphere: it occupies no space, so ``nodes_collide`` is
+False for it and ``ray_cast`` passes it by.
+
+Ray-sphere: for a ray ``o + t d`` (``d`` normalised) and a sphere (c, r), t solves
+``|o + t d - c|^2 = r^2``: with ``f = o - c`` and ``b = d . f``,
+``t = -b -/+ sqrt(r^2 - |f - b d|^2)``; the discriminant is written with the ray's
+perpendicular offset ``f - b d`` from the centre instead of ``b^2 - |f|^2 + r^2``, which
+loses every digit when the sphere is small and far away (Haines, Guenther and
+Akenine-Moeller, "Precision Improvements for Ray/Sphere Intersection", Ray Tracing Gems,
+2019, ch. 7). The smallest t >= 0 is the hit (t = 0 when the origin is inside); no hit
+when the discriminant is negative or both roots are. Inputs are scaled by a power of
+two first (exact), so coordinates anywhere in the float64 range give no overflow.
+
+Every helper checks its inputs: centres, origins and directions must be finite 3-vectors
+(a direction also non-zero), radii finite and >= 0; otherwise ValueError naming the
+argument.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+from ..arrays import to_host
+from ..scene.graph import Node
+from ..scene.transforms import as_vec3
+
+__all__ = [
+    "bounding_sphere",
+    "nodes_collide",
+    "overlap_pairs",
+    "ray_cast",
+    "ray_sphere",
+    "spheres_overlap",
+]
+
+_local_spheres: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _radius(r, name) -> float:
+    try:
+        r = float(r)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {r!r}") from None
+    if not (math.isfinite(r) and r >= 0):
+        raise ValueError(f"{name} must be finite and >= 0, got {r}")
+    return r
+
+
+def _local_sphere(geometry) -> tuple[np.ndarray, float] | None:
+    """(centre, radius) in the geometry's local frame, or None without a finite point."""
+    cached = _local_spheres.get(geometry)
+    if cached is not None and cached[1] is geometry.positions:
+        return cached[0]
+    b = geometry.bounds()
+    if b is None:
+        sphere = None
+    else:
+        centre = (b[0] + b[1]) * 0.5
+        p = geometry.positions
+        p = to_host(p).astype(np.float64)
+        p = p[np.all(np.isfinite(p), axis=1)] + geometry.origin
+        sphere = (centre, float(np.sqrt(np.max(np.sum((p - centre) ** 2, axis=1)))))
+    _local_spheres[geometry] = (sphere, geometry.positions)
+    return sphere
+
+
+def _world_sphere(node: Node) -> tuple[np.ndarray, float] | None:
+    if node.geometry is None:
+        raise ValueError(f"{node.name!r} has no geometry, so no bounding sphere")
+    sphere = _local_sphere(node.geometry)
+    if sphere is None:
+        return None
+    centre, radius = sphere
+    m = node.world_matrix
+    scale = float(np.max(np.linalg.norm(m[:3, :3], axis=0)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        c, r = m[:3, :3] @ centre + m[:3, 3], radius * scale
+    if not (np.all(np.isfinite(c)) and math.isfinite(r)):
+        raise ValueError(f"{node.name!r}: its world bounding sphere overflows float64")
+    return c, r
+
+
+def bounding_sphere(node: Node) -> tuple[np.ndarray, float]:
+    """(centre (3,) float64 world, radius float world units) enclosing ``node``'s own
+    geometry.
+
+    Raises ValueError when the node has no geometry, or when its geometry has no finite
+    point (empty, or every position NaN/inf), since then no sphere encloses anything.
+    """
+    sphere = _world_sphere(node)
+    if sphere is None:
+        raise ValueError(f"{node.name!r}: its geometry has no finite point, so no "
+                         "bounding sphere")
+    return sphere
+
+
+def spheres_overlap(c1, r1, c2, r2) -> bool:
+    """True when spheres (c1, r1) and (c2, r2) intersect or touch. Centres (3,) world,
+    radii >= 0; ValueError naming a non-finite or malformed argument."""
+    c1, c2 = as_vec3(c1, "c1"), as_vec3(c2, "c2")
+    r1, r2 = _radius(r1, "r1"), _radius(r2, "r2")
+    # Halves: exact, and neither the distance nor the radius sum can overflow.
+    return math.dist(c1 * 0.5, c2 * 0.5) <= r1 * 0.5 + r2 * 0.5
+
+
+def nodes_collide(a: Node, b: Node) -> bool:
+    """Sphere-sphere test on the nodes' world bounding spheres. False when either
+    geometry has no finite point; ValueError when a node has no geometry."""
+    sa, sb = _world_sphere(a), _world_sphere(b)
+    if sa is None or sb is None:
+        return False
+    return spheres_overlap(*sa, *sb)
+
+
+def overlap_pairs(centres_a, radii_a, centres_b, radii_b) -> np.ndarray:
+    """(Na, Nb) bool: sphere i of A overlaps (or touches) sphere j of B.
+
+    Centres (N, 3) world, radii (N,) >= 0, one radius per centre. Raises ValueError
+    naming the argument for non-finite values, negative radii or mismatched counts.
+    """
+    def spheres(centres, radii, name):
+        c = np.asarray(centres, np.float64)
+        r = np.asarray(radii, np.float64).reshape(-1)
+        if c.ndim > 2 or c.shape[-1:] != (3,):
+            raise ValueError(f"centres_{name} must be (N, 3), got shape {c.shape}")
+        c = c.reshape(-1, 3)
+        if len(r) != len(c):
+            raise ValueError(f"radii_{name} has {len(r)} values for {len(c)} centres")
+        if not np.all(np.isfinite(c)):
+            raise ValueError(f"centres_{name} must be finite")
+        if not (np.all(np.isfinite(r)) and np.all(r >= 0)):
+            raise ValueError(f"radii_{name} must be finite and >= 0")
+        return c * 0.5, r * 0.5  # halves: exact, and nothing below can overflow
+
+    ca, ra = spheres(centres_a, radii_a, "a")
+    cb, rb = spheres(centres_b, radii_b, "b")
+    d = ca[:, None, :] - cb[None, :, :]
+    dist = np.hypot(np.hypot(d[..., 0], d[..., 1]), d[..., 2])
+    return dist <= ra[:, None] + rb[None, :]
+
+
+def _unit_direction(direction) -> np.ndarray:
+    d = as_vec3(direction, "ray direction")
+    big = float(np.max(np.abs(d)))
+    if big == 0:
+        raise ValueError(f"ray direction must be non-zero, got {direction!r}")
+    d = d / big  # largest component 1: the norm can neither overflow nor underflow
+    return d / np.linalg.norm(d)
+
+
+def _ray_sphere(o: np.ndarray, d: np.ndarray, c: np.ndarray, r: float) -> float | None:
+    """``ray_sphere`` on checked inputs (``d`` unit length)."""
+    # Scale by 2^-e (exact) so every coordinate and r are below 1: no overflow anywhere.
+    e = math.frexp(max(float(np.max(np.abs(o))), float(np.max(np.abs(c))), r))[1]
+    f = np.ldexp(o, -e) - np.ldexp(c, -e)
+    r = math.ldexp(r, -e)
+    b = float(d @ f)
+    perp = f - b * d
+    disc = r * r - float(perp @ perp)
+    if disc < 0:
+        return None
+    root = math.sqrt(disc)
+    near, far = -b - root, -b + root
+    if far < 0:
+        return None
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(near, e)) if near > 0 else 0.0
+
+
+def ray_sphere(origin, direction, centre, radius) -> float | None:
+    """Distance t >= 0 along the ray to the first hit of the sphere, or None.
+
+    ``origin`` and ``centre`` are (3,) world points, ``radius`` world units (>= 0;
+    0 is a single point). ``direction`` need not be normalised (t is in world units
+    along the unit direction; inf only for a hit farther than the largest float).
+    Raises ValueError naming the argument for a zero or non-finite direction, a
+    non-finite point or a negative or non-finite radius.
+    """
+    return _ray_sphere(as_vec3(origin, "ray origin"), _unit_direction(direction),
+                       as_vec3(centre, "centre"), _radius(radius, "radius"))
+
+
+def ray_cast(origin, direction, nodes) -> tuple[Node, float] | None:
+    """The node whose bounding sphere the ray hits first, with the distance, or None.
+
+    Nodes whose geometry has no finite point cannot be hit and are passed by; a node
+    without geometry raises ValueError, as does a bad ray (see ``ray_sphere``).
+    """
+    o, d = as_vec3(origin, "ray origin"), _unit_direction(direction)
+    best = None
+    for node in nodes:
+        sphere = _world_sphere(node)
+        if sphere is None:
+            continue
+        t = _ray_sphere(o, d, *sphere)
+        if t is not None and (best is None or t < best[1]):
+            best = (node, t)
+    return best

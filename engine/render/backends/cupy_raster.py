@@ -1,0 +1,164 @@
+"""CUDA point rasterizer: the kernels of ``shaders/raster.cu`` launched through CuPy.
+
+Same input, output and tie rule as ``engine.render.points.rasterize_points`` (the NumPy
+version), so both give the identical image and depth buffer: every visible point covers
+a square splat of ``point_size`` pixels, and each covered pixel takes the minimum of the
+64-bit key ``(float32 depth bits << 32) | point index`` with one ``atomicMin``
+(nearest point wins; equal depth -> lowest index). Three launches per frame: clear the
+key buffer, splat, resolve keys to RGBA and depth.
+
+The key, colour and depth buffers are allocated once per image size and reused (grown,
+never shrunk), so a frame allocates no image-sized device memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..frame import Frame, background_rgba
+from ..points import check_points, splat_sizes
+from .cupy_backend import THREADS_PER_BLOCK, get_function, launch_grid
+
+__all__ = ["CudaRasterizer", "benchmark_rasterize", "default_rasterizer", "rasterize_points_cuda"]
+
+_default: dict[int, CudaRasterizer] = {}
+
+
+class CudaRasterizer:
+    """Z-buffered square point splats on the GPU with reused device buffers.
+
+    Raises RuntimeError at construction when CuPy, a device or NVRTC is missing (the
+    message says which).
+    """
+
+    def __init__(self):
+        import cupy
+
+        self.xp = cupy
+        self._clear = get_function("raster.cu", "clear_keys")
+        self._splat = get_function("raster.cu", "splat_points")
+        self._resolve = get_function("raster.cu", "resolve_keys")
+        self._capacity = 0  # pixels the buffers below hold
+        self._keys = self._color = self._depth = None
+        self._uniform_sizes: dict[int, object] = {}  # splat side -> (1,) uint8 device array
+
+    def _buffers(self, w: int, h: int):
+        """(keys (H*W,) uint64, color (H, W, 4) uint8, depth (H, W) float32) device views."""
+        xp = self.xp
+        npix = w * h
+        if npix > self._capacity:
+            self._keys = xp.empty(npix, xp.uint64)
+            self._color = xp.empty(npix * 4, xp.uint8)
+            self._depth = xp.empty(npix, xp.float32)
+            self._capacity = npix
+        return (self._keys[:npix], self._color[:npix * 4].reshape(h, w, 4),
+                self._depth[:npix].reshape(h, w))
+
+    def _sizes(self, point_size, n: int):
+        """(device uint8 sizes, stride): stride 0 when one size serves every point."""
+        if np.ndim(point_size) == 0:
+            side = int(splat_sizes(point_size, n)[0])
+            buf = self._uniform_sizes.get(side)
+            if buf is None:
+                buf = self._uniform_sizes[side] = self.xp.full(1, side, self.xp.uint8)
+            return buf, 0
+        return splat_sizes(point_size, n, self.xp), 1
+
+    def rasterize(self, screen_xy, depth, visible, colors, size, point_size=1.0,
+                  background=(0.0, 0.0, 0.0, 1.0), host: bool = False) -> Frame:
+        """Rasterize N projected points into a ``size`` = (width, height) image.
+
+        Args:
+            screen_xy: (N, 2) float32 pixel coordinates, origin top-left, y down.
+            depth: (N,) float32 window depth in [0, 1] (smaller is nearer).
+            visible: (N,) bool; invisible points are skipped.
+            colors: (N, 4) uint8 RGBA.
+            size: (width, height) of the image in pixels.
+            point_size: splat side in pixels, scalar or (N,), rounded to an integer in [1, 255].
+            background: RGB or RGBA floats in [0, 1] for uncovered pixels.
+            host: return NumPy arrays (copied off the device) instead of CuPy arrays.
+
+        Arrays may be CuPy (used in place when already of the right dtype and C-contiguous)
+        or NumPy (uploaded). The launches are asynchronous; synchronise before timing.
+
+        Returns:
+            Frame(color (H, W, 4) uint8, depth (H, W) float32, 1.0 where empty). With
+            ``host=False`` these are views of this rasterizer's reused device buffers,
+            overwritten by its next call: copy them to keep a frame.
+
+        Raises:
+            ValueError: a non-positive size, mismatched shapes, 2**32 or more points, bad
+            point sizes or background.
+        """
+        xp = self.xp
+        xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size, xp)
+        n = xy.shape[0]
+        sizes, size_stride = self._sizes(point_size, n)
+        bg = background_rgba(background).view(np.uint32)[0]  # same byte order as colours
+        keys, color, zbuf = self._buffers(w, h)
+        npix = w * h
+        block = (THREADS_PER_BLOCK,)
+        self._clear(launch_grid(npix), block, (keys, np.int64(npix)))
+        if n:
+            self._splat(launch_grid(n), block,
+                        (xy, z, vis.view(xp.uint8), sizes, np.int64(size_stride), np.int64(n),
+                         np.int32(w), np.int32(h), keys))
+        # (N, 4) uint8 RGBA read and written as one 32-bit word per point/pixel.
+        self._resolve(launch_grid(npix), block,
+                      (keys, col.view(xp.uint32), np.uint32(bg), np.int64(npix),
+                       color.view(xp.uint32), zbuf))
+        if host:
+            return Frame(color.get(), zbuf.get())
+        return Frame(color, zbuf)
+
+
+def default_rasterizer() -> CudaRasterizer:
+    """The process's CudaRasterizer for the current device (created on first use)."""
+    import cupy
+
+    dev = cupy.cuda.Device().id
+    r = _default.get(dev)
+    if r is None:
+        r = _default[dev] = CudaRasterizer()
+    return r
+
+
+def rasterize_points_cuda(screen_xy, depth, visible, colors, size, point_size=1.0,
+                          background=(0.0, 0.0, 0.0, 1.0)) -> Frame:
+    """``engine.render.points.rasterize_points`` on the GPU; returns a host (NumPy) Frame.
+
+    Arguments and errors as ``CudaRasterizer.rasterize``. Uses ``default_rasterizer()``,
+    whose device buffers are reused from frame to frame. For device output (no copy to
+    the host) call ``default_rasterizer().rasterize(...)`` directly.
+    """
+    return default_rasterizer().rasterize(screen_xy, depth, visible, colors, size,
+                                          point_size, background, host=True)
+
+
+def benchmark_rasterize(screen_xy, depth, visible, colors, size, point_size=1.0,
+                        repeats: int = 20, warmup: int = 3) -> dict:
+    """GPU time of one frame of the CUDA rasterizer (clear + splat + resolve), for benchmarks.
+
+    Inputs are uploaded once before timing; each repeat is timed with CUDA events around
+    ``CudaRasterizer.rasterize`` (device output, no host copy), so the figure is
+    synchronised device time, not launch time.
+
+    Returns:
+        {"ms_median": float, "ms_min": float, "points": N, "pixels": W*H}.
+    """
+    import cupy
+
+    xy, z, vis, col = (cupy.asarray(a) for a in (screen_xy, depth, visible, colors))
+    r = CudaRasterizer()
+    for _ in range(warmup):
+        r.rasterize(xy, z, vis, col, size, point_size)
+    times = []
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    for _ in range(max(1, repeats)):
+        start.record()
+        r.rasterize(xy, z, vis, col, size, point_size)
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+    return {"ms_median": float(np.median(times)), "ms_min": float(np.min(times)),
+            "points": int(xy.shape[0]), "pixels": int(size[0]) * int(size[1])}

@@ -1,0 +1,73 @@
+"""Software point rasterizer compiled by Numba: the CPU fast path.
+
+Same rule and key as ``engine.render.points`` (nearest depth wins, lowest index on ties, the
+minimum of ``(depth bits << 32) | index`` per pixel), so images are identical to the
+NumPy rasterizer's. The NumPy version expands every splat into arrays and scatters them
+with ``np.minimum.at``; this one walks each splat's pixels in a serial loop (a parallel
+loop would need atomics) and resolves in one pass, so a 10^6-point frame is a few
+milliseconds instead of a few hundred.
+
+Imported only when Numba is installed (``pip install frustum[fast]``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ..frame import EMPTY_KEY, Frame, background_rgba
+from ..points import check_points, splat_sizes
+
+_opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
+
+
+@numba.njit(**_opts)
+def _splat(xy, depth_bits, visible, sizes, width, height, keys):
+    one_size = sizes.shape[0] == 1
+    for i in range(visible.shape[0]):
+        if not visible[i]:
+            continue
+        s = np.int64(sizes[0] if one_size else sizes[i])
+        cx = np.float64(xy[i, 0])
+        cy = np.float64(xy[i, 1])
+        if not (cx > -s and cx < width + s and cy > -s and cy < height + s):
+            continue  # covers no pixel (also false for NaN)
+        x0 = np.int64(math.floor(cx - 0.5 * s + 0.5))
+        y0 = np.int64(math.floor(cy - 0.5 * s + 0.5))
+        key = (np.uint64(depth_bits[i]) << np.uint64(32)) | np.uint64(i)
+        for y in range(max(y0, 0), min(y0 + s, height)):
+            row = y * width
+            for x in range(max(x0, 0), min(x0 + s, width)):
+                keys[row + x] = min(keys[row + x], key)
+
+
+@numba.njit(**_opts)
+def _resolve(keys, colors_u32, background_u32, color_out, depth_out):
+    empty = np.uint64(0xFFFFFFFFFFFFFFFF)
+    low = np.uint64(0xFFFFFFFF)
+    for p in range(keys.shape[0]):
+        k = keys[p]
+        if k == empty:
+            color_out[p] = background_u32
+            depth_out[p] = np.uint32(0x3F800000)  # bits of 1.0f
+        else:
+            color_out[p] = colors_u32[np.int64(k & low)]
+            depth_out[p] = np.uint32(k >> np.uint64(32))
+
+
+def rasterize_points_numba(screen_xy, depth, visible, colors, size, point_size=1.0,
+                           background=(0.0, 0.0, 0.0, 1.0)) -> Frame:
+    """Numba twin of ``engine.render.points.rasterize_points``: same arguments, same errors,
+    bit-identical Frame(color (H, W, 4) uint8, depth (H, W) float32) on the host."""
+    xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
+    sizes = splat_sizes(point_size, xy.shape[0])
+    keys = np.full(h * w, EMPTY_KEY, np.uint64)
+    _splat(xy, z.view(np.uint32), vis, sizes, w, h, keys)
+    color = np.empty((h, w, 4), np.uint8)
+    depth_out = np.empty((h, w), np.float32)
+    bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
+    _resolve(keys, np.ascontiguousarray(col).view(np.uint32).reshape(-1), bg,
+             color.reshape(-1, 4).view(np.uint32).reshape(-1), depth_out.reshape(-1).view(np.uint32))
+    return Frame(color, depth_out)

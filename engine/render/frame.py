@@ -1,0 +1,35 @@
+"""The frame a renderer produces, and the key buffer every rasterizer writes into.
+
+Every rasterizer (points now; lines and triangles share it) keeps per pixel the minimum
+64-bit key ``(float32 window-depth bits << 32) | primitive index``; ``EMPTY_KEY`` marks a
+pixel nothing covered. A resolve pass turns the key buffer into a ``Frame``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["EMPTY_KEY", "Frame", "background_rgba"]
+
+EMPTY_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+class Frame(NamedTuple):
+    """A rendered frame on the host.
+
+    color: (H, W, 4) uint8 RGBA, row 0 is the top row.
+    depth: (H, W) float32 window depth in [0, 1]; 1.0 where nothing was drawn.
+    """
+
+    color: np.ndarray
+    depth: np.ndarray
+
+
+def background_rgba(background) -> np.ndarray:
+    """RGB or RGBA floats in [0, 1] -> (4,) uint8 RGBA (alpha 255 when RGB), rounded."""
+    bg = np.rint(np.clip(np.asarray(background, np.float64), 0.0, 1.0) * 255).astype(np.uint8)
+    if bg.shape not in ((3,), (4,)):
+        raise ValueError(f"background must be RGB or RGBA, got shape {bg.shape}")
+    return np.concatenate([bg, np.array([255], np.uint8)]) if bg.size == 3 else bg

@@ -1,0 +1,13 @@
+"""What is drawn and from where: nodes and the scene graph, geometry, cameras, the
+transform math (TRS, quaternions, projection matrices) and procedural shapes.
+
+Imports: nothing of the engine outside ``engine.scene`` but the small helpers
+(``engine.errors``, ``engine.arrays``); never a render, GL or GPU module.
+"""
+
+from .camera import Camera, OrthographicCamera, PerspectiveCamera
+from .geometry import Geometry, Mesh, PointCloud
+from .graph import Node, Scene
+
+__all__ = ["Camera", "Geometry", "Mesh", "Node", "OrthographicCamera", "PerspectiveCamera",
+           "PointCloud", "Scene"]

@@ -1,0 +1,159 @@
+"""Geometry attached to scene nodes: point clouds and triangle meshes.
+
+Arrays may be NumPy or CuPy: every operation here is a NumPy function, which CuPy
+arrays execute on the device through ``__array_function__`` / ``__array_ufunc__``
+(NEP 18 / NEP 13), so device data never travels to the host and this module imports
+no GPU library.
+
+Frames: positions are in the owning node's *local* frame, in world units.
+
+Precision: float32 has 24 mantissa bits, so near x = 596,650 its spacing is 0.0625.
+float64 positions are therefore recentred on load: ``positions`` holds float32
+offsets from ``origin`` (float64 (3,), the midpoint of the finite bounding box) and the
+batch composes ``origin`` into the model matrix in float64 before casting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import to_host
+
+__all__ = ["Geometry", "Mesh", "PointCloud"]
+
+
+def _as_array(a, name: str):
+    """NumPy/CuPy arrays pass through untouched; anything else becomes a NumPy array."""
+    if hasattr(a, "__array_function__"):
+        return a
+    try:
+        return np.asarray(a)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name}: cannot make an array from {type(a).__name__}") from exc
+
+
+def _colors_to_rgba8(colors, n: int):
+    """(n, 3|4) uint8 or float in [0, 1] -> (n, 4) uint8 RGBA (alpha 255 when absent)."""
+    c = _as_array(colors, "colors")
+    if c.ndim != 2 or c.shape[0] != n or c.shape[1] not in (3, 4):
+        raise ValueError(f"colors must have shape ({n}, 3) or ({n}, 4), got {tuple(c.shape)}")
+    if c.dtype == np.uint8:
+        rgba = c
+    elif np.issubdtype(c.dtype, np.floating):
+        if not bool(np.all(np.isfinite(c))) or bool(np.any(c < 0)) or bool(np.any(c > 1)):
+            raise ValueError("float colors must be finite and in [0, 1]")
+        rgba = np.rint(c * 255.0).astype(np.uint8)
+    else:
+        raise TypeError(f"colors must be uint8 or float in [0, 1], got dtype {c.dtype}")
+    if rgba.shape[1] == 3:
+        alpha = np.full_like(rgba[:, :1], 255)
+        rgba = np.concatenate([rgba, alpha], axis=1)
+    return np.ascontiguousarray(rgba)
+
+
+class Geometry:
+    """Base class: vertex positions in the node's local frame, optional colours.
+
+    Attributes:
+        positions: (N, 3) float32, local frame, relative to ``origin``.
+        origin: (3,) float64 NumPy array added back in float64 by the batch (zeros unless
+            float64 input was recentred).
+        colors: (N, 4) uint8 RGBA or None (the batch then draws the points white).
+        point_size: splat size in pixels (float > 0) used by point rendering.
+
+    Raises:
+        ValueError: wrong shapes, NaN colours, colours outside [0, 1], point_size <= 0.
+        TypeError: unsupported dtypes.
+    """
+
+    def __init__(self, positions, colors=None, point_size: float = 1.0):
+        p = _as_array(positions, "positions")
+        if p.ndim != 2 or p.shape[1] != 3:
+            raise ValueError(f"positions must have shape (N, 3), got {tuple(p.shape)}")
+        if not np.issubdtype(p.dtype, np.number) or np.issubdtype(p.dtype, np.complexfloating):
+            raise TypeError(f"positions must be real numbers, got dtype {p.dtype}")
+        self.origin = np.zeros(3)
+        if p.dtype == np.float64 and p.shape[0] > 0:
+            finite = np.all(np.isfinite(p), axis=1)
+            if bool(np.any(finite)):
+                pf = p[finite]
+                mid = (np.min(pf, axis=0) + np.max(pf, axis=0)) * 0.5
+                self.origin = to_host(mid).astype(np.float64)
+                p = p - mid
+        self.positions = np.ascontiguousarray(p.astype(np.float32))
+        n = self.positions.shape[0]
+        self.colors = None if colors is None else _colors_to_rgba8(colors, n)
+        point_size = float(point_size)
+        if not (point_size > 0 and np.isfinite(point_size)):
+            raise ValueError(f"point_size must be a positive number of pixels, got {point_size}")
+        self.point_size = point_size
+
+    @property
+    def vertex_count(self) -> int:
+        return int(self.positions.shape[0])
+
+    @property
+    def colors_float(self):
+        """(N, 4) float32 RGBA in [0, 1] (uint8 / 255), or None."""
+        return None if self.colors is None else self.colors.astype(np.float32) / 255.0
+
+    def bounds(self):
+        """(2, 3) float64 NumPy [min, max] of the finite positions in the local frame
+        (``origin`` added back), or None when no position is finite."""
+        p = self.positions
+        finite = np.all(np.isfinite(p), axis=1)
+        if not bool(np.any(finite)):
+            return None
+        pf = p[finite]
+        lo, hi = to_host(np.min(pf, axis=0)), to_host(np.max(pf, axis=0))
+        return np.stack([lo, hi]).astype(np.float64) + self.origin
+
+
+class PointCloud(Geometry):
+    """Points: positions (N, 3), optional colours (N, 3|4) uint8 or float in [0, 1]."""
+
+
+class Mesh(Geometry):
+    """Triangle mesh. Drawn as its vertices by the point pipeline.
+
+    Args:
+        positions: (N, 3) float, local frame.
+        faces: (M, 3) integer vertex indices, 0-based, each in [0, N).
+        colors: optional (N, 3|4) per-vertex colours.
+        normals: optional (N, 3) float32 per-vertex normals (local frame).
+        uvs: optional (N, 2) float32 texture coordinates.
+
+    Raises:
+        ValueError: faces not (M, 3), an index outside [0, N), wrong attribute shapes.
+    """
+
+    def __init__(self, positions, faces, colors=None, normals=None, uvs=None, point_size=1.0):
+        super().__init__(positions, colors, point_size)
+        n = self.vertex_count
+        f = _as_array(faces, "faces")
+        if f.ndim != 2 or f.shape[1] != 3:
+            raise ValueError(f"faces must have shape (M, 3), got {tuple(f.shape)}")
+        if f.shape[0] and not np.issubdtype(f.dtype, np.integer):
+            raise TypeError(f"faces must be integer indices, got dtype {f.dtype}")
+        if f.shape[0] and (int(np.min(f)) < 0 or int(np.max(f)) >= n):
+            raise ValueError(
+                f"face indices must be in [0, {n}), got range "
+                f"[{int(np.min(f))}, {int(np.max(f))}]"
+            )
+        self.faces = np.ascontiguousarray(f.astype(np.int32))
+        self.normals = self._attr(normals, "normals", 3)
+        self.uvs = self._attr(uvs, "uvs", 2)
+
+    def _attr(self, a, name, width):
+        if a is None:
+            return None
+        a = _as_array(a, name)
+        if a.shape != (self.vertex_count, width):
+            raise ValueError(
+                f"{name} must have shape ({self.vertex_count}, {width}), got {tuple(a.shape)}"
+            )
+        return np.ascontiguousarray(a.astype(np.float32))
+
+    @property
+    def face_count(self) -> int:
+        return int(self.faces.shape[0])
