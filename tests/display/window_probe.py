@@ -1,7 +1,7 @@
-"""Drives a real pyglet window for tests/test_window.py, in its own process (an X11
+"""Drives a real pyglet window for tests/display/test_window.py, in its own process (an X11
 window and an EGL standalone context must not share a process).
 
-    python tests/window_probe.py OUT_DIR RASTER
+    python tests/display/window_probe.py OUT_DIR RASTER
 
 Opens a Viewer on ``probe_scene()``, runs frames with a recording controller and a
 per-frame callback, presses F12, resizes, presses Esc, and writes into OUT_DIR:

@@ -15,7 +15,7 @@ from PIL import Image
 from engine.cli import main
 from engine.render.frame import background_rgba
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FILE_BACKGROUND = background_rgba((0.04, 0.05, 0.08))
 
 

@@ -1,7 +1,7 @@
 """The window path for real (pyglet windows on headless EGL and under Xvfb), the HiDPI
 viewport, and the window -> offscreen GL -> software fallback.
 
-Window runs happen in a subprocess (tests/window_probe.py): an X11 window must not share
+Window runs happen in a subprocess (tests/display/window_probe.py): an X11 window must not share
 a process with the EGL standalone context the reference render uses. Xvfb and Mesa EGL
 are installed by scripts/setup.sh; these tests do not skip in CI.
 """

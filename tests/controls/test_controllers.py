@@ -333,9 +333,9 @@ def test_controllers_in_a_real_window_record_save_and_play(tmp_path):
 
 
 def test_view_command_wires_controller_playback_and_recording(tmp_path):
-    from engine.cli import commands as cli
     from engine.animation.pathfile import save_path
     from engine.animation.shots import orbit
+    from engine.cli import commands as cli
     from engine.display.controls import WindowControls
 
     path = orbit((0, 1, 0), 6.0, 20, turns=0.25, duration=3.0)

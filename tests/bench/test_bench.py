@@ -243,7 +243,7 @@ def test_readme_tables_are_replaced_between_markers():
 class FakeCupy:
     """Just enough of CuPy, backed by NumPy, to drive the GPU branches of the harness
     (timing with events, device bandwidth, targets, crossover) on a machine without a
-    GPU. Kernel results are not what this checks: tests/test_projection.py does that."""
+    GPU. Kernel results are not what this checks: tests/render/test_projection.py does that."""
 
     asarray = staticmethod(np.asarray)
     asnumpy = staticmethod(np.asarray)

@@ -5,7 +5,7 @@ driven by scripted input.
 Reference images live in examples/screenshots/reference/ (software rasterizer, NumPy
 backend). Regenerate them after an intended visual change with
 
-    FRUSTUM_UPDATE_SCREENSHOTS=1 .venv/bin/pytest tests/test_examples.py
+    FRUSTUM_UPDATE_SCREENSHOTS=1 .venv/bin/pytest tests/cli/test_examples.py
 
 On a mismatch the test writes out/test-diffs/<name>-diff.png (differing pixels in red over
 the dimmed new frame) next to <name>-actual.png.
@@ -89,7 +89,7 @@ def assert_not_empty(img: np.ndarray, name: str):
 
 def test_every_example_is_covered():
     assert example_names() == sorted(SMOKE_ARGS), (
-        "add new examples to SMOKE_ARGS in tests/test_examples.py (and remove deleted ones)")
+        "add new examples to SMOKE_ARGS in tests/cli/test_examples.py (and remove deleted ones)")
 
 
 @pytest.mark.timeout(180)

@@ -224,7 +224,7 @@ def test_camera_tour_example_writes_an_mp4_of_the_bunny(tmp_path, ref_assets):
     import sys
     from pathlib import Path
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "camera_tour.py"
+    example = Path(__file__).resolve().parents[2] / "examples" / "camera_tour.py"
     out = tmp_path / "tour.mp4"
     proc = subprocess.run(
         [sys.executable, str(example), "--model",
