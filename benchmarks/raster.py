@@ -27,7 +27,8 @@ import time
 import numpy as np
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
-from engine.display import ImageBlit, OffscreenGL
+from engine.display import ImageBlit
+from engine.render.gl import OffscreenGL
 from engine.render.points import rasterize_points
 from engine.render.renderer import parse_size
 

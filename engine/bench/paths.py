@@ -296,9 +296,9 @@ def gl_context():
     """One standalone EGL context per process (about 0.6 s to create on llvmpipe)."""
     if "ctx" not in _gl:
         try:
-            from ..display.offscreen import create_egl_context
+            from ..render.gl import create_egl_context
         except ImportError as exc:
-            raise Skip(f"engine.display is not importable ({exc})") from None
+            raise Skip(f"engine.render.gl is not importable ({exc})") from None
         try:
             _gl["ctx"] = create_egl_context()
         except Exception as exc:  # noqa: BLE001 - GLUnavailable, or moderngl missing
@@ -379,7 +379,7 @@ def e2e_software(w: Workload) -> Case:
 
 def e2e_gl(w: Workload) -> Case:
     ctx = gl_context()
-    from ..display import PointPainter
+    from ..render.gl import PointPainter
     from ..render.renderer import Renderer
 
     scene, cam = _points_scene(w)

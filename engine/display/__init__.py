@@ -1,9 +1,10 @@
-"""Showing projected points: offscreen GL (EGL), a pyglet window, and the automatic
-choice between them. Only this package imports moderngl and pyglet, lazily, so the rest
-of the engine runs without GL.
+"""Showing frames: a pyglet window, and the automatic choice between a window, an
+offscreen GL image and a software image. pyglet and moderngl are imported lazily (GL
+rasterizing itself lives in engine.render.gl).
 
-    OffscreenGL   GL_POINTS into a framebuffer on a headless EGL context -> Frame
-    PointPainter  the GL_POINTS drawing shared by the offscreen and window paths
+Imports: engine.render, engine.io, engine.animation (camera-path playback) and the
+helpers; never engine.game or the CLI.
+
     ImageBlit     a software-rasterized image as a full-screen textured quad
     Viewer        the pyglet window (controller events, per-frame callbacks, F12)
     present       window, else offscreen GL image, else software image (logged)
@@ -11,21 +12,15 @@ of the engine runs without GL.
 """
 
 from .blit import ImageBlit
-from .offscreen import GLUnavailable, OffscreenGL, create_egl_context
-from .points import PointPainter
 from .present import present, window_unavailable_reason
 from .viewport import Viewport, viewport_size
 from .window import CONTROLLER_EVENTS, Viewer
 
 __all__ = [
     "CONTROLLER_EVENTS",
-    "GLUnavailable",
     "ImageBlit",
-    "OffscreenGL",
-    "PointPainter",
     "Viewer",
     "Viewport",
-    "create_egl_context",
     "present",
     "viewport_size",
     "window_unavailable_reason",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .glsl import load_glsl
+from ..render.gl.glsl import load_glsl
 
 __all__ = ["ImageBlit"]
 

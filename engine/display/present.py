@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..io.image import save_image
-from .offscreen import GLUnavailable
+from ..render.gl import GLUnavailable
 
 __all__ = ["present", "window_unavailable_reason"]
 

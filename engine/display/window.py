@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from ..io.image import save_image
+from ..render.gl import PointPainter
 from .blit import ImageBlit
-from .points import PointPainter
 from .viewport import Viewport, viewport_size
 
 __all__ = ["CONTROLLER_EVENTS", "Viewer", "is_software_gl"]

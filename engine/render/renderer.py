@@ -56,13 +56,13 @@ class Renderer:
         point_size: splat size in pixels overriding each geometry's own, or None.
         raster: how ``render()`` draws the projected points: "software" (the engine's
             z-buffered rasterizer; NumPy, or CUDA on the cupy backend; no GL needed) or
-            "gl" (GL_POINTS on an offscreen EGL context, see engine.display.OffscreenGL).
+            "gl" (GL_POINTS on an offscreen EGL context, see engine.render.gl.OffscreenGL).
 
     Attributes:
         batch: the VertexBatch (device arrays of the packed scene).
         projector: the backend instance.
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
-            raster "gl" (raises engine.display.GLUnavailable when no context can be made).
+            raster "gl" (raises engine.render.gl.GLUnavailable when no context can be made).
     """
 
     def __init__(self, scene: Scene, camera: Camera, size=(640, 480), backend=None,
@@ -93,7 +93,7 @@ class Renderer:
     @property
     def gl(self):
         if self._gl is None:
-            from ..display.offscreen import OffscreenGL
+            from .gl import OffscreenGL
 
             self._gl = OffscreenGL()
         return self._gl

@@ -23,8 +23,9 @@ from PIL import Image
 from window_probe import SIZE, probe_scene
 
 from engine import Renderer
-from engine.display import GLUnavailable, present, viewport_size, window_unavailable_reason
+from engine.display import present, viewport_size, window_unavailable_reason
 from engine.display.window import is_software_gl
+from engine.render.gl import GLUnavailable
 
 PROBE = Path(__file__).with_name("window_probe.py")
 
@@ -143,7 +144,7 @@ def test_no_display_and_no_gl_falls_back_to_software(monkeypatch, caplog, tmp_pa
     def no_egl():
         raise GLUnavailable("cannot create an EGL OpenGL 3.3 context: simulated")
 
-    monkeypatch.setattr("engine.display.offscreen.create_egl_context", no_egl)
+    monkeypatch.setattr("engine.render.gl.offscreen.create_egl_context", no_egl)
     scene, camera = probe_scene()
     renderer = Renderer(scene, camera, SIZE, backend="numpy")
     caplog.set_level(logging.INFO, logger="engine")

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from engine import Node, OrthographicCamera, PointCloud, Renderer, Scene
-from engine.display import OffscreenGL
+from engine.render.gl import OffscreenGL
 from engine.render.points import rasterize_points
 
 pytestmark = pytest.mark.timeout(60)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import EngineError
-from ..render.frame import Frame, background_rgba
+from ...errors import EngineError
+from ..frame import Frame, background_rgba
 from .points import PointPainter
 
 __all__ = ["GLUnavailable", "OffscreenGL", "create_egl_context"]

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import to_host
-from ..render.points import MAX_POINT_SIZE
+from ...arrays import to_host
+from ..points import MAX_POINT_SIZE
 from .glsl import load_glsl
 
 __all__ = ["PointPainter"]
