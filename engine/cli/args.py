@@ -90,3 +90,25 @@ def _sizes(text: str) -> list[int]:
     if not vals or any(not (1 <= v <= 1e9) or v != int(v) for v in vals):
         raise argparse.ArgumentTypeError(f"--sizes must be whole numbers in [1, 1e9], got {text!r}")
     return sorted({int(v) for v in vals})
+
+
+def color_arg(text: str):
+    """argparse type: a colour -> (r, g, b, 1.0) floats in [0, 1]. Accepts what Pillow's
+    ImageColor does (CSS names, #rgb, #rrggbb) or three comma-separated floats in [0, 1]."""
+    from PIL import ImageColor
+
+    parts = text.split(",")
+    if len(parts) == 3:
+        try:
+            vals = [float(p) for p in parts]
+        except ValueError:
+            vals = []
+        if len(vals) == 3 and all(0.0 <= v <= 1.0 for v in vals):
+            return (*vals, 1.0)
+        raise argparse.ArgumentTypeError(f"R,G,B must be three numbers in [0, 1], got {text!r}")
+    try:
+        rgb = ImageColor.getrgb(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a colour name, #rrggbb or R,G,B in [0, 1], got {text!r}") from None
+    return (*(c / 255.0 for c in rgb[:3]), 1.0)

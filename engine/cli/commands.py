@@ -14,12 +14,15 @@ import time
 from pathlib import Path
 
 from ..errors import EngineError
+from ..scene.graph import DRAW_MODES
+from ..scene.material import SHADINGS
 from .args import (
     ArgumentParser,
     _camera_spec,
     _debug_option,
     _positive,
     _sizes,
+    color_arg,
     count_arg,
     size_arg,
 )
@@ -163,6 +166,28 @@ def _add_scene_options(p: argparse.ArgumentParser):
                    help="splat size in pixels (default: per geometry)")
     p.add_argument("--backend", choices=["auto", "cupy", "numba", "numpy"], default=None,
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
+    p.add_argument("--draw", choices=DRAW_MODES, default=None,
+                   help="how meshes are drawn (default: solid; point clouds are always "
+                        "points)")
+    p.add_argument("--shading", choices=SHADINGS, default=None,
+                   help="mesh shading: 'lit' (smooth normals, the scene's lights or a "
+                        "headlight), 'flat' (lit per triangle) or 'unlit' (default: each "
+                        "material's own, lit for files)")
+    p.add_argument("--background", type=color_arg, default=None, metavar="COLOR",
+                   help="background colour: a CSS name or #rrggbb, or R,G,B floats in [0, 1]")
+
+
+def _apply_look(args, scene):
+    """--draw, --shading and --background applied to a freshly loaded scene."""
+    if args.background is not None:
+        scene.background = args.background
+    for node in scene.traverse():
+        if node.geometry is None:
+            continue
+        if args.draw is not None:
+            node.draw = args.draw
+        if args.shading is not None and hasattr(node.geometry, "material"):
+            node.geometry.material.shading = args.shading
 
 
 VIEW_AZIMUTH, VIEW_ELEVATION = 35.0, 25.0  # default framing direction, degrees
@@ -238,6 +263,7 @@ def _cmd_render(args) -> int:
     if not animated:
         prepare_output_file(args.out)  # fail before rendering, not after
     scene, camera = load_source(args.source, args.size[0] / args.size[1])
+    _apply_look(args, scene)
     path = _place_camera(args, scene, camera)
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size, raster=args.raster)
@@ -373,6 +399,7 @@ def cmd_view(args) -> int:
         if not is_path_file(args.record):
             raise EngineError(f"--record {args.record}: camera path files end in .json or .toml")
     scene, camera = load_sources(args.files, args.size[0] / args.size[1])
+    _apply_look(args, scene)
     playback = _place_camera(args, scene, camera)
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size)

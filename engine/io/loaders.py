@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import LoadError
 from ..scene.geometry import Geometry, Mesh, PointCloud
 from ..scene.graph import Node
+from ..scene.material import Material, Texture
 from ..scene.transforms import matrix_to_quat
 from . import fixups
 
@@ -265,8 +266,31 @@ def _geometry(obj, point_size: float, raw_colors=None) -> Geometry:
     uv = getattr(obj.visual, "uv", None)
     if uv is not None and len(uv) != len(obj.vertices):
         uv = None
+    if uv is not None:
+        # trimesh keeps UVs with v up (OBJ/GL); the engine's (0, 0) is the image's top-left
+        uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
     return Mesh(_positions(obj.vertices), faces, colors=colors, normals=normals, uvs=uv,
-                point_size=point_size)
+                point_size=point_size, material=_texture_material(obj, uv))
+
+
+def _texture_material(mesh, uv):
+    """A lit Material sampling the mesh's base-colour texture per pixel (times the glTF
+    baseColorFactor), or None when the mesh has no texture image with UVs. The vertex
+    colours (the texture sampled at each vertex) then serve the point mode only."""
+    material = getattr(mesh.visual, "material", None)
+    if mesh.visual.kind != "texture" or material is None or uv is None:
+        return None
+    if hasattr(material, "baseColorTexture"):  # glTF PBR material
+        image = material.baseColorTexture
+    else:
+        image = _file_image(getattr(material, "image", None))
+    if image is None:
+        return None
+    factor = getattr(material, "baseColorFactor", None)
+    color = (1.0, 1.0, 1.0, 1.0) if factor is None else tuple(
+        float(c) / 255.0 for c in np.asarray(factor, dtype=np.float64)[:4])
+    return Material(color=color, texture=Texture(np.asarray(image.convert("RGBA"))),
+                    vertex_colors=False)
 
 
 def _normals(mesh, faces):

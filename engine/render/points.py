@@ -19,8 +19,8 @@ import numpy as np
 from ..arrays import to_host
 from .frame import EMPTY_KEY, Frame, background_rgba
 
-__all__ = ["MAX_POINT_SIZE", "check_points", "rasterize_points", "resolve_keys", "splat_origin",
-           "splat_sizes"]
+__all__ = ["MAX_POINT_SIZE", "check_points", "rasterize_points", "resolve_keys", "splat_keys",
+           "splat_origin", "splat_sizes"]
 
 MAX_POINT_SIZE = 255  # the point size range GL (llvmpipe) reports here; splats are capped
 SPLAT_CHUNK_PIXELS = 1 << 22  # pixel entries expanded at once (~100 MB of temporaries)
@@ -136,9 +136,19 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
         ValueError: mismatched shapes, more than 2**32 points, bad sizes.
     """
     xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
+    keys = np.full(h * w, EMPTY_KEY, np.uint64)
+    splat_keys(keys, xy, z, vis, point_size, (w, h))
+    return resolve_keys(keys.reshape(h, w), col, background)
+
+
+def splat_keys(keys, xy, z, vis, point_size, size):
+    """Write the splats of the visible points into ``keys`` ((H * W,) uint64, in place).
+
+    Arguments as checked by ``check_points``; point i's key is
+    ``(float32 depth bits << 32) | i``."""
+    w, h = size
     n = xy.shape[0]
     sizes = np.broadcast_to(splat_sizes(to_host(point_size), n).astype(np.int64), (n,))
-    keys = np.full(h * w, EMPTY_KEY, np.uint64)
     idx = np.flatnonzero(vis)
     if idx.size:
         dbits = z[idx].view(np.uint32).astype(np.uint64) << np.uint64(32)
@@ -156,4 +166,4 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
                 part = sel[c:c + step]
                 _splat_min(keys, splat_origin(cx[part], s), splat_origin(cy[part], s),
                            pkeys[part], int(s), w, h)
-    return resolve_keys(keys.reshape(h, w), col, background)
+    return keys

@@ -1,20 +1,31 @@
-"""Renderer: one frame = sync the batch, one projection launch, rasterize.
+"""Renderer: one frame = sync the batch, one projection launch, rasterize, resolve.
 
-    scene graph -> VertexBatch (packed once) -> projector (one launch) -> rasterizer
+    scene graph -> VertexBatch (packed once) -> projector (one launch)
+        -> points: splats | triangles: cull, clip, fill (engine.render.triangles)
+        -> one 64-bit key buffer (depth | primitive id) -> resolve: shade each pixel once
 
 The viewport is the output size in pixels; the camera's aspect follows it every frame.
 """
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
+from ..arrays import to_host
 from ..scene.camera import Camera
 from ..scene.graph import Scene
 from .backends import Projection, get_projector
 from .batch import VertexBatch
 from .frame import Frame
-from .points import rasterize_points
+from .lines import line_colors, raster_lines
+from .points import check_points, rasterize_points, splat_keys
+from .primitives import Primitives
+from .shading import SurfaceShader, resolve, scene_lights
+from .triangles import clip_coordinates, new_keys, raster_triangles, setup_triangles
+
+log = logging.getLogger("engine")
 
 __all__ = ["RASTER_MODES", "Renderer", "parse_size"]
 
@@ -79,6 +90,8 @@ class Renderer:
         self.point_size = point_size
         self.raster = raster
         self._gl = None
+        self._prims = None
+        self._gl_surface_warned = False
 
     @property
     def raster(self) -> str:
@@ -128,6 +141,13 @@ class Renderer:
         projected points; projections differ between backends by float rounding only.
         With raster "gl" the points are drawn as GL_POINTS offscreen."""
         p = self.project()
+        prims = self._prims = Primitives.of(self.batch, self.scene, self._prims)
+        if prims.has_surfaces:
+            if self.raster == "gl" and not self._gl_surface_warned:
+                log.info("raster gl draws points only so far: surfaces use the software "
+                         "rasterizer")
+                self._gl_surface_warned = True
+            return self._render_surfaces(p, prims)
         if self.raster == "gl":
             return self.gl.render(p.screen_xy, p.depth, p.visible, self.batch.colors,
                                   self.size, self.effective_point_size(),
@@ -144,3 +164,68 @@ class Renderer:
             raster = numba_raster.rasterize_points_numba
         return raster(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
                       self.effective_point_size(), self.scene.background)
+
+    def _render_surfaces(self, p: Projection, prims: Primitives) -> Frame:
+        """Points and triangles into one key buffer, then one resolve (on the host)."""
+        b = self.batch
+        xy, z, vis, col, size = check_points(p.screen_xy, p.depth, p.visible, b.colors,
+                                             self.size)
+        keys = new_keys(size)
+        point_size = self.effective_point_size()
+        numba = self.projector.name == "numba"
+        if numba:
+            from .backends.numba_raster import splat_into
+
+            splat_into(keys, xy, z, vis & prims.point_mask, point_size, size)
+        else:
+            splat_keys(keys, xy, z, vis & prims.point_mask, point_size, size)
+        n = b.vertex_count
+        shader = None
+        positions, oid, model, runs = to_host(b.positions), to_host(b.object_id), to_host(b.model), b.runs
+        clip = clip_coordinates(positions, oid, model, b.view_projection(self.camera), runs)
+        if len(prims.triangles):
+            double = np.array([m.double_sided for m in prims.materials], bool)
+            setup = setup_triangles(clip, prims.triangles, ~double[prims.tri_material], size)
+            world, normals = _batch_frame(positions, prims.normals, model, runs)
+            eye = self.camera.world_matrix[:3, 3] - b.origin
+            shader = SurfaceShader(prims, setup, col, world, normals, eye,
+                                   scene_lights(self.scene, self.camera, b.origin), size)
+            masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
+            piece_masked = masked[prims.tri_material[setup.piece_tri]]
+            if numba:
+                from .backends.numba_triangles import raster_triangles_numba
+
+                raster_triangles_numba(keys, setup, size, n, np.flatnonzero(~piece_masked))
+            else:
+                raster_triangles(keys, setup, size, n, np.flatnonzero(~piece_masked))
+            if piece_masked.any():
+                raster_triangles(keys, setup, size, n, np.flatnonzero(piece_masked),
+                                 keep=shader.alpha_keep)
+        n_tri = len(prims.triangles)
+        line_rgba = None
+        if len(prims.lines):
+            raster_lines(keys, clip, prims.lines, size, n + n_tri)
+            line_rgba = line_colors(col, prims.lines)
+        return resolve(keys, size, n, col, self.scene.background, shader, n_tri, line_rgba)
+
+
+def _batch_frame(positions, normals, model, runs):
+    """Vertex positions (N, 3) and unit normals (N, 3), float64, in the batch frame:
+    ``M_k @ p`` and the inverse transpose of M_k's 3x3 applied to n, per run."""
+    world = np.zeros((len(positions), 3))
+    wn = np.zeros((len(positions), 3))
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite vertices stay NaN,
+        _transform_runs(world, wn, positions, normals, model, runs)  # culled in setup
+    return world, wn
+
+
+def _transform_runs(world, wn, positions, normals, model, runs):
+    for start, stop, k in runs:
+        m = model[k].astype(np.float64)
+        world[start:stop] = positions[start:stop] @ m[:3, :3].T + m[:3, 3]
+        lin = m[:3, :3]
+        if abs(np.linalg.det(lin)) > 1e-300:
+            nm = np.linalg.inv(lin).T
+            v = normals[start:stop] @ nm.T
+            length = np.linalg.norm(v, axis=1, keepdims=True)
+            wn[start:stop] = np.where(length > 0, v / np.where(length > 0, length, 1.0), 0.0)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import to_host
+from .material import Material
 
 __all__ = ["Geometry", "Mesh", "PointCloud"]
 
@@ -114,21 +115,27 @@ class PointCloud(Geometry):
 
 
 class Mesh(Geometry):
-    """Triangle mesh. Drawn as its vertices by the point pipeline.
+    """Triangle mesh, drawn as filled triangles (see ``Node.draw`` for the other modes).
 
     Args:
         positions: (N, 3) float, local frame.
         faces: (M, 3) integer vertex indices, 0-based, each in [0, N).
         colors: optional (N, 3|4) per-vertex colours.
         normals: optional (N, 3) float32 per-vertex normals (local frame).
-        uvs: optional (N, 2) float32 texture coordinates.
+        uvs: optional (N, 2) float32 texture coordinates, (0, 0) = the image's top-left.
+        material: an ``engine.scene.Material``; default: lit, white (times the vertex
+            colours when there are any).
 
     Raises:
         ValueError: faces not (M, 3), an index outside [0, N), wrong attribute shapes.
     """
 
-    def __init__(self, positions, faces, colors=None, normals=None, uvs=None, point_size=1.0):
+    def __init__(self, positions, faces, colors=None, normals=None, uvs=None, point_size=1.0,
+                 material=None):
         super().__init__(positions, colors, point_size)
+        if material is not None and not isinstance(material, Material):
+            raise TypeError(f"material must be an engine.scene.Material, got {type(material).__name__}")
+        self.material = material if material is not None else Material()
         n = self.vertex_count
         f = _as_array(faces, "faces")
         if f.ndim != 2 or f.shape[1] != 3:
@@ -157,3 +164,24 @@ class Mesh(Geometry):
     @property
     def face_count(self) -> int:
         return int(self.faces.shape[0])
+
+    def vertex_normals(self):
+        """(N, 3) float32 unit normals, local frame: ``normals`` when given, else computed
+        once (and cached) as the area-weighted sum of the normals of the faces around each
+        vertex (the unnormalised cross products sum, so bigger faces weigh more), with
+        counter-clockwise faces facing out. A vertex on no face, or whose faces cancel,
+        gets (0, 0, 0)."""
+        if self.normals is not None:
+            return self.normals
+        if getattr(self, "_computed_normals", None) is None:
+            p = to_host(self.positions).astype(np.float64)
+            f = to_host(self.faces)
+            cross = np.cross(p[f[:, 1]] - p[f[:, 0]], p[f[:, 2]] - p[f[:, 0]])
+            acc = np.zeros_like(p)
+            for k in range(3):
+                np.add.at(acc, f[:, k], cross)
+            length = np.linalg.norm(acc, axis=1, keepdims=True)
+            ok = (length > 0) & np.isfinite(length)
+            acc = np.where(ok, acc / np.where(ok, length, 1.0), 0.0)
+            self._computed_normals = acc.astype(np.float32)
+        return self._computed_normals

@@ -22,7 +22,9 @@ import numpy as np
 from .geometry import Geometry
 from .transforms import IDENTITY_QUAT, quat_normalize, trs_matrix_unchecked
 
-__all__ = ["Node", "Scene", "transform_epoch"]
+__all__ = ["DRAW_MODES", "Node", "Scene", "transform_epoch"]
+
+DRAW_MODES = ("points", "wireframe", "solid", "solid+wireframe")
 
 _stamps = itertools.count(1)
 # Bumped by every transform or hierarchy change anywhere: lets the batch skip its
@@ -61,6 +63,7 @@ class Node:
         scale=(1.0, 1.0, 1.0),
         geometry: Geometry | None = None,
         visible: bool = True,
+        draw: str | None = None,
     ):
         self.name = str(name)
         self._parent: Node | None = None
@@ -79,6 +82,8 @@ class Node:
         self.rotation = rotation
         self.scale = scale
         self.geometry = geometry
+        self._draw = None
+        self.draw = draw
 
     # --- local transform -------------------------------------------------------------
     def _touch(self):
@@ -173,6 +178,35 @@ class Node:
             raise TypeError(f"{self.name}: geometry must be a PointCloud or Mesh, got {type(g)}")
         self._geometry = g
         self._structure_changed()
+
+    @property
+    def draw(self) -> str | None:
+        """How the node's geometry is drawn: "points", "wireframe", "solid",
+        "solid+wireframe", or None for the default (meshes "solid", point clouds
+        "points"; a point cloud is always drawn as points).
+
+        Raises:
+            ValueError: an unknown mode.
+        """
+        return self._draw
+
+    @draw.setter
+    def draw(self, mode: str | None):
+        if mode is not None and mode not in DRAW_MODES:
+            raise ValueError(f"draw must be one of {', '.join(DRAW_MODES)} or None, got {mode!r}")
+        if mode != getattr(self, "_draw", None):
+            self._draw = mode
+            self._structure_changed()
+
+    @property
+    def draw_mode(self) -> str | None:
+        """The mode in effect: ``draw`` or the geometry's default; None without geometry."""
+        g = self._geometry
+        if g is None:
+            return None
+        if self._draw is None or not hasattr(g, "faces"):
+            return "solid" if hasattr(g, "faces") else "points"
+        return self._draw
 
     @property
     def visible(self) -> bool:

@@ -40,7 +40,7 @@ def test_render_real_file(ref_assets, tmp_path, capsys, rel, points):
 
 def test_camera_distance_and_point_size_change_the_picture(ref_assets, tmp_path):
     f = str(ref_assets / "ply/bunny.ply")
-    common = ["--size", "160x120", "--backend", "numpy"]
+    common = ["--size", "160x120", "--backend", "numpy", "--draw", "points"]  # splat sizes
     a, b, c = tmp_path / "a.png", tmp_path / "b.png", tmp_path / "c.png"
     assert main(["render", f, "--out", str(a), *common]) == 0
     # auto-framed distance (0.32 for this 0.15-unit bunny) vs 1.0: fewer pixels covered

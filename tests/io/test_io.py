@@ -58,8 +58,9 @@ def test_obj_negative_indices_with_uvs_and_normals(tmp_path):
     g = load(f).geometry
     corners = g.positions[g.faces[0]] + g.origin
     np.testing.assert_allclose(corners, [[0, 0, 0], [2, 0, 0], [0, 2, 0]], atol=1e-6)
-    # each corner keeps its own UV and the given normal
-    np.testing.assert_allclose(g.uvs[g.faces[0]], [[0, 0], [1, 0], [0, 1]])
+    # each corner keeps its own UV (vt 0 0, 1 0, 0 1 with OBJ's v up, so in the engine's
+    # top-left-origin convention v -> 1 - v) and the given normal
+    np.testing.assert_allclose(g.uvs[g.faces[0]], [[0, 1], [1, 1], [0, 0]])
     np.testing.assert_allclose(g.normals, np.tile([0, 0, 1], (3, 1)))
 
 

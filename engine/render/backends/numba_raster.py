@@ -57,6 +57,15 @@ def _resolve(keys, colors_u32, background_u32, color_out, depth_out):
             depth_out[p] = np.uint32(k >> np.uint64(32))
 
 
+def splat_into(keys, xy, z, vis, point_size, size):
+    """Numba twin of ``engine.render.points.splat_keys``: the splats of the visible points
+    into ``keys`` ((H * W,) uint64, in place), inputs as checked by ``check_points``."""
+    w, h = size
+    _splat(xy, z.view(np.uint32), np.ascontiguousarray(vis), splat_sizes(point_size, xy.shape[0]),
+           w, h, keys)
+    return keys
+
+
 def rasterize_points_numba(screen_xy, depth, visible, colors, size, point_size=1.0,
                            background=(0.0, 0.0, 0.0, 1.0)) -> Frame:
     """Numba twin of ``engine.render.points.rasterize_points``: same arguments, same errors,

@@ -1,0 +1,80 @@
+"""Primitive assembly: the scene's triangles and lines as one packed index buffer.
+
+Indices are global: each node's faces are offset by the start of its vertex range in the
+``VertexBatch``, so one array covers the whole scene and the rasterizers never look at
+nodes. The assembly is rebuilt only when the batch's vertices or the scene's structure
+change (spawn/despawn, a repack, a draw mode or visibility change), never per frame.
+
+    triangles     (T, 3) int64 vertex indices into the batch arrays
+    tri_material  (T,) int32 index into ``materials``
+    lines         (L, 2) int64 vertex indices (each mesh edge once, for wireframe)
+    point_mask    (N,) bool: vertices drawn as points (point clouds, "points" mode)
+    uvs           (N, 2) float32 texture coordinates (0 where a mesh has none)
+    normals       (N, 3) float32 vertex normals in each object's local frame
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import to_host
+from ..scene.material import Material
+
+__all__ = ["Primitives"]
+
+
+class Primitives:
+    """Built by ``Primitives.of(batch, scene)``; see the module docstring for the arrays."""
+
+    def __init__(self, n: int):
+        self.triangles = np.zeros((0, 3), np.int64)
+        self.tri_material = np.zeros(0, np.int32)
+        self.lines = np.zeros((0, 2), np.int64)
+        self.materials: list[Material] = []
+        self.point_mask = np.zeros(n, bool)
+        self.uvs = np.zeros((n, 2), np.float32)
+        self.normals = np.zeros((n, 3), np.float32)
+        self.key = None
+
+    @property
+    def has_surfaces(self) -> bool:
+        return len(self.triangles) > 0 or len(self.lines) > 0
+
+    @classmethod
+    def of(cls, batch, scene, cached: Primitives | None = None) -> Primitives:
+        """The assembly for the batch's current contents (``cached`` when still valid)."""
+        key = (id(batch), batch.vertex_revision, batch.repacks, scene.structure_revision,
+               batch.vertex_count)
+        if cached is not None and cached.key == key:
+            return cached
+        n = batch.vertex_count
+        out = cls(n)
+        tris, mats, lines = [], [], []
+        index_of: dict[int, int] = {}
+        for node, (start, stop) in batch.ranges.items():
+            g = node.geometry
+            mode = node.draw_mode
+            if mode is None:
+                continue
+            if mode == "points":
+                out.point_mask[start:stop] = True
+                continue
+            faces = to_host(g.faces).astype(np.int64) + start
+            out.uvs[start:stop] = 0.0 if g.uvs is None else to_host(g.uvs)
+            out.normals[start:stop] = to_host(g.vertex_normals())
+            if "solid" in mode and len(faces):
+                m = index_of.setdefault(id(g.material), len(out.materials))
+                if m == len(out.materials):
+                    out.materials.append(g.material)
+                tris.append(faces)
+                mats.append(np.full(len(faces), m, np.int32))
+            if "wireframe" in mode and len(faces):
+                e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
+                lines.append(np.unique(np.sort(e, axis=1), axis=0))
+        if tris:
+            out.triangles = np.concatenate(tris)
+            out.tri_material = np.concatenate(mats)
+        if lines:
+            out.lines = np.concatenate(lines)
+        out.key = key
+        return out

@@ -1,0 +1,210 @@
+"""Resolve: turn the key buffer into colours, shading each covered pixel once.
+
+A pixel's key names its winner: a point (id < number of batch vertices: its colour) or a
+triangle (id - that number). A triangle pixel is shaded from the triangle's homogeneous
+barycentrics at the pixel centre, ``b = adj @ (x_ndc, y_ndc, 1)`` and ``l = b / sum(b)``,
+which are perspective-correct (engine.render.triangles), so colours, UVs and normals are
+interpolated as in GL.
+
+Lighting (materials "lit" and "flat"), in linear RGB, for base colour ``c``, unit normal
+``N``, unit view vector ``V`` and, per light, the unit direction to it ``L``, its radiance
+``E`` (colour x intensity; a point light's divided by the squared distance) and the half
+vector ``H = normalize(L + V)``:
+
+    colour = c * (A + sum_lights E * max(N . L, 0))
+             + specular * sum_lights [N . L > 0] E * max(N . H, 0) ** shininess
+
+(Lambert diffuse, Blinn-Phong specular: J. Blinn, "Models of light reflection for
+computer synthesized pictures", SIGGRAPH 1977), ``A`` the summed ambient radiance; then
+encoded to sRGB (engine.render.colorspace) and rounded to 8 bits. Base colour =
+material colour x interpolated vertex colour x texture sample, each sRGB-decoded on its
+own. "flat" uses the triangle's geometric normal; a double-sided material's back faces
+use the reversed normal. "unlit" writes the product of the encoded factors.
+
+World frame here means the batch frame (world minus ``batch.origin``): a translation,
+so directions, angles and distances are those of the world.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight
+from .colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
+from .frame import EMPTY_KEY, Frame, background_rgba
+from .sampling import sample
+
+__all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "scene_lights"]
+
+DEFAULT_AMBIENT = 0.15
+DEFAULT_HEADLIGHT = 0.7
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+def scene_lights(scene, camera, origin):
+    """The scene's visible lights in the batch frame.
+
+    Returns (ambient (3,), directional [(L (3,), E (3,))], point [(position (3,), E (3,))]).
+    With no light in the scene: the headlight (DEFAULT_HEADLIGHT along the camera's view
+    direction) and DEFAULT_AMBIENT.
+    """
+    ambient = np.zeros(3)
+    directional, point = [], []
+    found = False
+    for node in scene.traverse(visible_only=True):
+        if not isinstance(node, Light):
+            continue
+        found = True
+        e = np.asarray(node.radiance, np.float64)
+        m = node.world_matrix
+        if isinstance(node, AmbientLight):
+            ambient += e
+        elif isinstance(node, DirectionalLight):
+            to_light = m[:3, 2] / np.linalg.norm(m[:3, 2])  # local +Z: against the rays (-Z)
+            directional.append((to_light, e))
+        elif isinstance(node, PointLight):
+            point.append((m[:3, 3] - origin, e))
+    if not found:
+        z = camera.world_matrix[:3, 2]
+        directional.append((z / np.linalg.norm(z), np.full(3, DEFAULT_HEADLIGHT)))
+        ambient[:] = DEFAULT_AMBIENT
+    return ambient, directional, point
+
+
+def _unit(v):
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.where(n > 0, v / np.where(n > 0, n, 1.0), 0.0)
+
+
+class SurfaceShader:
+    """Per-frame shading context for the triangles of one ``Primitives`` assembly.
+
+    Args:
+        prims: the Primitives (triangles, materials, uvs, normals).
+        setup: the TriangleSetup of this frame (adj, front).
+        colors: (N, 4) uint8 batch vertex colours (host).
+        world: (N, 3) float64 vertex positions in the batch frame.
+        world_normals: (N, 3) float64 unit vertex normals in the batch frame.
+        eye: (3,) camera position in the batch frame.
+        lights: scene_lights(...) result.
+        size: (width, height) in pixels.
+    """
+
+    def __init__(self, prims, setup, colors, world, world_normals, eye, lights, size):
+        self.prims, self.setup = prims, setup
+        self.colors, self.world, self.normals = colors, world, world_normals
+        self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
+
+    def barycentrics(self, t, px, py):
+        """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""
+        w, h = self.size
+        xn = (2.0 * px + 1.0) / w - 1.0
+        yn = 1.0 - (2.0 * py + 1.0) / h
+        a = self.setup.adj[t]
+        b = a[:, :, 0] * xn[:, None] + a[:, :, 1] * yn[:, None] + a[:, :, 2]
+        s = b.sum(axis=1, keepdims=True)
+        return b / np.where(s != 0, s, 1.0)
+
+    def _interp(self, attr, t, lam):
+        v = self.prims.triangles[t]
+        return (attr[v[:, 0]] * lam[:, :1] + attr[v[:, 1]] * lam[:, 1:2]
+                + attr[v[:, 2]] * lam[:, 2:3])
+
+    def _base(self, mat, t, lam, linear: bool):
+        """(M, 4) base colour: RGB linear when ``linear`` else sRGB-encoded; alpha."""
+        vc = self._interp(self.colors[:, :4].astype(np.float64) / 255.0, t, lam) \
+            if mat.vertex_colors else np.ones((len(t), 4))
+        c = np.broadcast_to(np.asarray(mat.color, np.float64), vc.shape).copy()
+        if linear:
+            c[:, :3] = srgb_to_linear(c[:, :3]) * srgb_to_linear(vc[:, :3])
+        else:
+            c[:, :3] *= vc[:, :3]
+        c[:, 3] *= vc[:, 3]
+        if mat.texture is not None:
+            c *= sample(mat.texture, self._interp(self.prims.uvs, t, lam), linear=linear)
+        return c
+
+    def alpha_keep(self, t, px, py):
+        """Bool mask: candidate pixels whose base alpha reaches their material's cutoff."""
+        keep = np.ones(len(t), bool)
+        mats = self.prims.tri_material[t]
+        for m in np.unique(mats):
+            mat = self.prims.materials[m]
+            if mat.alpha_cutoff is None:
+                continue
+            sel = np.flatnonzero(mats == m)
+            lam = self.barycentrics(t[sel], px[sel], py[sel])
+            keep[sel] = self._base(mat, t[sel], lam, linear=False)[:, 3] >= mat.alpha_cutoff
+        return keep
+
+    def shade(self, t, px, py):
+        """(M, 4) uint8 RGBA of triangles t at pixels (px, py)."""
+        out = np.empty((len(t), 4), np.uint8)
+        mats = self.prims.tri_material[t]
+        for m in np.unique(mats):
+            mat = self.prims.materials[m]
+            sel = np.flatnonzero(mats == m)
+            ts = t[sel]
+            lam = self.barycentrics(ts, px[sel], py[sel])
+            if mat.shading == "unlit":
+                c = self._base(mat, ts, lam, linear=False)
+                out[sel] = to_unorm8(c)
+                continue
+            c = self._base(mat, ts, lam, linear=True)
+            out[sel, 3] = to_unorm8(c[:, 3])
+            out[sel, :3] = to_unorm8(linear_to_srgb(self._light(mat, ts, lam, c[:, :3])))
+        return out
+
+    def _light(self, mat, t, lam, base):
+        v = self.prims.triangles[t]
+        p = self._interp(self.world, t, lam)
+        geo = _unit(np.cross(self.world[v[:, 1]] - self.world[v[:, 0]],
+                             self.world[v[:, 2]] - self.world[v[:, 0]]))
+        if mat.shading == "flat":
+            n = geo
+        else:
+            n = _unit(self._interp(self.normals, t, lam))
+            n = np.where(np.any(n != 0, axis=1, keepdims=True), n, geo)
+        if mat.double_sided:
+            n = np.where(self.setup.front[t][:, None], n, -n)
+        view = _unit(self.eye - p)
+        ambient, directional, point = self.lights
+        diffuse = np.broadcast_to(ambient, base.shape).copy()
+        spec = np.zeros_like(base)
+        sources = [(np.broadcast_to(d, p.shape), np.broadcast_to(e, base.shape))
+                   for d, e in directional]
+        for pos, e in point:
+            d = pos - p
+            r2 = np.maximum(np.einsum("ij,ij->i", d, d), 1e-30)[:, None]
+            sources.append((_unit(d), e / r2))
+        for to_light, e in sources:
+            ndl = np.einsum("ij,ij->i", n, to_light)[:, None]
+            diffuse += e * np.maximum(ndl, 0.0)
+            if mat.specular > 0:
+                ndh = np.einsum("ij,ij->i", n, _unit(to_light + view))[:, None]
+                spec += (ndl > 0) * e * mat.specular * np.maximum(ndh, 0.0) ** mat.shininess
+        return base * diffuse + spec
+
+
+def resolve(keys, size, n_points, point_colors, background, shader: SurfaceShader | None,
+            n_triangles: int = 0, line_rgba=None):
+    """(H * W,) uint64 keys -> Frame: ids [0, n_points) are points and take their colour,
+    the next ``n_triangles`` ids are triangles (shaded by ``shader``), the rest lines
+    (``line_rgba`` (L, 4) uint8); empty pixels take the background (depth 1.0)."""
+    w, h = size
+    empty = keys == EMPTY_KEY
+    low = (keys & _LOW).astype(np.int64)
+    color = np.empty((h * w, 4), np.uint8)
+    color[:] = background_rgba(background)
+    pts = np.flatnonzero(~empty & (low < n_points))
+    color[pts] = point_colors[low[pts]]
+    n_surface = n_points + n_triangles
+    tri = np.flatnonzero(~empty & (low >= n_points) & (low < n_surface))
+    if tri.size:
+        color[tri] = shader.shade(low[tri] - n_points, tri % w, tri // w)
+    lin = np.flatnonzero(~empty & (low >= n_surface))
+    if lin.size:
+        color[lin] = line_rgba[low[lin] - n_surface]
+    depth = (keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    depth[empty] = 1.0
+    return Frame(color.reshape(h, w, 4), depth.reshape(h, w))

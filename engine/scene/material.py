@@ -1,0 +1,141 @@
+"""Materials: how a surface's colour is made, and the textures it samples.
+
+A ``Material`` is one of four kinds, from least to most work per pixel:
+
+    "unlit"   the base colour (times vertex colours / the texture, when present)
+    "lit"     base colour lit by the scene's lights: ambient + Lambert diffuse +
+              Blinn-Phong specular, computed in linear space (see engine.render.shading)
+
+Base colour sources multiply, as in glTF 2.0 (section 3.9.2, "baseColorFactor" times
+"baseColorTexture" times COLOR_0): ``color`` x per-vertex colours x the texture sample.
+
+Colour space: ``color``, vertex colours and texture texels are sRGB-encoded values in
+[0, 1] (what an image file or a colour picker holds); lit shading decodes them to linear,
+lights, and encodes the result to sRGB. Unlit output is the product of the encoded values
+(no decode/encode round trip), so an unlit colour comes out exactly as given.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture"]
+
+WRAP_MODES = ("repeat", "clamp", "mirror")   # glTF REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT
+FILTERS = ("nearest", "linear")
+SHADINGS = ("lit", "unlit", "flat")
+
+
+class Sampler:
+    """How a texture is read (glTF 2.0 samplers, GL texel addressing).
+
+    Args:
+        wrap_s, wrap_t: "repeat", "clamp" (to edge) or "mirror" (mirrored repeat) for u and v.
+        filter: "nearest" (texel ``floor(u * W)``) or "linear" (bilinear between texel
+            centres at ``(i + 0.5) / W``). Mipmaps are not used.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+
+    def __init__(self, wrap_s: str = "repeat", wrap_t: str = "repeat", filter: str = "linear"):
+        for name, v, allowed in (("wrap_s", wrap_s, WRAP_MODES), ("wrap_t", wrap_t, WRAP_MODES),
+                                 ("filter", filter, FILTERS)):
+            if v not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {v!r}")
+        self.wrap_s, self.wrap_t, self.filter = wrap_s, wrap_t, filter
+
+    def __repr__(self) -> str:
+        return f"Sampler({self.wrap_s!r}, {self.wrap_t!r}, {self.filter!r})"
+
+
+class Texture:
+    """An image on the host with its sampler.
+
+    Args:
+        image: (H, W, 3|4) uint8 RGB(A), or float in [0, 1]; row 0 is the top row of the
+            picture. Texture coordinates (u, v) = (0, 0) are the top-left corner of the
+            image (glTF's convention; the loader converts OBJ/trimesh UVs, whose v
+            points up).
+        sampler: a ``Sampler`` (default: repeat, bilinear).
+
+    Attributes:
+        image: (H, W, 4) uint8 RGBA, C-contiguous.
+
+    Raises:
+        ValueError: a wrong shape, an empty image, float values outside [0, 1].
+    """
+
+    def __init__(self, image, sampler: Sampler | None = None):
+        a = np.asarray(image)
+        if a.ndim != 3 or a.shape[2] not in (3, 4) or a.shape[0] < 1 or a.shape[1] < 1:
+            raise ValueError(f"texture image must have shape (H, W, 3|4), got {a.shape}")
+        if a.dtype != np.uint8:
+            if not np.issubdtype(a.dtype, np.floating):
+                raise ValueError(f"texture image must be uint8 or float, got {a.dtype}")
+            if not (np.all(np.isfinite(a)) and a.min() >= 0 and a.max() <= 1):
+                raise ValueError("float texture values must be finite and in [0, 1]")
+            a = np.rint(a * 255).astype(np.uint8)
+        if a.shape[2] == 3:
+            a = np.concatenate([a, np.full(a.shape[:2] + (1,), 255, np.uint8)], axis=2)
+        self.image = np.ascontiguousarray(a)
+        self.sampler = sampler if sampler is not None else Sampler()
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in texels."""
+        return int(self.image.shape[1]), int(self.image.shape[0])
+
+
+def _unit_float(name: str, v, lo=0.0, hi=1.0) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {v!r}") from None
+    if not lo <= f <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v!r}")
+    return f
+
+
+class Material:
+    """Surface appearance of a mesh.
+
+    Args:
+        color: base colour factor, RGB or RGBA floats in [0, 1] (sRGB-encoded).
+        shading: "lit" (smooth: interpolated vertex normals), "flat" (lit with each
+            triangle's own normal) or "unlit".
+        texture: a ``Texture`` multiplied into the base colour at the pixel's UV, or None.
+        vertex_colors: multiply the mesh's per-vertex colours in (when it has them).
+        specular: Blinn-Phong specular strength in [0, 1] (0 = matte).
+        shininess: Blinn-Phong exponent in [1, 10000].
+        double_sided: draw back faces too (no back-face culling), lit from the side
+            facing the camera.
+        alpha_cutoff: None (opaque) or a threshold in [0, 1]: pixels whose alpha is below
+            it are not drawn (glTF alphaMode MASK). Blending is not supported yet.
+
+    Raises:
+        ValueError: a value out of range or an unknown shading.
+    """
+
+    def __init__(self, color=(1.0, 1.0, 1.0, 1.0), shading: str = "lit", texture=None,
+                 vertex_colors: bool = True, specular: float = 0.0, shininess: float = 32.0,
+                 double_sided: bool = False, alpha_cutoff: float | None = None):
+        c = np.asarray(color, np.float64).reshape(-1)
+        if c.shape not in ((3,), (4,)) or not np.all((c >= 0) & (c <= 1)):
+            raise ValueError(f"color must be 3 or 4 floats in [0, 1], got {color!r}")
+        self.color = tuple(float(x) for x in (np.append(c, 1.0) if c.size == 3 else c))
+        if shading not in SHADINGS:
+            raise ValueError(f"shading must be one of {', '.join(SHADINGS)}, got {shading!r}")
+        self.shading = shading
+        if texture is not None and not isinstance(texture, Texture):
+            raise ValueError(f"texture must be an engine.scene.Texture, got {type(texture).__name__}")
+        self.texture = texture
+        self.vertex_colors = bool(vertex_colors)
+        self.specular = _unit_float("specular", specular)
+        self.shininess = _unit_float("shininess", shininess, 1.0, 10000.0)
+        self.double_sided = bool(double_sided)
+        self.alpha_cutoff = None if alpha_cutoff is None else _unit_float("alpha_cutoff", alpha_cutoff)
+
+    def __repr__(self) -> str:
+        return (f"Material(color={self.color}, shading={self.shading!r}, "
+                f"texture={'yes' if self.texture is not None else None})")
