@@ -14,7 +14,7 @@ import logging
 import numpy as np
 
 from ..arrays import to_host
-from ..scene.camera import Camera
+from ..scene.camera import Camera, OrthographicCamera
 from ..scene.graph import Scene
 from .backends import Projection, get_projector
 from .batch import VertexBatch
@@ -187,9 +187,12 @@ class Renderer:
             double = np.array([m.double_sided for m in prims.materials], bool)
             setup = setup_triangles(clip, prims.triangles, ~double[prims.tri_material], size)
             world, normals = _batch_frame(positions, prims.normals, model, runs)
-            eye = self.camera.world_matrix[:3, 3] - b.origin
-            shader = SurfaceShader(prims, setup, col, world, normals, eye,
-                                   scene_lights(self.scene, self.camera, b.origin), size)
+            cam = self.camera.world_matrix
+            ortho = None
+            if isinstance(self.camera, OrthographicCamera):
+                ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
+            shader = SurfaceShader(prims, setup, col, world, normals, cam[:3, 3] - b.origin,
+                                   scene_lights(self.scene, self.camera, b.origin), size, ortho)
             masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
             piece_masked = masked[prims.tri_material[setup.piece_tri]]
             if numba:

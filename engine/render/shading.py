@@ -86,14 +86,19 @@ class SurfaceShader:
         world: (N, 3) float64 vertex positions in the batch frame.
         world_normals: (N, 3) float64 unit vertex normals in the batch frame.
         eye: (3,) camera position in the batch frame.
+        view_dir: None for a perspective camera (V points to ``eye``), else the unit
+            vector against an orthographic camera's view direction (V is the same
+            everywhere).
         lights: scene_lights(...) result.
         size: (width, height) in pixels.
     """
 
-    def __init__(self, prims, setup, colors, world, world_normals, eye, lights, size):
+    def __init__(self, prims, setup, colors, world, world_normals, eye, lights, size,
+                 view_dir=None):
         self.prims, self.setup = prims, setup
         self.colors, self.world, self.normals = colors, world, world_normals
         self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
+        self.view_dir = None if view_dir is None else np.asarray(view_dir, np.float64)
 
     def barycentrics(self, t, px, py):
         """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""
@@ -167,7 +172,7 @@ class SurfaceShader:
             n = np.where(np.any(n != 0, axis=1, keepdims=True), n, geo)
         if mat.double_sided:
             n = np.where(self.setup.front[t][:, None], n, -n)
-        view = _unit(self.eye - p)
+        view = _unit(self.eye - p) if self.view_dir is None else np.broadcast_to(self.view_dir, p.shape)
         ambient, directional, point = self.lights
         diffuse = np.broadcast_to(ambient, base.shape).copy()
         spec = np.zeros_like(base)

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .graph import Node
-from .transforms import look_at_rotation, matrix_to_quat, orthographic_matrix, perspective_matrix
+from .transforms import orthographic_matrix, perspective_matrix
 
 __all__ = ["Camera", "OrthographicCamera", "PerspectiveCamera"]
 
@@ -101,18 +101,6 @@ class Camera(Node):
 
     def _build_projection(self) -> np.ndarray:
         raise NotImplementedError
-
-    def look_at(self, target, up=(0.0, 1.0, 0.0)) -> Camera:
-        """Rotate the camera in place so its -Z axis points at ``target`` (world frame).
-
-        Uses a fallback up axis when the view direction is parallel to ``up``.
-        Raises ValueError when the camera is at ``target``. Returns self.
-        """
-        parent_inv = np.eye(4) if self.parent is None else np.linalg.inv(self.parent.world_matrix)
-        tgt = (parent_inv @ np.append(np.asarray(target, dtype=np.float64), 1.0))[:3]
-        up_local = parent_inv[:3, :3] @ np.asarray(up, dtype=np.float64)
-        self.rotation = matrix_to_quat(look_at_rotation(self.position, tgt, up_local))
-        return self
 
     def frame(self, bounds, azimuth=30.0, elevation=20.0, distance=None, margin=1.1) -> Camera:
         """Place the camera to see the box ``bounds`` ((2, 3) world min/max) entirely.

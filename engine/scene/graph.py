@@ -20,7 +20,13 @@ from collections.abc import Iterator
 import numpy as np
 
 from .geometry import Geometry
-from .transforms import IDENTITY_QUAT, quat_normalize, trs_matrix_unchecked
+from .transforms import (
+    IDENTITY_QUAT,
+    look_at_rotation,
+    matrix_to_quat,
+    quat_normalize,
+    trs_matrix_unchecked,
+)
 
 __all__ = ["DRAW_MODES", "Node", "Scene", "transform_epoch"]
 
@@ -178,6 +184,19 @@ class Node:
             raise TypeError(f"{self.name}: geometry must be a PointCloud or Mesh, got {type(g)}")
         self._geometry = g
         self._structure_changed()
+
+    def look_at(self, target, up=(0.0, 1.0, 0.0)):
+        """Rotate the node in place so its local -Z axis points at ``target`` (world
+        frame): a camera's view direction, a directional light's rays.
+
+        Uses a fallback up axis when the direction is parallel to ``up``.
+        Raises ValueError when the node is at ``target``. Returns self.
+        """
+        parent_inv = np.eye(4) if self.parent is None else np.linalg.inv(self.parent.world_matrix)
+        tgt = (parent_inv @ np.append(np.asarray(target, dtype=np.float64), 1.0))[:3]
+        up_local = parent_inv[:3, :3] @ np.asarray(up, dtype=np.float64)
+        self.rotation = matrix_to_quat(look_at_rotation(self.position, tgt, up_local))
+        return self
 
     @property
     def draw(self) -> str | None:

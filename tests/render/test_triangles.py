@@ -1,0 +1,301 @@
+"""Triangles, lines and their shading: coverage rules, clipping, depth, perspective-
+correct textures, samplers and lighting, each against an analytic value, on the NumPy
+reference and the Numba rasterizer (identical keys)."""
+
+import numpy as np
+import pytest
+import trimesh
+
+from engine import Mesh, Node, OrthographicCamera, PerspectiveCamera, PointCloud, Renderer, Scene
+from engine.render.backends.numba_triangles import raster_triangles_numba
+from engine.render.colorspace import linear_to_srgb, srgb_to_linear
+from engine.render.sampling import sample
+from engine.render.triangles import covered_pixels, new_keys, raster_triangles, setup_triangles
+from engine.scene.light import AmbientLight, DirectionalLight
+from engine.scene.material import Material, Sampler, Texture
+
+RASTERS = ["numpy", "numba"]
+
+
+def coverage_counts(clip, tris, size):
+    setup = setup_triangles(np.asarray(clip, float), np.asarray(tris), np.ones(len(tris), bool), size)
+    counts = np.zeros(size[0] * size[1], int)
+    for _, px, py, _ in covered_pixels(setup, size):
+        np.add.at(counts, py * size[0] + px, 1)
+    # the Numba rasterizer writes exactly the NumPy reference's keys
+    keys_np = raster_triangles(new_keys(size), setup, size, 0)
+    keys_nb = raster_triangles_numba(new_keys(size), setup, size, 0)
+    np.testing.assert_array_equal(keys_np, keys_nb)
+    return counts.reshape(size[1], size[0])
+
+
+@pytest.mark.parametrize("size", [(37, 23), (64, 64), (1, 1), (5, 200)])
+def test_full_viewport_quad_covers_every_pixel_once(size):
+    clip = [[-1, -1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]]
+    counts = coverage_counts(clip, [[0, 1, 2], [0, 2, 3]], size)
+    assert counts.min() == counts.max() == 1
+
+
+def test_fan_of_64_triangles_covers_the_disc_once():
+    n, size = 64, (101, 97)
+    ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    rim = np.stack([0.8 * np.cos(ang), 0.8 * np.sin(ang), np.zeros(n), np.ones(n)], 1)
+    clip = np.concatenate([[[0.1, 0.05, 0, 1]], rim])
+    tris = [[0, 1 + i, 1 + (i + 1) % n] for i in range(n)]
+    counts = coverage_counts(clip, tris, size)
+    assert counts.max() == 1
+    # pixel centres well inside the 64-gon are covered, those well outside are not
+    px, py = np.meshgrid(np.arange(size[0]), np.arange(size[1]))
+    xn, yn = (2 * px + 1) / size[0] - 1, 1 - (2 * py + 1) / size[1]
+    r = np.hypot(xn, yn)
+    inner = 0.8 * np.cos(np.pi / n) - 0.03
+    assert counts[r < inner].min() == 1 and counts[r > 0.83].max() == 0
+
+
+def test_top_left_rule_on_a_shared_vertical_edge():
+    # two triangles sharing the edge x = 0 exactly on pixel centres of a 4-px-wide image
+    size = (4, 2)
+    clip = [[-1, -1, 0, 1], [0, -1, 0, 1], [0, 1, 0, 1], [-1, 1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1]]
+    left = coverage_counts(clip, [[0, 1, 2], [0, 2, 3]], size)
+    right = coverage_counts(clip, [[1, 4, 5], [1, 5, 2]], size)
+    np.testing.assert_array_equal(left + right, np.ones((2, 4)))
+    # pixel centres at x_ndc = -0.75, -0.25, 0.25, 0.75: the edge lies between columns
+    np.testing.assert_array_equal(left, [[1, 1, 0, 0]] * 2)
+
+
+def _scene(background=(0, 0, 0)):
+    scene = Scene(background=background)
+    cam = scene.add(PerspectiveCamera(fov_y=90.0, aspect=1.0, near=0.1, far=100.0))
+    return scene, cam
+
+
+def _quad(x0, x1, y0, y1, z, color, **mat):
+    pos = np.array([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]], np.float32)
+    return Mesh(pos, [[0, 1, 2], [0, 2, 3]],
+                material=Material(color=color, shading="unlit", **mat))
+
+
+@pytest.mark.parametrize("raster", RASTERS)
+def test_near_plane_clipping_draws_exactly_the_clipped_part(raster):
+    size = (120, 120)
+    scene, cam = _scene()
+    # one vertex behind the eye (z = +1): the visible part is the polygon cut at z = -near
+    v = np.array([[-1.0, -1.0, -2.0], [1.0, -1.0, -2.0], [0.3, 1.0, 1.0]])
+    scene.add(Node("t", geometry=Mesh(v.astype(np.float32), [[0, 1, 2]],
+                                      material=Material((1, 0, 0), shading="unlit",
+                                                        double_sided=True))))
+    frame = Renderer(scene, cam, size, backend=raster).render()
+    assert np.isfinite(frame.depth).all()
+    drawn = frame.color[..., 0] == 255
+    # analytic: clip the view-space triangle at z = -0.1, project with f = 1 (fov 90)
+    near = 0.1
+    poly = []
+    for i in range(3):
+        a, b = v[i], v[(i + 1) % 3]
+        if a[2] <= -near:
+            poly.append(a)
+        if (a[2] <= -near) != (b[2] <= -near):
+            t = (-near - a[2]) / (b[2] - a[2])
+            poly.append(a + t * (b - a))
+    scr = np.array([[(p[0] / -p[2] + 1) * size[0] / 2, (1 - p[1] / -p[2]) * size[1] / 2]
+                    for p in poly])
+    px, py = np.meshgrid(np.arange(size[0]) + 0.5, np.arange(size[1]) + 0.5)
+    dist = np.full(px.shape, np.inf)  # signed distance to the convex polygon (inside > 0)
+    area = sum(scr[i, 0] * scr[(i + 1) % len(scr), 1] - scr[(i + 1) % len(scr), 0] * scr[i, 1]
+               for i in range(len(scr)))
+    for i in range(len(scr)):
+        a, b = scr[i], scr[(i + 1) % len(scr)]
+        e = b - a
+        d = (e[0] * (py - a[1]) - e[1] * (px - a[0])) / np.hypot(*e) * np.sign(area)
+        dist = np.minimum(dist, d)
+    assert drawn[dist > 0.75].all()
+    assert not drawn[dist < -0.75].any()
+    assert drawn[dist > 0].sum() > 0.3 * size[0] * size[1]  # a big part, not a sliver
+
+
+@pytest.mark.parametrize("raster", RASTERS)
+def test_interpenetrating_triangles_meet_on_the_intersection_line(raster):
+    size = (100, 80)
+    scene, cam = _scene()
+    cam.aspect = size[0] / size[1]
+    scene.add(Node("flat", geometry=_quad(-5, 5, -3, 3, -3.0, (1, 0, 0))))
+    # tilted: z = -3 + 0.5 x, so it is behind the flat one for x < 0, in front for x > 0
+    tilt = np.array([[-5, -3, -5.5], [5, -3, -0.5], [5, 3, -0.5], [-5, 3, -5.5]], np.float32)
+    scene.add(Node("tilt", geometry=Mesh(tilt, [[0, 1, 2], [0, 2, 3]],
+                                         material=Material((0, 1, 0), shading="unlit"))))
+    frame = Renderer(scene, cam, size, backend=raster).render()
+    row = frame.color[size[1] // 2]
+    red, green = row[:, 0] == 255, row[:, 1] == 255
+    # the line x = 0 projects to the image's middle column boundary
+    mid = size[0] // 2
+    assert red[: mid - 1].all() and green[mid + 1:].all()
+
+
+@pytest.mark.parametrize("raster", RASTERS)
+def test_points_and_triangles_share_the_depth_buffer(raster):
+    scene, cam = _scene()
+    scene.add(Node("wall", geometry=_quad(-1, 1, -1, 1, -3.0, (0, 0, 1))))
+    pts = np.array([[-1.0, 0, -5.0], [1.0, 0, -2.0]], np.float32)  # behind / in front
+    scene.add(Node("pts", geometry=PointCloud(pts, colors=[(1.0, 1.0, 0.0), (0.0, 1.0, 0.0)], point_size=3)))
+    frame = Renderer(scene, cam, (64, 64), backend=raster).render()
+    c = frame.color
+    assert not (c[..., 0] == 255).any()  # the yellow point behind the wall is hidden
+    assert ((c[..., 1] == 255) & (c[..., 2] == 0)).sum() == 9  # the green one is drawn 3x3
+
+
+def _checker(n=8):
+    img = np.zeros((n, n, 3), np.uint8)
+    img[(np.add.outer(np.arange(n), np.arange(n)) % 2) == 1] = 255
+    return img
+
+
+@pytest.mark.parametrize("raster", RASTERS)
+def test_texture_on_a_grazing_plane_is_perspective_correct(raster):
+    size, n, scale = (160, 120), 8, 4.0  # a texel every 0.5 world units
+    scene, cam = _scene()
+    cam.aspect = size[0] / size[1]
+    # the floor y = -1 from z = -0.5 to -40, uv = (x, -z) / scale
+    x0, x1, z0, z1 = -20.0, 20.0, -0.5, -40.0
+    pos = np.array([[x0, -1, z0], [x1, -1, z0], [x1, -1, z1], [x0, -1, z1]], np.float32)
+    uv = np.array([[x0, -z0], [x1, -z0], [x1, -z1], [x0, -z1]]) / scale
+    tex = Texture(_checker(n), Sampler("repeat", "repeat", "nearest"))
+    mesh = Mesh(pos, [[0, 2, 1], [0, 3, 2]], uvs=uv,
+                material=Material(shading="unlit", texture=tex, double_sided=True))
+    scene.add(Node("floor", geometry=mesh))
+    frame = Renderer(scene, cam, size, backend=raster).render()
+    t = np.tan(np.radians(45.0))
+    checked = mismatched = 0
+    for py in range(size[1] // 2 + 3, size[1], 3):
+        for px in range(0, size[0], 7):
+            xn, yn = (2 * px + 1) / size[0] - 1, 1 - (2 * py + 1) / size[1]
+            d = np.array([xn * t * cam.aspect, yn * t, -1.0])
+            p = d * (-1.0 / d[1])  # ray-plane intersection with y = -1
+            if not (x0 < p[0] < x1 and z1 < p[2] < z0):
+                continue
+            u, v = p[0] / scale * n, -p[2] / scale * n
+            if min(u % 1, v % 1) < 0.15 or max(u % 1, v % 1) > 0.85:
+                continue  # too close to a texel edge for a pixel-centre comparison
+            want = 255 * ((int(np.floor(u)) + int(np.floor(v))) % 2)
+            assert frame.color[py, px, 0] == want, (px, py)
+            checked += 1
+            # affine (screen-linear) uv over the triangle would read another texel here
+            mismatched += _affine_texel(cam, size, pos, uv * n, px, py) != want
+    assert checked > 100 and mismatched > 10
+
+
+def _affine_texel(cam, size, pos, uvn, px, py):
+    vp = cam.projection_matrix @ cam.view_matrix
+    c = np.c_[pos, np.ones(4)] @ vp.T
+    s = np.c_[(c[:, 0] / c[:, 3] + 1) * size[0] / 2, (1 - c[:, 1] / c[:, 3]) * size[1] / 2]
+    q = np.array([px + 0.5, py + 0.5])
+    for tri in ([0, 2, 1], [0, 3, 2]):
+        a, b, cc = s[tri]
+        m = np.array([b - a, cc - a]).T
+        l1, l2 = np.linalg.solve(m, q - a)
+        if l1 >= 0 and l2 >= 0 and l1 + l2 <= 1:
+            u, v = (1 - l1 - l2) * uvn[tri[0]] + l1 * uvn[tri[1]] + l2 * uvn[tri[2]]
+            return 255 * ((int(np.floor(u)) + int(np.floor(v))) % 2)
+    return -1
+
+
+def test_sampler_wrap_modes_and_filters():
+    # glTF REPEAT on a 2x1 red|green texture: u = 1.25, -0.75, 2.75 -> red, red, green
+    rg = Texture(np.array([[[255, 0, 0], [0, 255, 0]]], np.uint8), Sampler(filter="nearest"))
+    got = sample(rg, [[1.25, 0.5], [-0.75, 0.5], [2.75, 0.5]], linear=False)
+    np.testing.assert_array_equal(got[:, :3], [[1, 0, 0], [1, 0, 0], [0, 1, 0]])
+    grey = np.array([[[0] * 3, [85] * 3, [170] * 3, [255] * 3]], np.uint8)  # 4x1
+    us = [[-0.75, 0.5], [1.25, 0.5], [2.75, 0.5]]
+    expect = {  # texel indices floor(u * 4) = -3, 5, 11
+        "repeat": [85, 85, 255],   # mod 4: 1, 1, 3
+        "clamp": [0, 255, 255],    # 0, 3, 3
+        "mirror": [170, 170, 255],  # i mod 8 = 5, 5, 3; 5 mirrors to 8 - 1 - 5 = 2
+    }
+    for mode, want in expect.items():
+        tex = Texture(grey, Sampler(mode, mode, "nearest"))
+        np.testing.assert_allclose(sample(tex, us, linear=False)[:, 0] * 255, want, atol=1e-9)
+    # bilinear between texel centres (i + 0.5) / 4: u = 0.5 is halfway between texels 1
+    # and 2, u = 0.125 is texel 0's centre, u = 0 is halfway between texel 3 (wrapped) and 0
+    lin = Texture(grey, Sampler("repeat", "clamp", "linear"))
+    got = sample(lin, [[0.5, 0.5], [0.125, 0.5], [0.0, 0.5]], linear=False)[:, 0] * 255
+    np.testing.assert_allclose(got, [127.5, 0.0, 127.5], atol=1e-9)
+    # filtered in linear space when decoding (as GL does for sRGB textures)
+    got = sample(lin, [[0.5, 0.5]], linear=True)[0, 0]
+    assert got == pytest.approx((srgb_to_linear(85 / 255) + srgb_to_linear(170 / 255)) / 2)
+
+
+@pytest.mark.parametrize("raster", RASTERS)
+def test_lit_sphere_matches_the_lighting_model(raster):
+    size = (96, 96)
+    scene = Scene()
+    cam = scene.add(OrthographicCamera(height=2.4, aspect=1.0, near=0.1, far=10, position=(0, 0, 3)))
+    ico = trimesh.creation.icosphere(subdivisions=5)
+    base = (0.8, 0.6, 0.4)
+    mesh = Mesh(np.asarray(ico.vertices, np.float32), np.asarray(ico.faces),
+                normals=np.asarray(ico.vertices, np.float32),
+                material=Material(color=base, specular=0.5, shininess=20.0))
+    scene.add(Node("sphere", geometry=mesh))
+    light = scene.add(DirectionalLight(intensity=0.9, position=(0, 0, 0)))
+    light.look_at((-1.0, -1.0, -2.0))  # rays travel along (-1, -1, -2): from the upper right
+    scene.add(AmbientLight(intensity=0.1))
+    frame = Renderer(scene, cam, size, backend=raster).render()
+    to_light = np.array([1.0, 1.0, 2.0]) / np.sqrt(6.0)
+    view = np.array([0.0, 0.0, 1.0])
+    half = (to_light + view) / np.linalg.norm(to_light + view)
+    lin = srgb_to_linear(np.array(base))
+    checked = 0
+    for px, py in [(48, 48), (60, 40), (30, 60), (70, 30), (40, 20), (20, 50), (75, 75)]:
+        x = ((2 * px + 1) / size[0] - 1) * 1.2
+        y = (1 - (2 * py + 1) / size[1]) * 1.2
+        if x * x + y * y > 0.9:
+            continue
+        nrm = np.array([x, y, np.sqrt(1 - x * x - y * y)])
+        ndl = max(nrm @ to_light, 0.0)
+        spec = 0.9 * 0.5 * max(nrm @ half, 0) ** 20 if ndl > 0 else 0.0
+        want = np.rint(linear_to_srgb(lin * (0.1 + 0.9 * ndl) + spec) * 255)
+        np.testing.assert_allclose(frame.color[py, px, :3], want, atol=1, err_msg=str((px, py)))
+        checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("raster", RASTERS)
+def test_default_headlight_and_back_face_culling(raster):
+    scene, cam = _scene()
+    front = Mesh(np.array([[-1, -1, -2], [1, -1, -2], [0, 1, -2]], np.float32), [[0, 1, 2]],
+                 material=Material(color=(1.0, 1.0, 1.0)))
+    scene.add(Node("front", geometry=front))
+    frame = Renderer(scene, cam, (32, 32), backend=raster).render()
+    # facing the camera: headlight 0.7 x N.L = 1 plus ambient 0.15, encoded to sRGB
+    want = np.rint(linear_to_srgb(0.85) * 255)
+    assert (frame.color[20, 16, :3] == want).all()
+    back = Mesh(front.positions, [[0, 2, 1]], material=Material(color=(1.0, 1.0, 1.0)))
+    scene.remove(scene.find("front"))
+    node = scene.add(Node("back", geometry=back))
+    assert (Renderer(scene, cam, (32, 32), backend=raster).render().depth == 1).all()
+    back.material.double_sided = True
+    node.geometry = back  # re-assign: the material changed after the node was drawn
+    frame = Renderer(scene, cam, (32, 32), backend=raster).render()
+    assert (frame.color[20, 16, :3] == want).all()  # lit from the side facing the camera
+
+
+def test_wireframe_lines_step_one_pixel_per_column():
+    scene, cam = _scene()
+    scene.add(Node("tri", draw="wireframe", geometry=Mesh(
+        np.array([[-1, -0.5, -2], [1, -0.5, -2], [0, 0.8, -2]], np.float32), [[0, 1, 2]],
+        colors=np.ones((3, 3)))))
+    frame = Renderer(scene, cam, (64, 64), backend="numpy").render()
+    lit = frame.color[..., 0] == 255
+    # the bottom edge spans x_ndc -0.5..0.5 at y_ndc -0.25: 32 pixels in one row
+    assert lit[40].sum() == 32 and lit[40, 16:48].all()
+    assert lit.sum() < 32 * 3  # three thin edges, nothing filled
+
+
+def test_numpy_and_numba_render_identical_surfaces(ref_assets):
+    from engine.cli.commands import load_source
+
+    for rel in ["classic/teapot.obj", "gltf/Duck.glb", "gltf-khronos/BoxTextured/BoxTextured.gltf"]:
+        scene, cam = load_source(str(ref_assets / rel), 4 / 3)
+        a = Renderer(scene, cam, (160, 120), backend="numpy").render()
+        b = Renderer(scene, cam, (160, 120), backend="numba").render()
+        np.testing.assert_array_equal(a.depth, b.depth)
+        np.testing.assert_array_equal(a.color, b.color)
+        assert (a.depth < 1).sum() > 1000
