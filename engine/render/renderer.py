@@ -140,14 +140,15 @@ class Renderer:
         by the Numba rasterizer. The rasterizers give bit-identical images for the same
         projected points; projections differ between backends by float rounding only.
         With raster "gl" the points are drawn as GL_POINTS offscreen."""
-        p = self.project()
+        self.batch.sync(self.camera)
         prims = self._prims = Primitives.of(self.batch, self.scene, self._prims)
         if prims.has_surfaces:
             if self.raster == "gl" and not self._gl_surface_warned:
                 log.info("raster gl draws points only so far: surfaces use the software "
                          "rasterizer")
                 self._gl_surface_warned = True
-            return self._render_surfaces(p, prims)
+            return self._render_surfaces(prims)
+        p = self.project()
         if self.raster == "gl":
             return self.gl.render(p.screen_xy, p.depth, p.visible, self.batch.colors,
                                   self.size, self.effective_point_size(),
@@ -165,27 +166,37 @@ class Renderer:
         return raster(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
                       self.effective_point_size(), self.scene.background)
 
-    def _render_surfaces(self, p: Projection, prims: Primitives) -> Frame:
+    def _render_surfaces(self, prims: Primitives) -> Frame:
         """Points and triangles into one key buffer, then one resolve (on the host)."""
         b = self.batch
-        xy, z, vis, col, size = check_points(p.screen_xy, p.depth, p.visible, b.colors,
-                                             self.size)
+        size = self.size
+        col = np.ascontiguousarray(to_host(b.colors))
         keys = new_keys(size)
-        point_size = self.effective_point_size()
         numba = self.projector.name == "numba"
-        if numba:
-            from .backends.numba_raster import splat_into
+        if prims.point_mask.any():
+            p = self.project()
+            xy, z, vis, col, size = check_points(p.screen_xy, p.depth, p.visible, b.colors,
+                                                 self.size)
+            point_size = self.effective_point_size()
+            if numba:
+                from .backends.numba_raster import splat_into
 
-            splat_into(keys, xy, z, vis & prims.point_mask, point_size, size)
+                splat_into(keys, xy, z, vis & prims.point_mask, point_size, size)
+            else:
+                splat_keys(keys, xy, z, vis & prims.point_mask, point_size, size)
         else:
-            splat_keys(keys, xy, z, vis & prims.point_mask, point_size, size)
+            self.camera.set_viewport(*size)
         n = b.vertex_count
         shader = None
         positions, oid, model, runs = to_host(b.positions), to_host(b.object_id), to_host(b.model), b.runs
         clip = clip_coordinates(positions, oid, model, b.view_projection(self.camera), runs)
         if len(prims.triangles):
             double = np.array([m.double_sided for m in prims.materials], bool)
-            setup = setup_triangles(clip, prims.triangles, ~double[prims.tri_material], size)
+            classify = None
+            if numba:
+                from .backends.numba_triangles import classify_triangles_numba as classify
+            setup = setup_triangles(clip, prims.triangles, ~double[prims.tri_material], size,
+                                    classify)
             world, normals = _batch_frame(positions, prims.normals, model, runs)
             cam = self.camera.world_matrix
             ortho = None
@@ -209,6 +220,11 @@ class Renderer:
         if len(prims.lines):
             raster_lines(keys, clip, prims.lines, size, n + n_tri)
             line_rgba = line_colors(col, prims.lines)
+        if numba:
+            from .backends.numba_shading import resolve_numba
+
+            return resolve_numba(keys, size, n, col, self.scene.background, shader, n_tri,
+                                 line_rgba)
         return resolve(keys, size, n, col, self.scene.background, shader, n_tri, line_rgba)
 
 

@@ -39,6 +39,7 @@ __all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "scene_light
 DEFAULT_AMBIENT = 0.15
 DEFAULT_HEADLIGHT = 0.7
 _LOW = np.uint64(0xFFFFFFFF)
+_DECODE = srgb_to_linear(np.arange(256) / 255.0)  # uint8 sRGB -> linear
 
 
 def scene_lights(scene, camera, origin):
@@ -99,6 +100,9 @@ class SurfaceShader:
         self.colors, self.world, self.normals = colors, world, world_normals
         self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
         self.view_dir = None if view_dir is None else np.asarray(view_dir, np.float64)
+        self.vertex_encoded = colors[:, :4] / 255.0
+        self.vertex_linear = self.vertex_encoded.copy()
+        self.vertex_linear[:, :3] = _DECODE[colors[:, :3]]
 
     def barycentrics(self, t, px, py):
         """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""
@@ -116,15 +120,19 @@ class SurfaceShader:
                 + attr[v[:, 2]] * lam[:, 2:3])
 
     def _base(self, mat, t, lam, linear: bool):
-        """(M, 4) base colour: RGB linear when ``linear`` else sRGB-encoded; alpha."""
-        vc = self._interp(self.colors[:, :4].astype(np.float64) / 255.0, t, lam) \
-            if mat.vertex_colors else np.ones((len(t), 4))
+        """(M, 4) base colour: RGB linear when ``linear`` else sRGB-encoded; alpha.
+
+        Vertex colours are decoded per vertex and interpolated in linear space (as GL
+        interpolates a decoded vertex attribute)."""
+        if mat.vertex_colors:
+            table = self.vertex_linear if linear else self.vertex_encoded
+            vc = self._interp(table, t, lam)
+        else:
+            vc = np.ones((len(t), 4))
         c = np.broadcast_to(np.asarray(mat.color, np.float64), vc.shape).copy()
         if linear:
-            c[:, :3] = srgb_to_linear(c[:, :3]) * srgb_to_linear(vc[:, :3])
-        else:
-            c[:, :3] *= vc[:, :3]
-        c[:, 3] *= vc[:, 3]
+            c[:, :3] = srgb_to_linear(c[:, :3])
+        c *= vc
         if mat.texture is not None:
             c *= sample(mat.texture, self._interp(self.prims.uvs, t, lam), linear=linear)
         return c

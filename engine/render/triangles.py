@@ -37,8 +37,8 @@ import numpy as np
 from .backends.base import W_EPSILON
 from .frame import EMPTY_KEY
 
-__all__ = ["GUARD", "SUBPIXEL_BITS", "TriangleSetup", "clip_coordinates", "raster_triangles",
-           "setup_triangles"]
+__all__ = ["GUARD", "SUBPIXEL_BITS", "TriangleSetup", "classify_triangles", "clip_coordinates",
+           "raster_triangles", "setup_triangles"]
 
 SUBPIXEL_BITS = 8
 SUBPIXEL = 1 << SUBPIXEL_BITS
@@ -131,7 +131,7 @@ def _clip_polygon(poly):
     return poly
 
 
-def setup_triangles(clip, triangles, cull_back, size) -> TriangleSetup:
+def setup_triangles(clip, triangles, cull_back, size, classify=None) -> TriangleSetup:
     """Cull, clip and snap the (T, 3) ``triangles`` of the (N, 4) ``clip`` vertices.
 
     Args:
@@ -139,36 +139,39 @@ def setup_triangles(clip, triangles, cull_back, size) -> TriangleSetup:
         triangles: (T, 3) int64 vertex indices.
         cull_back: (T,) bool, True where back faces are dropped (single-sided material).
         size: (width, height) of the viewport in pixels.
-    """
-    w_px, h_px = size
-    t_count = len(triangles)
-    c = np.asarray(clip, np.float64)[triangles] if t_count else np.zeros((0, 3, 4))
-    with np.errstate(invalid="ignore", over="ignore"):  # non-finite vertices: dropped below
-        adj, det = _adjugate(c)
-    finite = np.all(np.isfinite(c), axis=(1, 2)) & np.isfinite(det)
-    keep = finite & (det != 0) & ((det > 0) | ~np.asarray(cull_back, bool))
-    with np.errstate(invalid="ignore", over="ignore"):
-        d = np.einsum("tvk,pk->tvp", c, _PLANES[:, :4]) + _PLANES[:, 4]  # (T, 3, planes)
-    inside = d >= 0
-    keep &= ~np.any(np.all(~inside, axis=1), axis=1)  # all three outside one plane
-    whole = keep & np.all(inside, axis=(1, 2))
-    partial = np.flatnonzero(keep & ~whole)
+        classify: the per-triangle pass (``classify_triangles`` or its Numba twin).
 
-    piece_tri = [np.flatnonzero(whole)]
-    pieces = [c[piece_tri[0]]]
+    Pieces are ordered: the unclipped triangles in index order, then the pieces of the
+    clipped ones; pieces whose snapped area is 0 are dropped.
+    """
+    clip = np.ascontiguousarray(clip, np.float64)
+    triangles = np.ascontiguousarray(triangles, np.int64)
+    cull_back = np.ascontiguousarray(cull_back, np.bool_)
+    adj, det, z, w, status, x, y, area = (classify or classify_triangles)(
+        clip, triangles, cull_back, float(size[0]), float(size[1]))
+    whole = np.flatnonzero((status == 1) & (area != 0))
+    piece_tri, xs, ys = [whole], [x[whole]], [y[whole]]
     extra_tri, extra = [], []
-    for t in partial:
-        poly = _clip_polygon([c[t, 0], c[t, 1], c[t, 2]])
+    for t in np.flatnonzero(status == 2):
+        poly = _clip_polygon([clip[triangles[t, k]] for k in range(3)])
         for k in range(1, len(poly) - 1):  # fan: the polygon is convex
             extra_tri.append(t)
             extra.append((poly[0], poly[k], poly[k + 1]))
     if extra:
-        piece_tri.append(np.asarray(extra_tri, np.int64))
-        pieces.append(np.asarray(extra, np.float64))
-    piece_tri = np.concatenate(piece_tri).astype(np.int64)
-    p = np.concatenate(pieces) if pieces else np.zeros((0, 3, 4))
+        px, py, pa = _snap(np.asarray(extra, np.float64), size)
+        keep = pa != 0
+        piece_tri.append(np.asarray(extra_tri, np.int64)[keep])
+        xs.append(px[keep])
+        ys.append(py[keep])
+    return TriangleSetup(np.concatenate(piece_tri).astype(np.int64),
+                         np.ascontiguousarray(np.concatenate(xs)),
+                         np.ascontiguousarray(np.concatenate(ys)), adj, z, w, det > 0)
 
-    # NDC -> window pixels (y down) -> fixed point
+
+def _snap(p, size):
+    """(M, 3, 4) clip vertices -> fixed-point window x, y (M, 3) int64 oriented to a
+    positive area, and the area (M,) (0: degenerate after snapping)."""
+    w_px, h_px = size
     sx = (p[:, :, 0] / p[:, :, 3] + 1.0) * (0.5 * w_px)
     sy = (1.0 - p[:, :, 1] / p[:, :, 3]) * (0.5 * h_px)
     x = np.rint(sx * SUBPIXEL).astype(np.int64)
@@ -177,10 +180,30 @@ def setup_triangles(clip, triangles, cull_back, size) -> TriangleSetup:
     flip = area < 0
     x[flip] = x[flip][:, [0, 2, 1]]
     y[flip] = y[flip][:, [0, 2, 1]]
-    nonzero = area != 0
-    return TriangleSetup(piece_tri[nonzero], np.ascontiguousarray(x[nonzero]),
-                         np.ascontiguousarray(y[nonzero]), adj, c[:, :, 2].copy(),
-                         c[:, :, 3].copy(), det > 0)
+    return x, y, area
+
+
+def classify_triangles(clip, triangles, cull_back, width, height):
+    """Per triangle: adj (T, 3, 3), det (T,), clip z and w (T, 3), status (T,) int8
+    (0 dropped, 1 inside every plane, 2 to be clipped), and for status 1 the snapped
+    oriented x, y (T, 3) int64 and area (T,) (``_snap``)."""
+    t_count = len(triangles)
+    c = clip[triangles] if t_count else np.zeros((0, 3, 4))
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite vertices: dropped below
+        adj, det = _adjugate(c)
+        d = np.einsum("tvk,pk->tvp", c, _PLANES[:, :4]) + _PLANES[:, 4]  # (T, 3, planes)
+    finite = np.all(np.isfinite(c), axis=(1, 2)) & np.isfinite(det)
+    keep = finite & (det != 0) & ((det > 0) | ~cull_back)
+    inside = d >= 0
+    keep &= ~np.any(np.all(~inside, axis=1), axis=1)  # all three outside one plane
+    whole = keep & np.all(inside, axis=(1, 2))
+    status = np.where(whole, 1, np.where(keep, 2, 0)).astype(np.int8)
+    x = np.zeros((t_count, 3), np.int64)
+    y = np.zeros((t_count, 3), np.int64)
+    area = np.zeros(t_count, np.int64)
+    sel = np.flatnonzero(whole)
+    x[sel], y[sel], area[sel] = _snap(c[sel], (width, height))
+    return adj, det, c[:, :, 2].copy(), c[:, :, 3].copy(), status, x, y, area
 
 
 def pixel_bounds(x, y, size):

@@ -297,5 +297,6 @@ def test_numpy_and_numba_render_identical_surfaces(ref_assets):
         a = Renderer(scene, cam, (160, 120), backend="numpy").render()
         b = Renderer(scene, cam, (160, 120), backend="numba").render()
         np.testing.assert_array_equal(a.depth, b.depth)
-        np.testing.assert_array_equal(a.color, b.color)
+        # same winners and depth keys; colours within 1/255 (float order may differ)
+        np.testing.assert_allclose(a.color, b.color, atol=1, rtol=0)
         assert (a.depth < 1).sum() > 1000

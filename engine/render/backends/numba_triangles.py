@@ -14,16 +14,106 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..triangles import HALF, SUBPIXEL, TriangleSetup, edge_bias, pixel_bounds
+from ..triangles import _PLANES, HALF, SUBPIXEL, TriangleSetup
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(**_opts)
-def _raster(x, y, bias, piece_tri, bx0, bx1, by0, by1, adj, zc, wc, width, height,
-            id_base, keys):
+def _classify(clip, tris, cull_back, width, height, planes, adj, det, zc, wc, status, x, y,
+              area):
+    for t in range(tris.shape[0]):
+        i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+        x0, y0, z0, w0 = clip[i0, 0], clip[i0, 1], clip[i0, 2], clip[i0, 3]
+        x1, y1, z1, w1 = clip[i1, 0], clip[i1, 1], clip[i1, 2], clip[i1, 3]
+        x2, y2, z2, w2 = clip[i2, 0], clip[i2, 1], clip[i2, 2], clip[i2, 3]
+        zc[t, 0], zc[t, 1], zc[t, 2] = z0, z1, z2
+        wc[t, 0], wc[t, 1], wc[t, 2] = w0, w1, w2
+        # adjugate of M = [x; y; w] (rows), columns = vertices; same products as NumPy's
+        a00 = y1 * w2 - y2 * w1
+        a01 = x2 * w1 - x1 * w2
+        a02 = x1 * y2 - x2 * y1
+        a10 = y2 * w0 - y0 * w2
+        a11 = x0 * w2 - x2 * w0
+        a12 = x2 * y0 - x0 * y2
+        a20 = y0 * w1 - y1 * w0
+        a21 = x1 * w0 - x0 * w1
+        a22 = x0 * y1 - x1 * y0
+        adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2] = a00, a01, a02
+        adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2] = a10, a11, a12
+        adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2] = a20, a21, a22
+        d = x0 * a00 + x1 * a10 + x2 * a20
+        det[t] = d
+        status[t] = 0
+        if not (np.isfinite(x0) and np.isfinite(y0) and np.isfinite(z0) and np.isfinite(w0)
+                and np.isfinite(x1) and np.isfinite(y1) and np.isfinite(z1) and np.isfinite(w1)
+                and np.isfinite(x2) and np.isfinite(y2) and np.isfinite(z2) and np.isfinite(w2)
+                and np.isfinite(d)):
+            continue
+        if d == 0 or (d < 0 and cull_back[t]):
+            continue
+        all_in = True
+        rejected = False
+        for p in range(planes.shape[0]):
+            pa, pb, pc, pd, pe = planes[p, 0], planes[p, 1], planes[p, 2], planes[p, 3], planes[p, 4]
+            in0 = pa * x0 + pb * y0 + pc * z0 + pd * w0 + pe >= 0
+            in1 = pa * x1 + pb * y1 + pc * z1 + pd * w1 + pe >= 0
+            in2 = pa * x2 + pb * y2 + pc * z2 + pd * w2 + pe >= 0
+            if not (in0 or in1 or in2):
+                rejected = True
+                break
+            if not (in0 and in1 and in2):
+                all_in = False
+        if rejected:
+            continue
+        if not all_in:
+            status[t] = 2
+            continue
+        status[t] = 1
+        hw, hh = 0.5 * width, 0.5 * height
+        sx0 = np.rint((x0 / w0 + 1.0) * hw * SUBPIXEL)
+        sx1 = np.rint((x1 / w1 + 1.0) * hw * SUBPIXEL)
+        sx2 = np.rint((x2 / w2 + 1.0) * hw * SUBPIXEL)
+        sy0 = np.rint((1.0 - y0 / w0) * hh * SUBPIXEL)
+        sy1 = np.rint((1.0 - y1 / w1) * hh * SUBPIXEL)
+        sy2 = np.rint((1.0 - y2 / w2) * hh * SUBPIXEL)
+        X0, X1, X2 = np.int64(sx0), np.int64(sx1), np.int64(sx2)
+        Y0, Y1, Y2 = np.int64(sy0), np.int64(sy1), np.int64(sy2)
+        a = (X1 - X0) * (Y2 - Y0) - (Y1 - Y0) * (X2 - X0)
+        area[t] = a
+        if a < 0:
+            X1, X2 = X2, X1
+            Y1, Y2 = Y2, Y1
+        x[t, 0], x[t, 1], x[t, 2] = X0, X1, X2
+        y[t, 0], y[t, 1], y[t, 2] = Y0, Y1, Y2
+
+
+def classify_triangles_numba(clip, triangles, cull_back, width, height):
+    """Numba twin of ``engine.render.triangles.classify_triangles``: same outputs."""
+    t = triangles.shape[0]
+    adj = np.empty((t, 3, 3))
+    det = np.empty(t)
+    zc, wc = np.empty((t, 3)), np.empty((t, 3))
+    status = np.empty(t, np.int8)
+    x, y = np.zeros((t, 3), np.int64), np.zeros((t, 3), np.int64)
+    area = np.zeros(t, np.int64)
+    _classify(clip, triangles, cull_back, width, height, _PLANES, adj, det, zc, wc, status,
+              x, y, area)
+    return adj, det, zc, wc, status, x, y, area
+
+
+@numba.njit(**_opts)
+def _raster(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys):
     for m in range(x.shape[0]):
-        if bx0[m] > bx1[m] or by0[m] > by1[m]:
+        # candidate pixels: centres inside the bounding box, clamped to the viewport
+        # (the same integer arithmetic as triangles.pixel_bounds)
+        mnx, mxx = min(x[m, 0], x[m, 1], x[m, 2]), max(x[m, 0], x[m, 1], x[m, 2])
+        mny, mxy = min(y[m, 0], y[m, 1], y[m, 2]), max(y[m, 0], y[m, 1], y[m, 2])
+        bx0 = max(-((HALF - mnx) // SUBPIXEL), 0)
+        bx1 = min((mxx - HALF) // SUBPIXEL, width - 1)
+        by0 = max(-((HALF - mny) // SUBPIXEL), 0)
+        by1 = min((mxy - HALF) // SUBPIXEL, height - 1)
+        if bx0 > bx1 or by0 > by1:
             continue
         t = piece_tri[m]
         key_low = np.uint64(t + id_base)
@@ -39,17 +129,20 @@ def _raster(x, y, bias, piece_tri, bx0, bx1, by0, by1, adj, zc, wc, width, heigh
         dx0, dy0 = x[m, 2] - x[m, 1], y[m, 2] - y[m, 1]
         dx1, dy1 = x[m, 0] - x[m, 2], y[m, 0] - y[m, 2]
         dx2, dy2 = x[m, 1] - x[m, 0], y[m, 1] - y[m, 0]
-        b0, b1, b2 = bias[m, 0], bias[m, 1], bias[m, 2]
+        # top-left rule (triangles.edge_bias): 0 on a top or left edge, else 1
+        b0 = 0 if (dy0 < 0 or (dy0 == 0 and dx0 > 0)) else 1
+        b1 = 0 if (dy1 < 0 or (dy1 == 0 and dx1 > 0)) else 1
+        b2 = 0 if (dy2 < 0 or (dy2 == 0 and dx2 > 0)) else 1
         step = np.int64(SUBPIXEL)
-        for py in range(by0[m], by1[m] + 1):
+        for py in range(by0, by1 + 1):
             cy = py * step + HALF
-            cx = bx0[m] * step + HALF
+            cx = bx0 * step + HALF
             e0 = dx0 * (cy - ya0) - dy0 * (cx - xa0)
             e1 = dx1 * (cy - ya1) - dy1 * (cx - xa1)
             e2 = dx2 * (cy - ya2) - dy2 * (cx - xa2)
             yn = 1.0 - (2.0 * py + 1.0) / height
             row = py * width
-            for px in range(bx0[m], bx1[m] + 1):
+            for px in range(bx0, bx1 + 1):
                 if e0 >= b0 and e1 >= b1 and e2 >= b2:
                     xn = (2.0 * px + 1.0) / width - 1.0
                     h0 = a00 * xn + a01 * yn + a02
@@ -74,7 +167,6 @@ def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, piece
     y = np.ascontiguousarray(setup.y[sel])
     if len(x) == 0:
         return keys
-    bx0, bx1, by0, by1 = pixel_bounds(x, y, size)
-    _raster(x, y, edge_bias(x, y), np.ascontiguousarray(setup.piece_tri[sel]), bx0, bx1,
-            by0, by1, setup.adj, setup.z, setup.w, w, h, np.int64(id_base), keys)
+    _raster(x, y, np.ascontiguousarray(setup.piece_tri[sel]), setup.adj, setup.z, setup.w,
+            w, h, np.int64(id_base), keys)
     return keys

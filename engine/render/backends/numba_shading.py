@@ -1,0 +1,306 @@
+"""Resolve and shading compiled by Numba: the CPU fast path for engine.render.shading.
+
+One pass over the pixels (rows in parallel on Numba's threads): the key's id picks a
+point colour, a line colour, or a triangle to shade with the same model as the NumPy
+resolve (perspective-correct barycentrics, base colour = material x vertex colour x
+texture, sRGB decode, ambient + Lambert + Blinn-Phong, sRGB encode). Depth comes from the
+key unchanged; colours match the NumPy resolve within 1/255 (float operations are not all
+in the same order).
+
+Materials and textures are flattened into arrays (``pack_materials``), so the kernel
+sees no Python objects.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ...scene.material import FILTERS, WRAP_MODES
+from ..colorspace import linear_to_srgb, srgb_to_linear
+from ..frame import background_rgba
+
+_opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
+_SHADING = {"unlit": 0, "lit": 1, "flat": 2}
+_DECODE = srgb_to_linear(np.arange(256) / 255.0)
+
+
+def pack_materials(materials):
+    """Materials -> (params (M, 12) float64: r, g, b, a, specular, shininess, shading,
+    flags (1 vertex colours | 2 double-sided), then r, g, b decoded to linear and a;
+    texture index (M,) int32 (-1: none);
+    texels (sum of W*H, 4) uint8; texture info (X, 6) int64: offset, W, H, wrap_s, wrap_t,
+    filter)."""
+    params = np.zeros((len(materials), 12))
+    tex_index = np.full(len(materials), -1, np.int32)
+    texels, info, seen = [], [], {}
+    offset = 0
+    for i, m in enumerate(materials):
+        params[i, :4] = m.color
+        params[i, 4], params[i, 5] = m.specular, m.shininess
+        params[i, 6] = _SHADING[m.shading]
+        params[i, 7] = (1 if m.vertex_colors else 0) | (2 if m.double_sided else 0)
+        params[i, 8:11] = srgb_to_linear(np.asarray(m.color[:3]))
+        params[i, 11] = m.color[3]
+        t = m.texture
+        if t is None:
+            continue
+        if id(t) not in seen:
+            seen[id(t)] = len(info)
+            w, h = t.size
+            s = t.sampler
+            info.append((offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
+                         FILTERS.index(s.filter)))
+            texels.append(t.image.reshape(-1, 4))
+            offset += w * h
+        tex_index[i] = seen[id(t)]
+    texels = np.concatenate(texels) if texels else np.zeros((1, 4), np.uint8)
+    info = np.array(info, np.int64).reshape(-1, 6)
+    return params, tex_index, np.ascontiguousarray(texels), info
+
+
+@numba.njit(inline="always")
+def _wrap(i, n, mode):
+    if mode == 0:
+        return i % n
+    if mode == 1:
+        return min(max(i, 0), n - 1)
+    m = i % (2 * n)
+    return m if m < n else 2 * n - 1 - m
+
+
+@numba.njit(inline="always")
+def _texel(texels, off, w, row, col, ch, linear, decode):
+    v = texels[off + row * w + col, ch]
+    if linear and ch < 3:
+        return decode[v]
+    return v / 255.0
+
+
+@numba.njit(**_opts)
+def _sample(texels, info, k, u, v, linear, decode, out):
+    off, w, h, ws, wt, filt = info[k, 0], info[k, 1], info[k, 2], info[k, 3], info[k, 4], info[k, 5]
+    if not (np.isfinite(u) and np.isfinite(v)):
+        u, v = 0.0, 0.0
+    lim = 2.0**31 / max(w, h)
+    u = min(max(u, -lim), lim)
+    v = min(max(v, -lim), lim)
+    x, y = u * w, v * h
+    if filt == 0:
+        col = _wrap(np.int64(math.floor(x)), w, ws)
+        row = _wrap(np.int64(math.floor(y)), h, wt)
+        for ch in range(4):
+            out[ch] = _texel(texels, off, w, row, col, ch, linear, decode)
+        return
+    x -= 0.5
+    y -= 0.5
+    x0, y0 = math.floor(x), math.floor(y)
+    fx, fy = x - x0, y - y0
+    i0, i1 = _wrap(np.int64(x0), w, ws), _wrap(np.int64(x0) + 1, w, ws)
+    j0, j1 = _wrap(np.int64(y0), h, wt), _wrap(np.int64(y0) + 1, h, wt)
+    for ch in range(4):
+        top = (_texel(texels, off, w, j0, i0, ch, linear, decode) * (1 - fx)
+               + _texel(texels, off, w, j0, i1, ch, linear, decode) * fx)
+        bottom = (_texel(texels, off, w, j1, i0, ch, linear, decode) * (1 - fx)
+                  + _texel(texels, off, w, j1, i1, ch, linear, decode) * fx)
+        out[ch] = top * (1 - fy) + bottom * fy
+
+
+# linear -> sRGB by linear interpolation in a 4097-entry table of the exact curve: at most
+# 0.005/255 from the formula (engine.render.colorspace), so the 8-bit result differs from
+# the NumPy resolve's in about 2 of 100,000 values, by 1
+_ENCODE_STEPS = 4096
+_ENCODE = linear_to_srgb(np.linspace(0.0, 1.0, _ENCODE_STEPS + 1))
+
+
+@numba.njit(inline="always")
+def _encode(lin, table):
+    x = min(max(lin, 0.0), 1.0) * _ENCODE_STEPS
+    i = min(np.int64(x), _ENCODE_STEPS - 1)
+    f = x - i
+    s = table[i] + (table[i + 1] - table[i]) * f
+    return np.uint8(np.rint(s * 255.0))
+
+
+@numba.njit(**{**_opts, "parallel": True})
+def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, background,
+             tris, tri_material, adj, front, vencoded, vlinear, uvs, world, normals, params, tex_index,
+             texels, tex_info, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir,
+             decode, encode, color_out, depth_out):
+    empty = np.uint64(0xFFFFFFFFFFFFFFFF)
+    low_mask = np.uint64(0xFFFFFFFF)
+    n_surface = n_points + n_tris
+    for py in numba.prange(height):
+        tex = np.empty(4)
+        yn = 1.0 - (2.0 * py + 1.0) / height
+        for px in range(width):
+            p = py * width + px
+            k = keys[p]
+            if k == empty:
+                color_out[p] = background
+                depth_out[p] = np.uint32(0x3F800000)  # 1.0f
+                continue
+            depth_out[p] = np.uint32(k >> np.uint64(32))
+            i = np.int64(k & low_mask)
+            if i < n_points:
+                color_out[p] = point_rgba[i]
+                continue
+            if i >= n_surface:
+                color_out[p] = line_rgba[i - n_surface]
+                continue
+            t = i - n_points
+            xn = (2.0 * px + 1.0) / width - 1.0
+            b0 = adj[t, 0, 0] * xn + adj[t, 0, 1] * yn + adj[t, 0, 2]
+            b1 = adj[t, 1, 0] * xn + adj[t, 1, 1] * yn + adj[t, 1, 2]
+            b2 = adj[t, 2, 0] * xn + adj[t, 2, 1] * yn + adj[t, 2, 2]
+            s = b0 + b1 + b2
+            if s != 0:
+                b0, b1, b2 = b0 / s, b1 / s, b2 / s
+            v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
+            m = tri_material[t]
+            shading = np.int64(params[m, 6])
+            flags = np.int64(params[m, 7])
+            linear = shading != 0
+            base = np.empty(4)
+            vtab = vlinear if linear else vencoded
+            for ch in range(4):
+                c = params[m, 8 + ch] if linear else params[m, ch]
+                if flags & 1:
+                    c *= vtab[v0, ch] * b0 + vtab[v1, ch] * b1 + vtab[v2, ch] * b2
+                base[ch] = c
+            ti = tex_index[m]
+            if ti >= 0:
+                u = uvs[v0, 0] * b0 + uvs[v1, 0] * b1 + uvs[v2, 0] * b2
+                v = uvs[v0, 1] * b0 + uvs[v1, 1] * b1 + uvs[v2, 1] * b2
+                _sample(texels, tex_info, ti, u, v, linear, decode, tex)
+                for ch in range(4):
+                    base[ch] *= tex[ch]
+            alpha = np.uint8(np.rint(min(max(base[3], 0.0), 1.0) * 255.0))
+            if not linear:
+                r = np.uint8(np.rint(min(max(base[0], 0.0), 1.0) * 255.0))
+                g = np.uint8(np.rint(min(max(base[1], 0.0), 1.0) * 255.0))
+                bb = np.uint8(np.rint(min(max(base[2], 0.0), 1.0) * 255.0))
+                color_out[p] = (np.uint32(r) | (np.uint32(g) << 8) | (np.uint32(bb) << 16)
+                                | (np.uint32(alpha) << 24))
+                continue
+            # position, geometric and shading normals in the batch frame
+            wx = world[v0, 0] * b0 + world[v1, 0] * b1 + world[v2, 0] * b2
+            wy = world[v0, 1] * b0 + world[v1, 1] * b1 + world[v2, 1] * b2
+            wz = world[v0, 2] * b0 + world[v1, 2] * b1 + world[v2, 2] * b2
+            e1x, e1y, e1z = world[v1, 0] - world[v0, 0], world[v1, 1] - world[v0, 1], world[v1, 2] - world[v0, 2]
+            e2x, e2y, e2z = world[v2, 0] - world[v0, 0], world[v2, 1] - world[v0, 1], world[v2, 2] - world[v0, 2]
+            gx, gy, gz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+            gl = math.sqrt(gx * gx + gy * gy + gz * gz)
+            if gl > 0:
+                gx, gy, gz = gx / gl, gy / gl, gz / gl
+            if shading == 2:
+                nx, ny, nz = gx, gy, gz
+            else:
+                nx = normals[v0, 0] * b0 + normals[v1, 0] * b1 + normals[v2, 0] * b2
+                ny = normals[v0, 1] * b0 + normals[v1, 1] * b1 + normals[v2, 1] * b2
+                nz = normals[v0, 2] * b0 + normals[v1, 2] * b1 + normals[v2, 2] * b2
+                nl = math.sqrt(nx * nx + ny * ny + nz * nz)
+                if nl > 0:
+                    nx, ny, nz = nx / nl, ny / nl, nz / nl
+                else:
+                    nx, ny, nz = gx, gy, gz
+            if (flags & 2) and not front[t]:
+                nx, ny, nz = -nx, -ny, -nz
+            if ortho:
+                vx, vy, vz = view_dir[0], view_dir[1], view_dir[2]
+            else:
+                vx, vy, vz = eye[0] - wx, eye[1] - wy, eye[2] - wz
+                vl = math.sqrt(vx * vx + vy * vy + vz * vz)
+                if vl > 0:
+                    vx, vy, vz = vx / vl, vy / vl, vz / vl
+            dr, dg, db = ambient[0], ambient[1], ambient[2]
+            sr = sg = sb = 0.0
+            spec, shin = params[m, 4], params[m, 5]
+            for li in range(dir_l.shape[0] + pt_pos.shape[0]):
+                if li < dir_l.shape[0]:
+                    lx, ly, lz = dir_l[li, 0], dir_l[li, 1], dir_l[li, 2]
+                    er, eg, eb = dir_e[li, 0], dir_e[li, 1], dir_e[li, 2]
+                else:
+                    q = li - dir_l.shape[0]
+                    lx, ly, lz = pt_pos[q, 0] - wx, pt_pos[q, 1] - wy, pt_pos[q, 2] - wz
+                    r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
+                    ll = math.sqrt(lx * lx + ly * ly + lz * lz)
+                    if ll > 0:
+                        lx, ly, lz = lx / ll, ly / ll, lz / ll
+                    er, eg, eb = pt_e[q, 0] / r2, pt_e[q, 1] / r2, pt_e[q, 2] / r2
+                ndl = nx * lx + ny * ly + nz * lz
+                if ndl > 0:
+                    dr += er * ndl
+                    dg += eg * ndl
+                    db += eb * ndl
+                    if spec > 0:
+                        hx, hy, hz = lx + vx, ly + vy, lz + vz
+                        hl = math.sqrt(hx * hx + hy * hy + hz * hz)
+                        ndh = 0.0
+                        if hl > 0:
+                            ndh = max((nx * hx + ny * hy + nz * hz) / hl, 0.0)
+                        f = spec * ndh ** shin
+                        sr += er * f
+                        sg += eg * f
+                        sb += eb * f
+            r = _encode(base[0] * dr + sr, encode)
+            g = _encode(base[1] * dg + sg, encode)
+            bb = _encode(base[2] * db + sb, encode)
+            color_out[p] = (np.uint32(r) | (np.uint32(g) << 8) | (np.uint32(bb) << 16)
+                            | (np.uint32(alpha) << 24))
+
+
+def resolve_numba(keys, size, n_points, point_colors, background, shader, n_triangles=0,
+                  line_rgba=None):
+    """Numba twin of ``engine.render.shading.resolve``: same arguments, same depth,
+    colours within 1/255. Returns a host Frame."""
+    from ..frame import Frame
+
+    w, h = size
+    color = np.empty((h, w, 4), np.uint8)
+    depth = np.empty((h, w), np.float32)
+    u32 = lambda a: np.ascontiguousarray(a, np.uint8).reshape(-1, 4).view(np.uint32).reshape(-1)
+    bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
+    lines = u32(line_rgba if line_rgba is not None else np.zeros((1, 4), np.uint8))
+    if shader is None:
+        from ..primitives import Primitives
+
+        shader = _EmptyShader(Primitives(len(point_colors)))
+    prims, st = shader.prims, shader.setup
+    params, tex_index, texels, info = pack_materials(prims.materials)
+    ambient, directional, point = shader.lights
+    dl = np.array([d for d, _ in directional], np.float64).reshape(-1, 3)
+    de = np.array([e for _, e in directional], np.float64).reshape(-1, 3)
+    pp = np.array([q for q, _ in point], np.float64).reshape(-1, 3)
+    pe = np.array([e for _, e in point], np.float64).reshape(-1, 3)
+    ortho = shader.view_dir is not None
+    view_dir = shader.view_dir if ortho else np.zeros(3)
+    _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
+             bg, prims.triangles, prims.tri_material, st.adj, st.front,
+             shader.vertex_encoded, shader.vertex_linear, prims.uvs, shader.world,
+             shader.normals, params, tex_index, texels, info, np.asarray(ambient, np.float64),
+             dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64), _DECODE, _ENCODE,
+             color.reshape(-1, 4).view(np.uint32).reshape(-1), depth.reshape(-1).view(np.uint32))
+    return Frame(color, depth)
+
+
+class _EmptyShader:
+    """Stand-in context for frames without triangles (lines and points only)."""
+
+    def __init__(self, prims):
+        self.prims = prims
+        self.setup = _EmptySetup()
+        self.lights = (np.zeros(3), [], [])
+        self.view_dir = None
+        self.vertex_encoded = np.zeros((max(len(prims.uvs), 1), 4))
+        self.vertex_linear = self.vertex_encoded
+        self.world = np.zeros((max(len(prims.uvs), 1), 3))
+        self.normals = self.world
+        self.eye = np.zeros(3)
+
+
+class _EmptySetup:
+    adj = np.zeros((0, 3, 3))
+    front = np.zeros(0, np.bool_)
