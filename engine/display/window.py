@@ -126,6 +126,7 @@ class Viewer:
             self.raster = raster
             renderer.raster = raster
             self._points = PointPainter(self.ctx) if raster == "gl" else None
+            self._surfaces = None  # the SurfacePainter, made when a frame has surfaces
             self._blit = ImageBlit(self.ctx) if raster == "software" else None
         except Exception:
             self.window.close()
@@ -206,11 +207,14 @@ class Viewer:
         self.ctx.viewport = (0, 0, w, h)
         if self.raster == "gl":
             from ..render.frame import background_rgba
+            from ..render.gl import SurfacePainter, draw_frame
 
-            p = r.project()
+            inputs = r.frame_inputs()
+            if inputs.prims.has_surfaces and self._surfaces is None:
+                self._surfaces = SurfacePainter(self.ctx)
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
-            self._points.draw(p.screen_xy, p.depth, p.visible, r.batch.colors, (w, h),
-                              r.effective_point_size(), colors_revision=r.batch.vertex_revision)
+            draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
+                       self._surfaces, colors_revision=r.batch.vertex_revision)
         else:
             self._blit.draw(r.render().color)
 
@@ -263,7 +267,7 @@ class Viewer:
         if self.window is None:
             return
         self.window.switch_to()
-        for obj in (self._points, self._blit):
+        for obj in (self._points, self._surfaces, self._blit):
             if obj is not None:
                 obj.release()
         self.window.close()

@@ -10,6 +10,7 @@ The viewport is the output size in pixels; the camera's aspect follows it every 
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from .triangles import clip_coordinates, new_keys, raster_triangles, setup_trian
 
 log = logging.getLogger("engine")
 
-__all__ = ["RASTER_MODES", "Renderer", "parse_size"]
+__all__ = ["RASTER_MODES", "FrameInputs", "Renderer", "parse_size"]
 
 RASTER_MODES = ("software", "gl")
 
@@ -91,7 +92,6 @@ class Renderer:
         self.raster = raster
         self._gl = None
         self._prims = None
-        self._gl_surface_warned = False
 
     @property
     def raster(self) -> str:
@@ -135,25 +135,23 @@ class Renderer:
     def render(self) -> Frame:
         """Project and rasterize; returns Frame(color, depth) on the host.
 
-        With raster "software", the CuPy projector's output is rasterized on the GPU
-        (shaders/raster.cu), so points never leave the device, and the Numba projector's
-        by the Numba rasterizer. The rasterizers give bit-identical images for the same
-        projected points; projections differ between backends by float rounding only.
-        With raster "gl" the points are drawn as GL_POINTS offscreen."""
-        self.batch.sync(self.camera)
-        prims = self._prims = Primitives.of(self.batch, self.scene, self._prims)
-        if prims.has_surfaces:
-            if self.raster == "gl" and not self._gl_surface_warned:
-                log.info("raster gl draws points only so far: surfaces use the software "
-                         "rasterizer")
-                self._gl_surface_warned = True
-            return self._render_surfaces(prims)
-        p = self.project()
+        Points only: with raster "software" the CuPy projector's output is rasterized on
+        the GPU (shaders/raster.cu), so points never leave the device, and the Numba
+        projector's by the Numba rasterizer; the rasterizers give bit-identical images
+        for the same projected points. With surfaces (meshes drawn solid or as
+        wireframes), points, triangles and lines share one key buffer and one resolve
+        (engine.render.triangles, engine.render.shading), on the Numba path when the
+        backend is numba (else the NumPy reference; on cupy the frame is made on the
+        host for now). With raster "gl" the frame is drawn by OpenGL offscreen
+        (engine.render.gl)."""
+        inputs = self.frame_inputs()
         if self.raster == "gl":
-            return self.gl.render(p.screen_xy, p.depth, p.visible, self.batch.colors,
-                                  self.size, self.effective_point_size(),
-                                  self.scene.background,
-                                  colors_revision=self.batch.vertex_revision)
+            return self.gl.render_frame(inputs, self.size, self.effective_point_size(),
+                                        self.scene.background,
+                                        colors_revision=self.batch.vertex_revision)
+        if inputs.prims.has_surfaces:
+            return self._render_surfaces(inputs)
+        p = inputs.projection
         raster = rasterize_points
         if self.projector.name == "cupy":
             from .backends import cupy_raster
@@ -166,15 +164,45 @@ class Renderer:
         return raster(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
                       self.effective_point_size(), self.scene.background)
 
-    def _render_surfaces(self, prims: Primitives) -> Frame:
-        """Points and triangles into one key buffer, then one resolve (on the host)."""
+    def frame_inputs(self) -> FrameInputs:
+        """Sync the batch and run the vertex stage for one frame: what the software
+        rasterizers and the GL painters draw (see ``FrameInputs``)."""
         b = self.batch
+        b.sync(self.camera)
+        prims = self._prims = Primitives.of(b, self.scene, self._prims)
+        projection = None
+        if prims.point_mask.any() or not prims.has_surfaces:
+            projection = self.project()
+        else:
+            self.camera.set_viewport(*self.size)
+        if not prims.has_surfaces:
+            return FrameInputs(prims, b.colors, projection, None, None, None)
+        col = np.ascontiguousarray(to_host(b.colors))
+        positions, oid, model, runs = (to_host(b.positions), to_host(b.object_id),
+                                       to_host(b.model), b.runs)
+        clip = clip_coordinates(positions, oid, model, b.view_projection(self.camera), runs)
+        shader = None
+        if len(prims.triangles):
+            world, normals = _batch_frame(positions, prims.normals, model, runs)
+            cam = self.camera.world_matrix
+            ortho = None
+            if isinstance(self.camera, OrthographicCamera):
+                ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
+            shader = SurfaceShader(prims, None, col, world, normals, cam[:3, 3] - b.origin,
+                                   scene_lights(self.scene, self.camera, b.origin),
+                                   self.size, ortho)
+        line_rgba = line_colors(col, prims.lines) if len(prims.lines) else None
+        return FrameInputs(prims, b.colors, projection, clip, shader, line_rgba)
+
+    def _render_surfaces(self, inputs: FrameInputs) -> Frame:
+        """Points, triangles and lines into one key buffer, then one resolve (host)."""
+        b, prims, shader = self.batch, inputs.prims, inputs.shader
         size = self.size
         col = np.ascontiguousarray(to_host(b.colors))
         keys = new_keys(size)
         numba = self.projector.name == "numba"
-        if prims.point_mask.any():
-            p = self.project()
+        if inputs.projection is not None:
+            p = inputs.projection
             xy, z, vis, col, size = check_points(p.screen_xy, p.depth, p.visible, b.colors,
                                                  self.size)
             point_size = self.effective_point_size()
@@ -184,26 +212,14 @@ class Renderer:
                 splat_into(keys, xy, z, vis & prims.point_mask, point_size, size)
             else:
                 splat_keys(keys, xy, z, vis & prims.point_mask, point_size, size)
-        else:
-            self.camera.set_viewport(*size)
-        n = b.vertex_count
-        shader = None
-        positions, oid, model, runs = to_host(b.positions), to_host(b.object_id), to_host(b.model), b.runs
-        clip = clip_coordinates(positions, oid, model, b.view_projection(self.camera), runs)
-        if len(prims.triangles):
+        n, n_tri = b.vertex_count, len(prims.triangles)
+        if n_tri:
             double = np.array([m.double_sided for m in prims.materials], bool)
             classify = None
             if numba:
                 from .backends.numba_triangles import classify_triangles_numba as classify
-            setup = setup_triangles(clip, prims.triangles, ~double[prims.tri_material], size,
-                                    classify)
-            world, normals = _batch_frame(positions, prims.normals, model, runs)
-            cam = self.camera.world_matrix
-            ortho = None
-            if isinstance(self.camera, OrthographicCamera):
-                ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
-            shader = SurfaceShader(prims, setup, col, world, normals, cam[:3, 3] - b.origin,
-                                   scene_lights(self.scene, self.camera, b.origin), size, ortho)
+            setup = shader.setup = setup_triangles(inputs.clip, prims.triangles,
+                                                   ~double[prims.tri_material], size, classify)
             masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
             piece_masked = masked[prims.tri_material[setup.piece_tri]]
             if numba:
@@ -215,17 +231,36 @@ class Renderer:
             if piece_masked.any():
                 raster_triangles(keys, setup, size, n, np.flatnonzero(piece_masked),
                                  keep=shader.alpha_keep)
-        n_tri = len(prims.triangles)
-        line_rgba = None
         if len(prims.lines):
-            raster_lines(keys, clip, prims.lines, size, n + n_tri)
-            line_rgba = line_colors(col, prims.lines)
+            raster_lines(keys, inputs.clip, prims.lines, size, n + n_tri)
         if numba:
             from .backends.numba_shading import resolve_numba
 
             return resolve_numba(keys, size, n, col, self.scene.background, shader, n_tri,
-                                 line_rgba)
-        return resolve(keys, size, n, col, self.scene.background, shader, n_tri, line_rgba)
+                                 inputs.line_rgba)
+        return resolve(keys, size, n, col, self.scene.background, shader, n_tri,
+                       inputs.line_rgba)
+
+
+class FrameInputs(NamedTuple):
+    """One frame's output of the vertex stage, for the software and the GL rasterizers.
+
+    prims: the Primitives assembly (triangles, lines, point mask, materials).
+    colors: (N, 4) uint8 RGBA vertex colours (the batch's, on its array module).
+    projection: the projector's Projection (points), or None when no vertex is drawn as
+        a point.
+    clip: (N, 4) float64 clip-space vertices, or None without surfaces.
+    shader: the SurfaceShader context (batch-frame positions and normals, lights, eye),
+        or None without triangles; its ``setup`` is filled by the software path.
+    line_rgba: (L, 4) uint8 line colours, or None without lines.
+    """
+
+    prims: Primitives
+    colors: object
+    projection: Projection | None
+    clip: np.ndarray | None
+    shader: SurfaceShader | None
+    line_rgba: np.ndarray | None
 
 
 def _batch_frame(positions, normals, model, runs):

@@ -1,13 +1,18 @@
-"""Rasterizing through OpenGL (moderngl): GL_POINTS on an offscreen EGL context for
-``Renderer(raster="gl")``, and the point painter and GLSL loader the window shares.
-moderngl is imported lazily, so the rest of the engine runs without GL.
+"""Rasterizing through OpenGL (moderngl): the engine's projected points and clip-space
+surfaces drawn by GL on an offscreen EGL context for ``Renderer(raster="gl")``, and the
+painters the window shares. moderngl is imported lazily, so the rest of the engine runs
+without GL.
 
-    OffscreenGL   GL_POINTS into a framebuffer on a headless EGL context -> Frame
-    PointPainter  the GL_POINTS drawing shared by the offscreen and window paths
-    load_glsl     GLSL sources from engine.shaders with #define lines
+    OffscreenGL     a framebuffer on a headless EGL context -> Frame
+    PointPainter    projected points as GL_POINTS
+    SurfacePainter  clip-space triangles and lines, the engine's shading in GLSL
+    draw_frame      one frame (surfaces, then points) into the bound framebuffer
+    load_glsl       GLSL sources from engine.shaders with #define lines
 """
 
-from .offscreen import GLUnavailable, OffscreenGL, create_egl_context
+from .offscreen import GLUnavailable, OffscreenGL, create_egl_context, draw_frame
 from .points import PointPainter
+from .surfaces import SurfacePainter
 
-__all__ = ["GLUnavailable", "OffscreenGL", "PointPainter", "create_egl_context"]
+__all__ = ["GLUnavailable", "OffscreenGL", "PointPainter", "SurfacePainter",
+           "create_egl_context", "draw_frame"]

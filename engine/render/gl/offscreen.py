@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import to_host
 from ...errors import EngineError
 from ..frame import Frame, background_rgba
 from .points import PointPainter
+from .surfaces import SurfacePainter
 
-__all__ = ["GLUnavailable", "OffscreenGL", "create_egl_context"]
+__all__ = ["GLUnavailable", "OffscreenGL", "create_egl_context", "draw_frame"]
 
 
 class GLUnavailable(EngineError):
@@ -47,6 +49,7 @@ class OffscreenGL:
     def __init__(self, ctx=None):
         self.ctx = ctx if ctx is not None else create_egl_context()
         self.painter = PointPainter(self.ctx)
+        self._surfaces = None
         self._fbo = None
         self._size = None
 
@@ -93,12 +96,49 @@ class OffscreenGL:
         zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
         return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
 
+    def render_frame(self, inputs, size, point_size=1.0, background=(0.0, 0.0, 0.0, 1.0),
+                     colors_revision=None) -> Frame:
+        """Draw one frame of ``Renderer.frame_inputs()`` (surfaces and points) and read it
+        back; returns Frame as ``render`` does."""
+        w, h = (int(v) for v in size)
+        fbo = self._framebuffer((w, h))
+        fbo.use()
+        fbo.clear(*(background_rgba(background) / 255.0), depth=1.0)
+        draw_frame(self.ctx, inputs, (w, h), point_size, self.painter, self._surface_painter,
+                   colors_revision)
+        color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
+        zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
+        return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
+
+    @property
+    def _surface_painter(self):
+        if self._surfaces is None:
+            self._surfaces = SurfacePainter(self.ctx)
+        return self._surfaces
+
     def release(self):
-        """Free the framebuffer, the painter's GL objects and the context."""
+        """Free the framebuffer, the painters' GL objects and the context."""
         self.painter.release()
+        if self._surfaces is not None:
+            self._surfaces.release()
         if self._fbo is not None:
             for att in (*self._fbo.color_attachments, self._fbo.depth_attachment):
                 att.release()
             self._fbo.release()
             self._fbo = None
         self.ctx.release()
+
+
+def draw_frame(ctx, inputs, viewport, point_size, points: PointPainter, surfaces, colors_revision=None):
+    """Draw ``inputs`` (``Renderer.frame_inputs()``) into the bound, cleared framebuffer:
+    the surfaces (``surfaces``: a SurfacePainter, created by the caller when needed), then
+    the points drawn as points, all depth-tested against one depth buffer."""
+    if inputs.prims.has_surfaces:
+        surfaces.draw(inputs, viewport)
+    p = inputs.projection
+    if p is not None:
+        visible = p.visible
+        if inputs.prims.has_surfaces:  # vertices of solid/wireframe meshes are not points
+            visible = to_host(visible) & inputs.prims.point_mask
+        points.draw(p.screen_xy, p.depth, visible, inputs.colors, viewport, point_size,
+                    colors_revision=colors_revision)

@@ -1,0 +1,226 @@
+"""GL surface painter: the engine's clip-space triangles and lines drawn by OpenGL.
+
+The engine's vertex stage has already transformed every vertex, so GL gets clip-space
+positions through a pass-through vertex shader (shaders/surface.vert) and does its own
+clipping, perspective-correct interpolation and depth test; shaders/surface.frag applies
+the same shading model as engine.render.shading. One draw call per material (the index
+buffer is sorted by material once per assembly), then the lines.
+
+Buffers: the static attributes (UVs, vertex colours, indices) are uploaded when the
+primitive assembly changes; positions (clip and batch frame) and normals every frame.
+Textures are uploaded once per ``Texture`` object: sRGB8_ALPHA8 for lit materials (GL
+decodes before filtering, as engine.render.sampling does) and RGBA8 for unlit ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..colorspace import srgb_to_linear
+from ..lines import LINE_DEPTH_BIAS
+from .glsl import load_glsl
+
+__all__ = ["MAX_LIGHTS", "SurfacePainter"]
+
+MAX_LIGHTS = 8
+_GL_SRGB8_ALPHA8 = 0x8C43
+_SHADING = {"unlit": 0, "lit": 1, "flat": 2}
+
+
+class SurfacePainter:
+    """Draws a frame's surfaces (``Renderer.frame_inputs``) with a moderngl context."""
+
+    def __init__(self, ctx):
+        import moderngl
+
+        self.ctx = ctx
+        self._mgl = moderngl
+        self.program = ctx.program(vertex_shader=load_glsl("surface.vert"),
+                                   fragment_shader=load_glsl("surface.frag"))
+        self._static_key = None
+        self._buffers: dict[str, object] = {}
+        self._vao = None
+        self._line_vao = None
+        self._textures: dict[tuple[int, bool], object] = {}
+        self._samplers: dict[tuple[str, str, str], object] = {}
+        self._groups: list[tuple[int, int, int]] = []  # (material, first index, count)
+
+    # --- buffers ------------------------------------------------------------------------
+    def _buffer(self, name, data):
+        data = np.ascontiguousarray(data)
+        buf = self._buffers.get(name)
+        if buf is None or buf.size < max(data.nbytes, 4):
+            if buf is not None:
+                buf.release()
+            self._buffers[name] = buf = self.ctx.buffer(reserve=max(data.nbytes, 4) * 2,
+                                                        dynamic=True)
+            self._release_vaos()
+        else:
+            buf.orphan()
+        if data.nbytes:
+            buf.write(data)
+
+    def _release_vaos(self):
+        for vao in (self._vao, self._line_vao):
+            if vao is not None:
+                vao.release()
+        self._vao = self._line_vao = None
+
+    def _upload_static(self, prims, colors):
+        key = (prims.key, id(prims))
+        if key == self._static_key:
+            return
+        order = np.argsort(prims.tri_material, kind="stable")
+        tris = prims.triangles[order].astype(np.uint32)
+        mats = prims.tri_material[order]
+        self._groups = []
+        if len(mats):
+            starts = np.flatnonzero(np.r_[True, mats[1:] != mats[:-1]])
+            ends = np.r_[starts[1:], len(mats)]
+            self._groups = [(int(mats[s]), int(s) * 3, int(e - s) * 3) for s, e in zip(starts, ends)]
+        self._buffer("index", tris.reshape(-1))
+        self._buffer("uv", prims.uvs.astype(np.float32))
+        self._buffer("color", np.ascontiguousarray(colors, np.uint8))
+        self._static_key = key
+
+    def _texture(self, texture, lit: bool):
+        tex = self._textures.get((id(texture), lit))
+        if tex is None:
+            w, h = texture.size
+            kw = {"internal_format": _GL_SRGB8_ALPHA8} if lit else {}
+            tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1, **kw)
+            self._textures[(id(texture), lit)] = tex
+        return tex
+
+    def _sampler(self, sampler):
+        """A GL sampler object for ``sampler``: repeat or clamp-to-edge per axis (mirrored
+        repeat is done on the coordinate in the shader, then clamped), no mipmaps."""
+        key = (sampler.wrap_s, sampler.wrap_t, sampler.filter)
+        obj = self._samplers.get(key)
+        if obj is None:
+            f = self._mgl.LINEAR if sampler.filter == "linear" else self._mgl.NEAREST
+            obj = self.ctx.sampler(repeat_x=sampler.wrap_s == "repeat",
+                                   repeat_y=sampler.wrap_t == "repeat", filter=(f, f))
+            self._samplers[key] = obj
+        return obj
+
+    # --- drawing ------------------------------------------------------------------------
+    def draw(self, inputs, viewport):
+        """Draw ``inputs`` (a ``FrameInputs`` with surfaces) into the bound framebuffer;
+        clearing is the caller's job."""
+        mgl = self._mgl
+        prims, shader = inputs.prims, inputs.shader
+        self.ctx.enable(mgl.DEPTH_TEST)
+        self.ctx.depth_func = "<"
+        if shader is not None:
+            self._draw_triangles(inputs)
+        if len(prims.lines):
+            self._draw_lines(inputs)
+
+    def _draw_triangles(self, inputs):
+        mgl = self._mgl
+        prims, shader = inputs.prims, inputs.shader
+        self._upload_static(prims, shader.colors)
+        self._buffer("clip", inputs.clip.astype(np.float32))
+        self._buffer("world", shader.world.astype(np.float32))
+        self._buffer("normal", shader.normals.astype(np.float32))
+        prog = self.program
+        if self._vao is None:
+            content = [(self._buffers["clip"], "4f", "in_clip"),
+                       (self._buffers["world"], "3f", "in_world"),
+                       (self._buffers["normal"], "3f", "in_normal"),
+                       (self._buffers["uv"], "2f", "in_uv"),
+                       (self._buffers["color"], "4f1", "in_color")]
+            self._vao = self.ctx.vertex_array(prog, content, self._buffers["index"],
+                                              index_element_size=4)
+        self._set_frame_uniforms(shader)
+        prog["u_depth_bias"].value = 0.0
+        for m, first, count in self._groups:
+            mat = prims.materials[m]
+            self._set_material(mat)
+            if mat.double_sided:
+                self.ctx.disable(mgl.CULL_FACE)
+            else:
+                self.ctx.enable(mgl.CULL_FACE)
+                self.ctx.front_face = "ccw"
+                self.ctx.cull_face = "back"
+            self._vao.render(mgl.TRIANGLES, vertices=count, first=first)
+        self.ctx.disable(mgl.CULL_FACE)
+
+    def _draw_lines(self, inputs):
+        mgl = self._mgl
+        lines = inputs.prims.lines
+        ends = lines.reshape(-1)
+        self._buffer("line_clip", inputs.clip[ends].astype(np.float32))
+        rgba = np.repeat(inputs.line_rgba, 2, axis=0)
+        self._buffer("line_color", np.ascontiguousarray(rgba, np.uint8))
+        if self._line_vao is None:
+            self._line_vao = self.ctx.vertex_array(self.program, [
+                (self._buffers["line_clip"], "4f", "in_clip"),
+                (self._buffers["line_color"], "4f1", "in_color")])
+        prog = self.program
+        prog["u_depth_bias"].value = LINE_DEPTH_BIAS
+        # unlit, one flat colour per segment: both ends carry the mean colour
+        # (lines.line_colors), interpolation leaves it unchanged
+        prog["u_shading"].value = 0
+        prog["u_vertex_colors"].value = True
+        prog["u_color_encoded"].value = (1.0, 1.0, 1.0, 1.0)
+        prog["u_has_texture"].value = False
+        prog["u_alpha_cutoff"].value = -1.0
+        self._line_vao.render(mgl.LINES, vertices=len(ends))
+
+    def _set_frame_uniforms(self, shader):
+        prog = self.program
+        ambient, directional, point = shader.lights
+        if len(directional) > MAX_LIGHTS or len(point) > MAX_LIGHTS:
+            raise ValueError(f"the GL path draws at most {MAX_LIGHTS} directional and "
+                             f"{MAX_LIGHTS} point lights")
+        prog["u_ambient"].value = tuple(float(a) for a in ambient)
+        prog["u_n_directional"].value = len(directional)
+        prog["u_n_point"].value = len(point)
+        pad = [(0.0, 0.0, 0.0)] * MAX_LIGHTS
+        for name, values in (("u_dir_to_light", [d for d, _ in directional]),
+                             ("u_dir_radiance", [e for _, e in directional]),
+                             ("u_point_position", [q for q, _ in point]),
+                             ("u_point_radiance", [e for _, e in point])):
+            if name in prog:
+                vals = [tuple(float(c) for c in v) for v in values] + pad[len(values):]
+                prog[name].value = vals
+        if "u_eye" in prog:
+            prog["u_eye"].value = tuple(float(c) for c in shader.eye)
+        if "u_ortho" in prog:
+            prog["u_ortho"].value = shader.view_dir is not None
+        if "u_view_dir" in prog:
+            vd = shader.view_dir if shader.view_dir is not None else np.zeros(3)
+            prog["u_view_dir"].value = tuple(float(c) for c in vd)
+
+    def _set_material(self, mat):
+        prog = self.program
+        lit = mat.shading != "unlit"
+        prog["u_shading"].value = _SHADING[mat.shading]
+        prog["u_color_encoded"].value = tuple(mat.color)
+        lin = srgb_to_linear(np.asarray(mat.color[:3]))
+        prog["u_color_linear"].value = (*(float(c) for c in lin), mat.color[3])
+        prog["u_vertex_colors"].value = mat.vertex_colors
+        prog["u_alpha_cutoff"].value = -1.0 if mat.alpha_cutoff is None else mat.alpha_cutoff
+        for name, value in (("u_specular", mat.specular), ("u_shininess", mat.shininess),
+                            ("u_double_sided", mat.double_sided)):
+            if name in prog:
+                prog[name].value = value
+        prog["u_has_texture"].value = mat.texture is not None
+        if mat.texture is not None:
+            self._texture(mat.texture, lit).use(0)
+            self._sampler(mat.texture.sampler).use(0)
+            prog["u_texture"].value = 0
+            prog["u_mirror"].value = (int(mat.texture.sampler.wrap_s == "mirror"),
+                                      int(mat.texture.sampler.wrap_t == "mirror"))
+
+    def release(self):
+        """Free the program, buffers, vertex arrays and textures."""
+        self._release_vaos()
+        for obj in [*self._buffers.values(), *self._textures.values(),
+                    *self._samplers.values(), self.program]:
+            obj.release()
+        self._buffers.clear()
+        self._textures.clear()
+        self._samplers.clear()

@@ -1,0 +1,97 @@
+#version 330 core
+// The engine's shading model (engine/render/shading.py) in GLSL: base colour = material
+// colour x vertex colour x texture; "unlit" writes the encoded product, "lit"/"flat" add
+// ambient + Lambert diffuse + Blinn-Phong specular in linear space and encode to sRGB.
+
+#define MAX_LIGHTS 8
+
+in vec3 v_world;
+in vec3 v_normal;
+in vec2 v_uv;
+in vec4 v_color_encoded;
+in vec4 v_color_linear;
+
+uniform int u_shading;          // 0 unlit, 1 lit (smooth), 2 flat
+uniform vec4 u_color_encoded;   // material colour, sRGB-encoded
+uniform vec4 u_color_linear;    // the same, RGB decoded
+uniform bool u_vertex_colors;
+uniform bool u_has_texture;
+uniform sampler2D u_texture;    // sRGB8_ALPHA8 for lit (decoded by GL before filtering),
+                                // RGBA8 for unlit (the encoded values)
+uniform float u_alpha_cutoff;   // < 0: opaque
+uniform float u_specular;
+uniform float u_shininess;
+uniform bool u_double_sided;
+uniform bvec2 u_mirror;         // mirrored repeat per axis (the sampler then clamps)
+
+uniform vec3 u_ambient;
+uniform int u_n_directional;
+uniform vec3 u_dir_to_light[MAX_LIGHTS];
+uniform vec3 u_dir_radiance[MAX_LIGHTS];
+uniform int u_n_point;
+uniform vec3 u_point_position[MAX_LIGHTS];
+uniform vec3 u_point_radiance[MAX_LIGHTS];
+uniform vec3 u_eye;
+uniform bool u_ortho;
+uniform vec3 u_view_dir;
+
+out vec4 f_color;
+
+vec3 srgb_encode(vec3 l) {
+    l = clamp(l, 0.0, 1.0);
+    return mix(l * 12.92, 1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055, step(0.0031308, l));
+}
+
+void main() {
+    bool lit = u_shading != 0;
+    vec4 base = lit ? u_color_linear : u_color_encoded;
+    if (u_vertex_colors) base *= lit ? v_color_linear : v_color_encoded;
+    if (u_has_texture) {
+        // GL_MIRRORED_REPEAT on the coordinate: even periods as is, odd ones reflected
+        vec2 period = floor(v_uv);
+        vec2 f = v_uv - period;
+        vec2 mirrored = mix(f, 1.0 - f, mod(period, 2.0));
+        vec2 uv = vec2(u_mirror.x ? mirrored.x : v_uv.x, u_mirror.y ? mirrored.y : v_uv.y);
+        base *= texture(u_texture, uv);
+    }
+    if (u_alpha_cutoff >= 0.0 && base.a < u_alpha_cutoff) discard;
+    if (!lit) {
+        f_color = clamp(base, 0.0, 1.0);
+        return;
+    }
+    // geometric normal towards the viewer: the cross product of the screen-space
+    // derivatives (window x right, y up) faces the eye whichever way the triangle winds
+    vec3 geo = normalize(cross(dFdx(v_world), dFdy(v_world)));
+    vec3 n;
+    if (u_shading == 2) {
+        n = geo;
+    } else {
+        float len = length(v_normal);
+        n = len > 0.0 ? v_normal / len : geo;
+        if (u_double_sided && !gl_FrontFacing) n = -n;
+    }
+    vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_world);
+    vec3 diffuse = u_ambient;
+    vec3 spec = vec3(0.0);
+    for (int i = 0; i < u_n_directional + u_n_point; ++i) {
+        vec3 l, e;
+        if (i < u_n_directional) {
+            l = u_dir_to_light[i];
+            e = u_dir_radiance[i];
+        } else {
+            vec3 d = u_point_position[i - u_n_directional] - v_world;
+            float r2 = max(dot(d, d), 1e-30);
+            l = normalize(d);
+            e = u_point_radiance[i - u_n_directional] / r2;
+        }
+        float ndl = dot(n, l);
+        if (ndl > 0.0) {
+            diffuse += e * ndl;
+            if (u_specular > 0.0) {
+                float ndh = max(dot(n, normalize(l + v)), 0.0);
+                spec += e * u_specular * pow(ndh, u_shininess);
+            }
+        }
+    }
+    f_color = vec4(srgb_encode(base.rgb * diffuse + spec), clamp(base.a, 0.0, 1.0));
+}
