@@ -1,12 +1,9 @@
-"""Shared fixtures: every backend available here, compiled host builds of the CUDA
-headers, and the third-party reference assets."""
+"""Shared fixtures: every backend available here and the third-party reference assets
+(the CUDA kernels' host builds are in cuda_emulation.py)."""
 
 from __future__ import annotations
 
-import ctypes
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -43,22 +40,6 @@ def projector(request):
 
 def to_host(a):
     return a.get() if hasattr(a, "get") else np.asarray(a)
-
-
-def compile_host_library(source: Path, tmp_dir: Path) -> ctypes.CDLL:
-    """Build ``source`` (which includes shaders/*.cuh) with the host C++ compiler."""
-    cxx = shutil.which("g++") or shutil.which("c++")
-    if cxx is None:
-        pytest.fail("a host C++ compiler (g++) is needed to verify the CUDA headers")
-    lib = tmp_dir / (source.stem + ".so")
-    subprocess.run([cxx, "-std=c++17", "-O2", "-shared", "-fPIC", str(source), "-o", str(lib)],
-                   check=True, capture_output=True, text=True)
-    return ctypes.CDLL(str(lib))
-
-
-@pytest.fixture(scope="session")
-def native_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("native")
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,8 @@ from .lines import line_colors, raster_lines
 from .points import check_points, rasterize_points, splat_keys
 from .primitives import Primitives
 from .shading import SurfaceShader, resolve, scene_lights
-from .triangles import clip_coordinates, new_keys, raster_triangles, setup_triangles
+from .surface_vertices import surface_vertices
+from .triangles import new_keys, raster_triangles, setup_triangles
 
 log = logging.getLogger("engine")
 
@@ -92,6 +93,7 @@ class Renderer:
         self.raster = raster
         self._gl = None
         self._prims = None
+        self._cuda_surfaces = None
 
     @property
     def raster(self) -> str:
@@ -129,6 +131,12 @@ class Renderer:
         return self.projector.project(b.positions, b.object_id, b.model,
                                       b.view_projection(self.camera), self.size, runs=b.runs)
 
+    def _assembly(self) -> Primitives:
+        """Sync the batch; the primitive assembly of its current contents (cached)."""
+        self.batch.sync(self.camera)
+        self._prims = Primitives.of(self.batch, self.scene, self._prims)
+        return self._prims
+
     def effective_point_size(self):
         return self.batch.point_size if self.point_size is None else self.point_size
 
@@ -144,7 +152,18 @@ class Renderer:
         backend is numba (else the NumPy reference; on cupy the frame is made on the
         host for now). With raster "gl" the frame is drawn by OpenGL offscreen
         (engine.render.gl)."""
-        inputs = self.frame_inputs()
+        cuda = (self.projector.name == "cupy" and self.raster != "gl"
+                and not len(self._assembly().lines))
+        inputs = self.frame_inputs(vertex_stage=not cuda)
+        if cuda and inputs.prims.has_surfaces:
+            if self._cuda_surfaces is None:
+                from .backends.cupy_surfaces import CudaSurfaces
+
+                self._cuda_surfaces = CudaSurfaces()
+            return self._cuda_surfaces.render(inputs, self.batch,
+                                              self.batch.view_projection(self.camera),
+                                              self.size, self.effective_point_size(),
+                                              self.scene.background)
         if self.raster == "gl":
             return self.gl.render_frame(inputs, self.size, self.effective_point_size(),
                                         self.scene.background,
@@ -164,12 +183,13 @@ class Renderer:
         return raster(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
                       self.effective_point_size(), self.scene.background)
 
-    def frame_inputs(self) -> FrameInputs:
+    def frame_inputs(self, vertex_stage: bool = True) -> FrameInputs:
         """Sync the batch and run the vertex stage for one frame: what the software
-        rasterizers and the GL painters draw (see ``FrameInputs``)."""
+        rasterizers and the GL painters draw (see ``FrameInputs``). Without
+        ``vertex_stage`` the surface vertex stage is left to the caller (the CUDA path
+        runs it on the device): ``clip`` and the shader's positions and normals are None."""
         b = self.batch
-        b.sync(self.camera)
-        prims = self._prims = Primitives.of(b, self.scene, self._prims)
+        prims = self._assembly()
         projection = None
         if prims.point_mask.any() or not prims.has_surfaces:
             projection = self.project()
@@ -178,12 +198,17 @@ class Renderer:
         if not prims.has_surfaces:
             return FrameInputs(prims, b.colors, projection, None, None, None)
         col = np.ascontiguousarray(to_host(b.colors))
-        positions, oid, model, runs = (to_host(b.positions), to_host(b.object_id),
-                                       to_host(b.model), b.runs)
-        clip = clip_coordinates(positions, oid, model, b.view_projection(self.camera), runs)
+        clip = world = normals = None
+        if vertex_stage:
+            stage = surface_vertices
+            if self.projector.name == "numba":
+                from .backends.numba_vertex import surface_vertices_numba as stage
+            clip, world, normals = stage(to_host(b.positions), to_host(b.object_id),
+                                         to_host(b.model), b.view_projection(self.camera),
+                                         prims.normals, b.runs,
+                                         with_shading=len(prims.triangles) > 0)
         shader = None
         if len(prims.triangles):
-            world, normals = _batch_frame(positions, prims.normals, model, runs)
             cam = self.camera.world_matrix
             ortho = None
             if isinstance(self.camera, OrthographicCamera):
@@ -221,14 +246,15 @@ class Renderer:
             setup = shader.setup = setup_triangles(inputs.clip, prims.triangles,
                                                    ~double[prims.tri_material], size, classify)
             masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
-            piece_masked = masked[prims.tri_material[setup.piece_tri]]
+            piece_masked = masked[prims.tri_material[setup.piece_tri]] if masked.any() else None
+            opaque = None if piece_masked is None else np.flatnonzero(~piece_masked)
             if numba:
                 from .backends.numba_triangles import raster_triangles_numba
 
-                raster_triangles_numba(keys, setup, size, n, np.flatnonzero(~piece_masked))
+                raster_triangles_numba(keys, setup, size, n, opaque)
             else:
-                raster_triangles(keys, setup, size, n, np.flatnonzero(~piece_masked))
-            if piece_masked.any():
+                raster_triangles(keys, setup, size, n, opaque)
+            if piece_masked is not None and piece_masked.any():
                 raster_triangles(keys, setup, size, n, np.flatnonzero(piece_masked),
                                  keep=shader.alpha_keep)
         if len(prims.lines):
@@ -261,25 +287,3 @@ class FrameInputs(NamedTuple):
     clip: np.ndarray | None
     shader: SurfaceShader | None
     line_rgba: np.ndarray | None
-
-
-def _batch_frame(positions, normals, model, runs):
-    """Vertex positions (N, 3) and unit normals (N, 3), float64, in the batch frame:
-    ``M_k @ p`` and the inverse transpose of M_k's 3x3 applied to n, per run."""
-    world = np.zeros((len(positions), 3))
-    wn = np.zeros((len(positions), 3))
-    with np.errstate(invalid="ignore", over="ignore"):  # non-finite vertices stay NaN,
-        _transform_runs(world, wn, positions, normals, model, runs)  # culled in setup
-    return world, wn
-
-
-def _transform_runs(world, wn, positions, normals, model, runs):
-    for start, stop, k in runs:
-        m = model[k].astype(np.float64)
-        world[start:stop] = positions[start:stop] @ m[:3, :3].T + m[:3, 3]
-        lin = m[:3, :3]
-        if abs(np.linalg.det(lin)) > 1e-300:
-            nm = np.linalg.inv(lin).T
-            v = normals[start:stop] @ nm.T
-            length = np.linalg.norm(v, axis=1, keepdims=True)
-            wn[start:stop] = np.where(length > 0, v / np.where(length > 0, length, 1.0), 0.0)

@@ -37,8 +37,8 @@ import numpy as np
 from .backends.base import W_EPSILON
 from .frame import EMPTY_KEY
 
-__all__ = ["GUARD", "SUBPIXEL_BITS", "TriangleSetup", "classify_triangles", "clip_coordinates",
-           "raster_triangles", "setup_triangles"]
+__all__ = ["GUARD", "SUBPIXEL_BITS", "TriangleSetup", "classify_triangles", "raster_triangles",
+           "setup_triangles"]
 
 SUBPIXEL_BITS = 8
 SUBPIXEL = 1 << SUBPIXEL_BITS
@@ -76,24 +76,6 @@ class TriangleSetup(NamedTuple):
     z: np.ndarray
     w: np.ndarray
     front: np.ndarray
-
-
-def clip_coordinates(positions, object_id, model, view_projection, runs=None):
-    """Clip-space (N, 4) float64 of every vertex: ``VP @ M[object_id] @ (p, 1)``.
-
-    positions (N, 3) float32 local; object_id (N,) uint32; model (K, 4, 4);
-    view_projection (4, 4); runs: optional (R, 3) (start, stop, k) covering the vertices.
-    Host (NumPy) arrays in and out.
-    """
-    p = np.asarray(positions, np.float64)
-    mvp = np.asarray(view_projection, np.float64) @ np.asarray(model, np.float64)
-    if runs is None:
-        m = mvp[np.asarray(object_id, np.int64)]
-        return np.einsum("nij,nj->ni", m[:, :, :3], p) + m[:, :, 3]
-    out = np.zeros((p.shape[0], 4))
-    for start, stop, k in np.asarray(runs):
-        out[start:stop] = p[start:stop] @ mvp[k, :, :3].T + mvp[k, :, 3]
-    return out
 
 
 def _adjugate(c):

@@ -4,7 +4,7 @@ import pytest
 
 from engine.render.backends.cuda_source import NVRTC_OPTIONS, load_cuda_source
 
-CUDA_SOURCES = ["transform.cu", "raster.cu"]
+CUDA_SOURCES = ["transform.cu", "raster.cu", "surface_vertices.cu", "triangles.cu", "resolve.cu"]
 
 
 def nvrtc_compile(source: str, name: str) -> str:
@@ -45,6 +45,20 @@ def test_raster_kernels_in_ptx():
     assert header.count(".param") == 9
     assert ".param .u64 splat_points_param_5" in header  # long long n
     assert "atom.global.min.u64" in ptx
+
+
+def test_surface_kernels_in_ptx():
+    """Every surface kernel exists; triangles are one 64-bit atomicMin per covered pixel,
+    in double precision with no fused multiply-add (so keys match the CPU's)."""
+    for name, entries in (("surface_vertices.cu", ["surface_vertices"]),
+                          ("triangles.cu", ["classify_triangles", "raster_triangles"]),
+                          ("resolve.cu", ["resolve_surfaces"])):
+        ptx = nvrtc_compile(load_cuda_source(name), name)
+        for entry in entries:
+            assert f".visible .entry {entry}(" in ptx
+        if name == "triangles.cu":
+            assert "atom.global.min.u64" in ptx
+            assert "fma.rn.f64" not in ptx
 
 
 def test_compile_error_is_reported():

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
-from conftest import ROOT, compile_host_library, to_host
+from conftest import to_host
 
 from engine.scene.camera import PerspectiveCamera
 from engine.scene.transforms import perspective_matrix, translation_matrix
@@ -200,11 +198,14 @@ def test_bad_shapes_raise_naming_argument(projector):
         project(projector, np.zeros((4, 3), np.float32), viewport=(0, 10))
 
 
-def test_host_compiled_header_matches_numpy_backend(native_dir):
-    """shaders/transform.cuh built by g++ gives the NumPy backend's results."""
+def test_cuda_kernel_on_the_cpu_matches_numpy_backend(tmp_path_factory):
+    """shaders/transform.cu, compiled by the host compiler and launched on the CPU
+    (tests/cuda_emulation.py), gives the NumPy backend's results."""
+    from cuda_emulation import EmulatedModule, build
+
     from engine.render.backends import get_projector
 
-    lib = compile_host_library(ROOT / "tests" / "native" / "transform_host.cpp", native_dir)
+    module = EmulatedModule(build(tmp_path_factory.mktemp("transform_emu")))
     rng = np.random.default_rng(11)
     n, k = 4000, 3
     pos = rng.uniform(-4, 4, (n, 3)).astype(np.float32)
@@ -215,10 +216,9 @@ def test_host_compiled_header_matches_numpy_backend(native_dir):
     xy = np.empty((n, 2), np.float32)
     depth = np.empty(n, np.float32)
     vis = np.empty(n, np.uint8)
-    ptr = lambda a: a.ctypes.data_as(ctypes.c_void_p)
-    lib.project_points_host(ptr(pos), ptr(oid), ptr(model), ctypes.c_uint(k), ptr(vp),
-                            ctypes.c_float(400), ctypes.c_float(300), ctypes.c_longlong(n),
-                            ptr(xy), ptr(depth), ptr(vis))
+    module.get_function("transform.cu", "project_points")((7,), (64,), (
+        pos, oid, model, vp, np.uint32(k), np.float32(400), np.float32(300), np.int64(n),
+        xy, depth, vis))
     ref = get_projector("numpy").project(pos, oid, model, vp, (400, 300))
     np.testing.assert_array_equal(vis.astype(bool), ref.visible)
     assert vis[:5].tolist() == [0, 0, 0, 0, 0]

@@ -9,11 +9,9 @@ engine.render.points.rasterize_points.
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
-from conftest import ROOT, compile_host_library
+from cuda_emulation import EmulatedModule, build
 
 from engine.render.frame import background_rgba
 from engine.render.points import rasterize_points, splat_origin, splat_sizes
@@ -26,15 +24,14 @@ def _cupy_reason():
 
 
 @pytest.fixture(scope="session")
-def raster_lib(native_dir):
-    return compile_host_library(ROOT / "tests" / "native" / "raster_host.cpp", native_dir)
+def cuda_module(tmp_path_factory):
+    """shaders/raster.cu's kernels compiled by the host compiler (tests/cuda_emulation.py)."""
+    return EmulatedModule(build(tmp_path_factory.mktemp("raster_emu")))
 
 
-def _ptr(a):
-    return a.ctypes.data_as(ctypes.c_void_p)
+def _emulated_rasterizer(module):
+    """The exact CUDA kernels (clear, splat, resolve) launched on the CPU."""
 
-
-def _host_rasterizer(lib):
     def rasterize(screen_xy, depth, visible, colors, size, point_size=1.0,
                   background=(0.0, 0.0, 0.0, 1.0)):
         w, h = size
@@ -44,15 +41,18 @@ def _host_rasterizer(lib):
         col = np.ascontiguousarray(colors, np.uint8)
         n = len(z)
         sizes = np.ascontiguousarray(splat_sizes(point_size, n))
-        stride = 0 if sizes.shape == (1,) else 1
+        stride = np.int64(0 if sizes.shape == (1,) else 1)
         bg = background_rgba(background).view(np.uint32)[0]
         keys = np.empty(w * h, np.uint64)
         color = np.empty((h, w, 4), np.uint8)
         zbuf = np.empty((h, w), np.float32)
-        lib.rasterize_points_host(
-            _ptr(xy), _ptr(z), _ptr(vis), _ptr(sizes), ctypes.c_longlong(stride),
-            ctypes.c_longlong(n), ctypes.c_int(w), ctypes.c_int(h), _ptr(col),
-            ctypes.c_uint(int(bg)), _ptr(keys), _ptr(color), _ptr(zbuf))
+        f = module.get_function
+        f("raster.cu", "clear_keys")((3,), (64,), (keys, np.int64(w * h)))
+        f("raster.cu", "splat_points")((5,), (64,), (xy, z, vis, sizes, stride, np.int64(n),
+                                                     np.int32(w), np.int32(h), keys))
+        f("raster.cu", "resolve_keys")((3,), (64,), (
+            keys, col.view(np.uint32).reshape(-1), np.uint32(bg), np.int64(w * h),
+            color.view(np.uint32).reshape(-1), zbuf))
         return color, zbuf
 
     return rasterize
@@ -76,7 +76,7 @@ def _cupy_rasterizer():
 @pytest.fixture(params=[
     pytest.param("numpy", id="numpy"),
     pytest.param("numba", id="numba"),
-    pytest.param("host", id="host-cuh"),
+    pytest.param("emulated", id="cuda-emulated"),
     pytest.param("cupy", id="cupy", marks=pytest.mark.skipif(
         _cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")),
 ])
@@ -89,8 +89,8 @@ def rasterize(request):
         from engine.render.backends.numba_raster import rasterize_points_numba
 
         return rasterize_points_numba
-    if request.param == "host":
-        return _host_rasterizer(request.getfixturevalue("raster_lib"))
+    if request.param == "emulated":
+        return _emulated_rasterizer(request.getfixturevalue("cuda_module"))
     return _cupy_rasterizer()
 
 
@@ -210,25 +210,26 @@ def test_no_visible_points_gives_background(rasterize):
     assert np.all(empty[1] == 1.0)
 
 
-def test_splat_range_header_matches_splat_origin(raster_lib):
-    """The .cuh per-axis coverage equals NumPy's floor rule on and around pixel edges."""
+def test_splat_coverage_on_and_around_pixel_edges_matches_splat_origin(cuda_module):
+    """The CUDA kernel's per-axis coverage equals NumPy's floor rule at, just below and
+    just above every quarter-pixel coordinate: one point per 10-row band, so no splat
+    overlaps another, for every splat side 1..9."""
     base = np.arange(-12.0, 24.0, 0.25, dtype=np.float32)
     coords = np.concatenate([base, np.nextafter(base, np.float32(-np.inf)),
                              np.nextafter(base, np.float32(np.inf))]).astype(np.float32)
-    extent = 13
-    n = coords.size
-    for size in range(1, 10):
-        lo = np.empty(n, np.int32)
-        hi = np.empty(n, np.int32)
-        raster_lib.splat_range_host(_ptr(coords), ctypes.c_longlong(n), ctypes.c_int(size),
-                                    ctypes.c_int(extent), _ptr(lo), _ptr(hi))
-        origin = splat_origin(coords.astype(np.float64), size)
-        ref_lo = np.clip(origin, 0, extent)
-        ref_hi = np.clip(origin + size, 0, extent)
-        covered = ref_hi > ref_lo
-        np.testing.assert_array_equal(hi > lo, covered)
-        np.testing.assert_array_equal(lo[covered], ref_lo[covered])
-        np.testing.assert_array_equal(hi[covered], ref_hi[covered])
+    extent, n = 13, coords.size
+    size = (extent, 10 * n)
+    xy = np.stack([coords, 10 * np.arange(n) + 5.0], axis=1).astype(np.float32)
+    z = np.full(n, 0.5, np.float32)
+    colors = np.full((n, 4), 255, np.uint8)
+    rasterize = _emulated_rasterizer(cuda_module)
+    for side in range(1, 10):
+        color, _ = rasterize(xy, z, np.ones(n, bool), colors, size, float(side))
+        covered = color[:, :, 0].reshape(n, 10, extent)[:, 5] == 255  # each band's own row
+        origin = splat_origin(coords.astype(np.float64), side)
+        cols = np.arange(extent)
+        want = (cols >= origin[:, None]) & (cols < origin[:, None] + side)
+        np.testing.assert_array_equal(covered, want)
 
 
 @pytest.mark.skipif(_cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")

@@ -16,8 +16,10 @@ from pathlib import Path
 # wheel finds them as well as a source checkout does.
 SHADER_DIR = Path(str(files("engine.shaders")))
 
-# Options shared by the runtime (CuPy RawModule) and the NVRTC test.
-NVRTC_OPTIONS = ("-std=c++17",)
+# Options shared by the runtime (CuPy RawModule) and the NVRTC test. -fmad=false: no
+# multiply-add is fused, so the kernels round like the CPU backends (the triangle keys
+# are bit-identical; the projection is memory-bound, so FMA would buy nothing).
+NVRTC_OPTIONS = ("-std=c++17", "-fmad=false")
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 

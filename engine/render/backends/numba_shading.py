@@ -133,7 +133,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
     for py in numba.prange(height):
-        tex = np.empty(4)
+        tex = np.empty(4)  # per row, not per pixel: no allocation in the pixel loop
+        base = np.empty(4)
         yn = 1.0 - (2.0 * py + 1.0) / height
         for px in range(width):
             p = py * width + px
@@ -163,7 +164,6 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
             shading = np.int64(params[m, 6])
             flags = np.int64(params[m, 7])
             linear = shading != 0
-            base = np.empty(4)
             vtab = vlinear if linear else vencoded
             for ch in range(4):
                 c = params[m, 8 + ch] if linear else params[m, ch]
@@ -189,23 +189,23 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
             wx = world[v0, 0] * b0 + world[v1, 0] * b1 + world[v2, 0] * b2
             wy = world[v0, 1] * b0 + world[v1, 1] * b1 + world[v2, 1] * b2
             wz = world[v0, 2] * b0 + world[v1, 2] * b1 + world[v2, 2] * b2
-            e1x, e1y, e1z = world[v1, 0] - world[v0, 0], world[v1, 1] - world[v0, 1], world[v1, 2] - world[v0, 2]
-            e2x, e2y, e2z = world[v2, 0] - world[v0, 0], world[v2, 1] - world[v0, 1], world[v2, 2] - world[v0, 2]
-            gx, gy, gz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
-            gl = math.sqrt(gx * gx + gy * gy + gz * gz)
-            if gl > 0:
-                gx, gy, gz = gx / gl, gy / gl, gz / gl
-            if shading == 2:
-                nx, ny, nz = gx, gy, gz
-            else:
+            nx = ny = nz = nl = 0.0
+            if shading != 2:
                 nx = normals[v0, 0] * b0 + normals[v1, 0] * b1 + normals[v2, 0] * b2
                 ny = normals[v0, 1] * b0 + normals[v1, 1] * b1 + normals[v2, 1] * b2
                 nz = normals[v0, 2] * b0 + normals[v1, 2] * b1 + normals[v2, 2] * b2
                 nl = math.sqrt(nx * nx + ny * ny + nz * nz)
                 if nl > 0:
                     nx, ny, nz = nx / nl, ny / nl, nz / nl
-                else:
-                    nx, ny, nz = gx, gy, gz
+            if shading == 2 or not nl > 0:  # flat, or no usable normal: the geometric one
+                e1x, e1y, e1z = (world[v1, 0] - world[v0, 0], world[v1, 1] - world[v0, 1],
+                                 world[v1, 2] - world[v0, 2])
+                e2x, e2y, e2z = (world[v2, 0] - world[v0, 0], world[v2, 1] - world[v0, 1],
+                                 world[v2, 2] - world[v0, 2])
+                nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+                gl = math.sqrt(nx * nx + ny * ny + nz * nz)
+                if gl > 0:
+                    nx, ny, nz = nx / gl, ny / gl, nz / gl
             if (flags & 2) and not front[t]:
                 nx, ny, nz = -nx, -ny, -nz
             if ortho:

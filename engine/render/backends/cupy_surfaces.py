@@ -1,0 +1,182 @@
+"""Surfaces on the GPU: the kernels of shaders/surface_vertices.cu, triangles.cu,
+raster.cu and resolve.cu, launched per frame on device arrays.
+
+One frame, for ``Renderer`` on the cupy backend (points, triangles; lines are drawn by
+the host path for now):
+
+    clear_keys -> splat_points (points drawn as points) -> surface_vertices (clip,
+    batch-frame positions and normals) -> classify_triangles -> raster_triangles
+    (atomicMin into the same keys) -> resolve_surfaces (shade each pixel once)
+
+then the frame is copied to the host. Triangles that cross a clip plane (status 2, few)
+are clipped on the host (engine.render.triangles) and their pieces uploaded. Results
+equal the CPU paths': the same keys, colours within 1/255.
+
+Written against an array module ``xp`` and a kernel provider ``get_function(source,
+name)``, so the tests run this exact code on the CPU with NumPy arrays and the kernels
+compiled by the host compiler (tests/cuda_emulation.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..frame import Frame, background_rgba
+from ..points import splat_sizes
+from ..surface_vertices import normal_matrices
+from ..triangles import TriangleSetup, _clip_polygon, _snap
+from .numba_shading import _DECODE, pack_materials
+
+__all__ = ["CudaSurfaces"]
+
+THREADS = 256
+
+
+def _grid(n: int) -> tuple[int]:
+    return (max(1, min((n + THREADS - 1) // THREADS, 4096)),)
+
+
+class CudaSurfaces:
+    """Renders FrameInputs with surfaces on a device (see the module docstring).
+
+    Args:
+        xp: the array module of the device arrays (cupy; numpy in the emulated tests).
+        get_function: ``(source, name) -> kernel`` (cupy_backend.get_function by default).
+    """
+
+    def __init__(self, xp=None, get_function=None):
+        if xp is None:
+            import cupy as xp
+        if get_function is None:
+            from .cupy_backend import get_function
+        self.xp = xp
+        self._k = {name: get_function(src, name) for src, name in (
+            ("raster.cu", "clear_keys"), ("raster.cu", "splat_points"),
+            ("surface_vertices.cu", "surface_vertices"),
+            ("triangles.cu", "classify_triangles"), ("triangles.cu", "raster_triangles"),
+            ("resolve.cu", "resolve_surfaces"))}
+        self._static_key = None
+
+    def _launch(self, name, n, *args):
+        self._k[name](_grid(n), (THREADS,), args)
+
+    def _upload_static(self, prims, colors):
+        """Per-assembly device arrays (rebuilt only when the assembly changes)."""
+        if self._static_key == (prims.key, id(prims)):
+            return
+        xp = self.xp
+        self.tris = xp.asarray(np.ascontiguousarray(prims.triangles, np.int64))
+        self.tri_material = xp.asarray(np.ascontiguousarray(prims.tri_material, np.int32))
+        double = np.array([m.double_sided for m in prims.materials], bool)
+        self.cull_back = xp.asarray((~double[prims.tri_material]).astype(np.uint8)) \
+            if len(prims.triangles) else xp.zeros(0, np.uint8)
+        self.uvs = xp.asarray(np.ascontiguousarray(prims.uvs, np.float32))
+        self.normals = xp.asarray(np.ascontiguousarray(prims.normals, np.float32))
+        self.point_mask = xp.asarray(prims.point_mask)
+        c = np.asarray(colors)
+        enc = c[:, :4] / 255.0
+        lin = enc.copy()
+        lin[:, :3] = _DECODE[c[:, :3]]
+        self.vencoded, self.vlinear = xp.asarray(enc), xp.asarray(lin)
+        self.point_rgba = xp.asarray(np.ascontiguousarray(c, np.uint8).view(np.uint32).reshape(-1))
+        params, tex_index, texels, info = pack_materials(prims.materials)
+        self.params, self.tex_index = xp.asarray(params), xp.asarray(tex_index)
+        self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, 6))
+        self._static_key = (prims.key, id(prims))
+
+    def render(self, inputs, batch, camera_vp, size, point_size, background) -> Frame:
+        """One frame of ``inputs`` (``Renderer.frame_inputs(vertex_stage=False)``) -> host
+        Frame.
+
+        ``batch`` gives the device positions, object ids and the model matrices;
+        ``camera_vp`` is the (4, 4) view-projection of the batch frame."""
+        xp = self.xp
+        w, h = size
+        prims, shader = inputs.prims, inputs.shader
+        self._upload_static(prims, np.asarray(_host(inputs.colors)))
+        npix = w * h
+        keys = xp.empty(npix, np.uint64)
+        self._launch("clear_keys", npix, keys, np.int64(npix))
+        n = batch.vertex_count
+        p = inputs.projection
+        if p is not None:
+            vis = (xp.asarray(p.visible) & self.point_mask).astype(np.uint8)
+            sizes = xp.asarray(splat_sizes(_host(point_size), n))
+            stride = np.int64(0 if sizes.shape[0] == 1 and n != 1 else 1)
+            self._launch("splat_points", n, xp.ascontiguousarray(p.screen_xy, np.float32),
+                         xp.ascontiguousarray(p.depth, np.float32), vis, sizes, stride,
+                         np.int64(n), np.int32(w), np.int32(h), keys)
+        # vertex stage
+        model = np.asarray(_host(batch.model), np.float64)
+        mvp = xp.asarray(np.ascontiguousarray(np.asarray(camera_vp, np.float64) @ model))
+        nm = xp.asarray(np.ascontiguousarray(normal_matrices(model)))
+        clip = xp.empty((n, 4))
+        world = xp.empty((n, 3))
+        wn = xp.empty((n, 3))
+        self._launch("surface_vertices", n, xp.ascontiguousarray(batch.positions, np.float32),
+                     xp.ascontiguousarray(batch.object_id, np.uint32), mvp,
+                     xp.asarray(np.ascontiguousarray(model)), nm, self.normals, np.int64(n),
+                     np.int32(1), clip, world, wn)
+        t = len(prims.triangles)
+        adj = xp.empty((t, 3, 3))
+        det = xp.empty(t)
+        zc, wc = xp.empty((t, 3)), xp.empty((t, 3))
+        status = xp.empty(t, np.int8)
+        x, y = xp.empty((t, 3), np.int64), xp.empty((t, 3), np.int64)
+        area = xp.empty(t, np.int64)
+        self._launch("classify_triangles", t, clip, self.tris, self.cull_back, np.int64(t),
+                     np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
+        whole = xp.flatnonzero((status == 1) & (area != 0))
+        piece_tri, px, py = [whole], [x[whole]], [y[whole]]
+        partial = _host(xp.flatnonzero(status == 2))
+        if len(partial):  # few: clipped on the host, pieces uploaded
+            tris_h = prims.triangles[partial]
+            clip_h = _host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
+            extra_tri, extra = [], []
+            for t_id, c in zip(partial, clip_h):
+                poly = _clip_polygon([c[0], c[1], c[2]])
+                for k in range(1, len(poly) - 1):
+                    extra_tri.append(t_id)
+                    extra.append((poly[0], poly[k], poly[k + 1]))
+            if extra:
+                ex, ey, ea = _snap(np.asarray(extra, np.float64), size)
+                keep = ea != 0
+                piece_tri.append(xp.asarray(np.asarray(extra_tri, np.int64)[keep]))
+                px.append(xp.asarray(ex[keep]))
+                py.append(xp.asarray(ey[keep]))
+        piece_tri = xp.ascontiguousarray(xp.concatenate(piece_tri).astype(np.int64))
+        px = xp.ascontiguousarray(xp.concatenate(px))
+        py = xp.ascontiguousarray(xp.concatenate(py))
+        m = int(piece_tri.shape[0])
+        self._launch("raster_triangles", m, px, py, piece_tri, np.int64(m), adj, zc, wc,
+                     np.int32(w), np.int32(h), np.int64(n), keys)
+        # resolve
+        ambient, directional, point = shader.lights
+        dl = np.array([d for d, _ in directional], np.float64).reshape(-1, 3)
+        de = np.array([e for _, e in directional], np.float64).reshape(-1, 3)
+        pp = np.array([q for q, _ in point], np.float64).reshape(-1, 3)
+        pe = np.array([e for _, e in point], np.float64).reshape(-1, 3)
+        ortho = shader.view_dir is not None
+        view_dir = np.asarray(shader.view_dir if ortho else np.zeros(3), np.float64)
+        color = xp.empty(npix, np.uint32)
+        depth = xp.empty(npix, np.float32)
+        bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
+        no_lines = xp.zeros(1, np.uint32)
+        dev = lambda a: xp.asarray(np.ascontiguousarray(a))
+        self._launch("resolve_surfaces", npix, keys, np.int32(w), np.int32(h), np.int64(n),
+                     np.int64(t), self.point_rgba, no_lines, np.uint32(bg), self.tris,
+                     self.tri_material, adj, (det > 0).astype(np.uint8), self.vencoded,
+                     self.vlinear, self.uvs, world, wn, self.params, self.tex_index,
+                     self.texels, self.tex_info, dev(np.asarray(ambient, np.float64)),
+                     np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
+                     dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
+                     color, depth)
+        self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
+        self.keys = keys
+        out = _host(color).view(np.uint8).reshape(h, w, 4)
+        return Frame(np.ascontiguousarray(out), _host(depth).reshape(h, w))
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+

@@ -1,0 +1,144 @@
+// Resolve: one thread per pixel turns the key buffer into colour and depth, shading each
+// triangle pixel once (engine/render/shading.py): perspective-correct barycentrics from
+// the triangle's adjugate, base colour = material x vertex colour x texture, then unlit,
+// or ambient + Lambert + Blinn-Phong in linear space and sRGB-encoded.
+// Ids: [0, n_points) points, then n_tris triangles, then lines. 64-bit grid-stride loop.
+#include "raster.cuh"
+#include "shading.cuh"
+
+// params per material (12 doubles): r, g, b, a (encoded), specular, shininess, shading
+// (0 unlit, 1 lit, 2 flat), flags (1 vertex colours, 2 double-sided), r, g, b linear, a
+extern "C" __global__ void resolve_surfaces(
+    const unsigned long long* __restrict__ keys, int width, int height,
+    long long n_points, long long n_tris,
+    const unsigned int* __restrict__ point_rgba, const unsigned int* __restrict__ line_rgba,
+    unsigned int background,
+    const long long* __restrict__ tris, const int* __restrict__ tri_material,
+    const double* __restrict__ adj, const unsigned char* __restrict__ front,
+    const double* __restrict__ vencoded, const double* __restrict__ vlinear,   // (n, 4)
+    const float* __restrict__ uvs, const double* __restrict__ world,           // (n, 2), (n, 3)
+    const double* __restrict__ normals,                                        // (n, 3)
+    const double* __restrict__ params, const int* __restrict__ tex_index,
+    const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info,
+    const double* __restrict__ ambient, int n_dir, const double* __restrict__ dir_l,
+    const double* __restrict__ dir_e, int n_pt, const double* __restrict__ pt_pos,
+    const double* __restrict__ pt_e, const double* __restrict__ eye, int ortho,
+    const double* __restrict__ view_dir,
+    unsigned int* __restrict__ color_out, float* __restrict__ depth_out)
+{
+    const long long num = (long long)width * height;
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < num; p += stride) {
+        const unsigned long long k = keys[p];
+        if (k == FR_EMPTY_KEY) {
+            color_out[p] = background;
+            depth_out[p] = 1.0f;
+            continue;
+        }
+        depth_out[p] = frustum::key_depth(k);
+        const long long i = (long long)frustum::key_index(k);
+        if (i < n_points) { color_out[p] = point_rgba[i]; continue; }
+        if (i >= n_points + n_tris) { color_out[p] = line_rgba[i - n_points - n_tris]; continue; }
+        const long long t = i - n_points;
+        const long long px = p % width, py = p / width;
+        const double xn = (2.0 * (double)px + 1.0) / (double)width - 1.0;
+        const double yn = 1.0 - (2.0 * (double)py + 1.0) / (double)height;
+        const double* a = adj + 9 * t;
+        double b0 = a[0] * xn + a[1] * yn + a[2];
+        double b1 = a[3] * xn + a[4] * yn + a[5];
+        double b2 = a[6] * xn + a[7] * yn + a[8];
+        const double s = b0 + b1 + b2;
+        if (s != 0.0) { b0 /= s; b1 /= s; b2 /= s; }
+        const long long v0 = tris[3 * t], v1 = tris[3 * t + 1], v2 = tris[3 * t + 2];
+        const double* P = params + 12 * tri_material[t];
+        const int shading = (int)P[6];
+        const int flags = (int)P[7];
+        const bool linear = shading != 0;
+        const double* vt = linear ? vlinear : vencoded;
+        double base[4];
+        for (int ch = 0; ch < 4; ++ch) {
+            double c = linear ? P[8 + ch] : P[ch];
+            if (flags & 1) c *= vt[4 * v0 + ch] * b0 + vt[4 * v1 + ch] * b1 + vt[4 * v2 + ch] * b2;
+            base[ch] = c;
+        }
+        const int ti = tex_index[tri_material[t]];
+        if (ti >= 0) {
+            const double u = uvs[2 * v0] * b0 + uvs[2 * v1] * b1 + uvs[2 * v2] * b2;
+            const double v = uvs[2 * v0 + 1] * b0 + uvs[2 * v1 + 1] * b1 + uvs[2 * v2 + 1] * b2;
+            double tex[4];
+            frustum::sample_texture(texels, tex_info + 6 * ti, u, v, linear, tex);
+            for (int ch = 0; ch < 4; ++ch) base[ch] *= tex[ch];
+        }
+        const unsigned int alpha = frustum::unorm8(base[3]);
+        if (!linear) {
+            color_out[p] = frustum::unorm8(base[0]) | (frustum::unorm8(base[1]) << 8) |
+                           (frustum::unorm8(base[2]) << 16) | (alpha << 24);
+            continue;
+        }
+        double w3[3], n[3] = {0.0, 0.0, 0.0};
+        for (int r = 0; r < 3; ++r)
+            w3[r] = world[3 * v0 + r] * b0 + world[3 * v1 + r] * b1 + world[3 * v2 + r] * b2;
+        double nl = 0.0;
+        if (shading != 2) {
+            for (int r = 0; r < 3; ++r)
+                n[r] = normals[3 * v0 + r] * b0 + normals[3 * v1 + r] * b1 + normals[3 * v2 + r] * b2;
+            nl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+            if (nl > 0.0) { n[0] /= nl; n[1] /= nl; n[2] /= nl; }
+        }
+        if (shading == 2 || !(nl > 0.0)) {  // flat, or no usable normal: the geometric one
+            double e1[3], e2[3];
+            for (int r = 0; r < 3; ++r) {
+                e1[r] = world[3 * v1 + r] - world[3 * v0 + r];
+                e2[r] = world[3 * v2 + r] - world[3 * v0 + r];
+            }
+            n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+            n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+            n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+            const double gl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+            if (gl > 0.0) { n[0] /= gl; n[1] /= gl; n[2] /= gl; }
+        }
+        if ((flags & 2) && !front[t]) { n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]; }
+        double v[3];
+        if (ortho) {
+            v[0] = view_dir[0]; v[1] = view_dir[1]; v[2] = view_dir[2];
+        } else {
+            for (int r = 0; r < 3; ++r) v[r] = eye[r] - w3[r];
+            const double vl = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            if (vl > 0.0) { v[0] /= vl; v[1] /= vl; v[2] /= vl; }
+        }
+        double diff[3] = {ambient[0], ambient[1], ambient[2]}, spec[3] = {0.0, 0.0, 0.0};
+        const double ks = P[4], shin = P[5];
+        for (int li = 0; li < n_dir + n_pt; ++li) {
+            double l[3], e[3];
+            if (li < n_dir) {
+                for (int r = 0; r < 3; ++r) { l[r] = dir_l[3 * li + r]; e[r] = dir_e[3 * li + r]; }
+            } else {
+                const int q = li - n_dir;
+                for (int r = 0; r < 3; ++r) l[r] = pt_pos[3 * q + r] - w3[r];
+                double r2 = l[0] * l[0] + l[1] * l[1] + l[2] * l[2];
+                r2 = r2 > 1e-30 ? r2 : 1e-30;
+                const double ll = sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]);
+                if (ll > 0.0) { l[0] /= ll; l[1] /= ll; l[2] /= ll; }
+                for (int r = 0; r < 3; ++r) e[r] = pt_e[3 * q + r] / r2;
+            }
+            const double ndl = n[0] * l[0] + n[1] * l[1] + n[2] * l[2];
+            if (ndl > 0.0) {
+                for (int r = 0; r < 3; ++r) diff[r] += e[r] * ndl;
+                if (ks > 0.0) {
+                    const double h[3] = {l[0] + v[0], l[1] + v[1], l[2] + v[2]};
+                    const double hl = sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
+                    double ndh = 0.0;
+                    if (hl > 0.0) {
+                        ndh = (n[0] * h[0] + n[1] * h[1] + n[2] * h[2]) / hl;
+                        ndh = ndh > 0.0 ? ndh : 0.0;
+                    }
+                    const double f = ks * pow(ndh, shin);
+                    for (int r = 0; r < 3; ++r) spec[r] += e[r] * f;
+                }
+            }
+        }
+        unsigned int rgb[3];
+        for (int r = 0; r < 3; ++r) rgb[r] = frustum::unorm8(frustum::srgb_encode(base[r] * diff[r] + spec[r]));
+        color_out[p] = rgb[0] | (rgb[1] << 8) | (rgb[2] << 16) | (alpha << 24);
+    }
+}

@@ -1,0 +1,72 @@
+// Shading math shared by resolve.cu and its host builds: sRGB transfer functions
+// (IEC 61966-2-1), glTF/GL texture addressing and filtering, the engine's lighting model.
+// Must stay identical to engine/render/shading.py and engine/render/sampling.py.
+#pragma once
+#include "common.cuh"
+
+namespace frustum {
+
+__host__ __device__ inline double clamp01(double v) { return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v); }
+
+__host__ __device__ inline double srgb_encode(double l) {
+    l = clamp01(l);
+    return l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1.0 / 2.4) - 0.055;
+}
+
+__host__ __device__ inline double srgb_decode(double c) {
+    c = clamp01(c);
+    return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+}
+
+__host__ __device__ inline unsigned int unorm8(double v) {
+    return (unsigned int)rint(clamp01(v) * 255.0);
+}
+
+// texel index wrap: 0 repeat, 1 clamp to edge, 2 mirrored repeat
+__host__ __device__ inline long long wrap_index(long long i, long long n, long long mode) {
+    if (mode == 0) {
+        const long long m = i % n;
+        return m < 0 ? m + n : m;
+    }
+    if (mode == 1) return i < 0 ? 0 : (i > n - 1 ? n - 1 : i);
+    long long m = i % (2 * n);
+    if (m < 0) m += 2 * n;
+    return m < n ? m : 2 * n - 1 - m;
+}
+
+__host__ __device__ inline double texel(const unsigned char* texels, long long off, long long w,
+                                        long long row, long long col, int ch, bool linear) {
+    const double v = texels[4 * (off + row * w + col) + ch] / 255.0;
+    return (linear && ch < 3) ? srgb_decode(v) : v;
+}
+
+// info = (offset, width, height, wrap_s, wrap_t, filter 0 nearest / 1 linear)
+__host__ __device__ inline void sample_texture(const unsigned char* texels, const long long* info,
+                                               double u, double v, bool linear, double out[4]) {
+    const long long off = info[0], w = info[1], h = info[2];
+    if (!(FR_ISFINITE(u) && FR_ISFINITE(v))) { u = 0.0; v = 0.0; }
+    const double lim = 2147483648.0 / (double)(w > h ? w : h);
+    u = u < -lim ? -lim : (u > lim ? lim : u);
+    v = v < -lim ? -lim : (v > lim ? lim : v);
+    double x = u * (double)w, y = v * (double)h;
+    if (info[5] == 0) {
+        const long long col = wrap_index((long long)floor(x), w, info[3]);
+        const long long row = wrap_index((long long)floor(y), h, info[4]);
+        for (int ch = 0; ch < 4; ++ch) out[ch] = texel(texels, off, w, row, col, ch, linear);
+        return;
+    }
+    x -= 0.5;
+    y -= 0.5;
+    const double x0 = floor(x), y0 = floor(y), fx = x - x0, fy = y - y0;
+    const long long i0 = wrap_index((long long)x0, w, info[3]), i1 = wrap_index((long long)x0 + 1, w, info[3]);
+    const long long j0 = wrap_index((long long)y0, h, info[4]), j1 = wrap_index((long long)y0 + 1, h, info[4]);
+    for (int ch = 0; ch < 4; ++ch) {
+        const double top = texel(texels, off, w, j0, i0, ch, linear) * (1 - fx) +
+                           texel(texels, off, w, j0, i1, ch, linear) * fx;
+        const double bottom = texel(texels, off, w, j1, i0, ch, linear) * (1 - fx) +
+                              texel(texels, off, w, j1, i1, ch, linear) * fx;
+        out[ch] = top * (1 - fy) + bottom * fy;
+    }
+}
+
+}  // namespace frustum
