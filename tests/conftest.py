@@ -1,10 +1,21 @@
 """Shared fixtures: every backend available here, compiled host builds of the CUDA
-headers, and the third-party reference assets."""
+headers, and the third-party reference assets; and the rules for GPU tests.
+
+GPU tests carry ``@pytest.mark.gpu`` (the cupy parameters of the backend fixtures
+included). Without a usable CUDA device they skip, each with the reason. On a GPU run
+(``FRUSTUM_GPU_RUN=1``, set by benchmarks/gpu_run.sh) they must run: a GPU test that
+skips there is reported as a failure, and test modules that cannot be imported because
+a package of ``GPU_IMAGE_ABSENT`` is missing (the GPU machine's image lacks them) are
+skipped at collection with that reason instead of failing it. Normal runs are
+unchanged: GL, window and loader tests never skip.
+"""
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,23 +26,65 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REF_ASSETS = ROOT.parent / "shared" / "ref-assets"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+GPU_RUN = os.environ.get("FRUSTUM_GPU_RUN", "").lower() in ("1", "true", "yes")
+# Top-level modules the GPU machine's image does not have (tests/gpu_image/packages.txt).
+GPU_IMAGE_ABSENT = frozenset({"trimesh", "pyglet", "moderngl", "_moderngl", "glcontext",
+                              "imageio_ffmpeg"})
 
 
+@functools.cache
 def _cupy_reason():
     from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
     return cupy_unavailable_reason()
 
 
-def backend_params():
-    """numpy and numba always (both are installed by the test command); cupy with a GPU."""
+def gpu_skip_reason() -> str | None:
+    """Why GPU tests cannot run here (None when a CUDA device is usable)."""
     reason = _cupy_reason()
+    return None if reason is None else f"needs a CUDA GPU: {reason}"
+
+
+def backend_params():
+    """numpy and numba always (both are installed by the test command); cupy marked gpu."""
     return [
         pytest.param("numpy", id="numpy"),
         pytest.param("numba", id="numba"),
-        pytest.param("cupy", id="cupy", marks=pytest.mark.skipif(
-            reason is not None, reason=f"needs a CUDA GPU: {reason}")),
+        pytest.param("cupy", id="cupy", marks=pytest.mark.gpu),
     ]
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("gpu") is not None:
+        reason = gpu_skip_reason()
+        if reason is not None:
+            if GPU_RUN:
+                pytest.fail(f"GPU run, but {reason}", pytrace=False)
+            pytest.skip(reason)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if GPU_RUN and report.skipped and item.get_closest_marker("gpu") is not None \
+            and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"a GPU test skipped on a GPU run: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if not (GPU_RUN and report.failed and isinstance(collector, pytest.Module)):
+        return
+    m = re.search(r"No module named '([\w.]+)'", str(report.longrepr))
+    if m and m.group(1).partition(".")[0] in GPU_IMAGE_ABSENT:
+        report.outcome = "skipped"
+        report.longrepr = (str(collector.path), 0,
+                           f"Skipped: {m.group(1)} is not on the GPU image (GPU run)")
 
 
 @pytest.fixture(params=backend_params())

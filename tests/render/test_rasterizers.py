@@ -19,12 +19,6 @@ from engine.render.frame import background_rgba
 from engine.render.points import rasterize_points, splat_origin, splat_sizes
 
 
-def _cupy_reason():
-    from engine.render.backends.cupy_backend import cupy_unavailable_reason
-
-    return cupy_unavailable_reason()
-
-
 @pytest.fixture(scope="session")
 def raster_lib(native_dir):
     return compile_host_library(ROOT / "tests" / "native" / "raster_host.cpp", native_dir)
@@ -77,8 +71,7 @@ def _cupy_rasterizer():
     pytest.param("numpy", id="numpy"),
     pytest.param("numba", id="numba"),
     pytest.param("host", id="host-cuh"),
-    pytest.param("cupy", id="cupy", marks=pytest.mark.skipif(
-        _cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")),
+    pytest.param("cupy", id="cupy", marks=pytest.mark.gpu),
 ])
 def rasterize(request):
     """rasterize(screen_xy, depth, visible, colors, size, point_size, background) ->
@@ -231,7 +224,7 @@ def test_splat_range_header_matches_splat_origin(raster_lib):
         np.testing.assert_array_equal(hi[covered], ref_hi[covered])
 
 
-@pytest.mark.skipif(_cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")
+@pytest.mark.gpu
 class TestOnDevice:
     def test_buffers_reused_across_frames_and_sizes(self):
         import cupy
