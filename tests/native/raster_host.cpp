@@ -4,14 +4,15 @@
 // engine.render.points.rasterize_points.
 #include "../../shaders/raster.cuh"
 
-extern "C" void rasterize_points_host(const float* screen_xy, const float* depth,
-                                      const unsigned char* visible, const unsigned char* sizes,
-                                      long long size_stride, long long n, int width, int height,
-                                      const unsigned int* colors, unsigned int background,
-                                      unsigned long long* keys, unsigned int* out_color,
-                                      float* out_depth) {
-    const long long num_pixels = (long long)width * height;
+// The three passes one at a time (the stand-in device runs them as its "kernels").
+extern "C" void clear_keys_host(unsigned long long* keys, long long num_pixels) {
     for (long long i = 0; i < num_pixels; ++i) keys[i] = FR_EMPTY_KEY;
+}
+
+extern "C" void splat_points_host(const float* screen_xy, const float* depth,
+                                  const unsigned char* visible, const unsigned char* sizes,
+                                  long long size_stride, long long n, int width, int height,
+                                  unsigned long long* keys) {
     for (long long i = 0; i < n; ++i) {
         if (!visible[i]) continue;
         const int size = sizes[i * size_stride];
@@ -26,6 +27,11 @@ extern "C" void rasterize_points_host(const float* screen_xy, const float* depth
             }
         }
     }
+}
+
+extern "C" void resolve_keys_host(const unsigned long long* keys, const unsigned int* colors,
+                                  unsigned int background, long long num_pixels,
+                                  unsigned int* out_color, float* out_depth) {
     for (long long i = 0; i < num_pixels; ++i) {
         const unsigned long long key = keys[i];
         if (key == FR_EMPTY_KEY) {
@@ -36,6 +42,18 @@ extern "C" void rasterize_points_host(const float* screen_xy, const float* depth
             out_depth[i] = frustum::key_depth(key);
         }
     }
+}
+
+extern "C" void rasterize_points_host(const float* screen_xy, const float* depth,
+                                      const unsigned char* visible, const unsigned char* sizes,
+                                      long long size_stride, long long n, int width, int height,
+                                      const unsigned int* colors, unsigned int background,
+                                      unsigned long long* keys, unsigned int* out_color,
+                                      float* out_depth) {
+    const long long num_pixels = (long long)width * height;
+    clear_keys_host(keys, num_pixels);
+    splat_points_host(screen_xy, depth, visible, sizes, size_stride, n, width, height, keys);
+    resolve_keys_host(keys, colors, background, num_pixels, out_color, out_depth);
 }
 
 // The per-axis coverage rule alone, for edge cases: writes [lo, hi) for each coordinate.

@@ -96,7 +96,8 @@ def cuda_major() -> int | None:
 
 def install_hint(major: int | None = None) -> str:
     """One line saying how to install the GPU backend for ``major`` (default
-    ``cuda_major()``), e.g. ``pip install 'frustum[gpu-cuda13]'``."""
+    ``cuda_major()``), e.g. ``pip install 'frustum[gpu-cuda13]'``; a major without an
+    extra (unknown: no CuPy wheel, no driver) names both extras."""
     major = cuda_major() if major is None else major
     if major in EXTRAS:
         return f"pip install 'frustum[{EXTRAS[major]}]'"
