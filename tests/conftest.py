@@ -6,8 +6,10 @@ included). Without a usable CUDA device they skip, each with the reason. On a GP
 (``FRUSTUM_GPU_RUN=1``, set by benchmarks/gpu_run.sh) they must run: a GPU test that
 skips there is reported as a failure, and test modules that cannot be imported because
 a package of ``GPU_IMAGE_ABSENT`` is missing (the GPU machine's image lacks them) are
-skipped at collection with that reason instead of failing it. Normal runs are
-unchanged: GL, window and loader tests never skip.
+skipped at collection with that reason instead of failing it. ``FRUSTUM_GPU_RUN=image``
+applies only that collection rule (tests/test_gpu_image.py: the GPU selection under the
+image's package set on a machine without a GPU). Normal runs are unchanged: GL, window
+and loader tests never skip.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REF_ASSETS = ROOT.parent / "shared" / "ref-assets"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-GPU_RUN = os.environ.get("FRUSTUM_GPU_RUN", "").lower() in ("1", "true", "yes")
+_GPU_RUN_MODE = os.environ.get("FRUSTUM_GPU_RUN", "").lower()
+GPU_RUN = _GPU_RUN_MODE in ("1", "true", "yes")  # a GPU must be there: skips fail
+IMAGE_RULES = GPU_RUN or _GPU_RUN_MODE == "image"  # modules the image cannot import skip
 # Top-level modules the GPU machine's image does not have (tests/gpu_image/packages.txt).
 GPU_IMAGE_ABSENT = frozenset({"trimesh", "pyglet", "moderngl", "_moderngl", "glcontext",
                               "imageio_ffmpeg"})
@@ -78,7 +82,7 @@ def pytest_runtest_makereport(item, call):
 def pytest_make_collect_report(collector):
     outcome = yield
     report = outcome.get_result()
-    if not (GPU_RUN and report.failed and isinstance(collector, pytest.Module)):
+    if not (IMAGE_RULES and report.failed and isinstance(collector, pytest.Module)):
         return
     m = re.search(r"No module named '([\w.]+)'", str(report.longrepr))
     if m and m.group(1).partition(".")[0] in GPU_IMAGE_ABSENT:

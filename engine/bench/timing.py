@@ -136,12 +136,9 @@ def measure_cuda_events(fn: Callable[[], object], *, repeats: int = 10, warmup: 
 def spin_kernel():
     """``spin(nanoseconds)``: launches shaders/timing.cu's ``spin_wait`` (one thread)
     on CuPy's current stream. Needs a CUDA device."""
-    import numpy as np
+    from ..render.backends.cupy_backend import spin_kernel as make
 
-    from ..render.backends.cupy_backend import get_function
-
-    kernel = get_function("timing.cu", "spin_wait")
-    return lambda ns: kernel((1,), (1,), (np.uint64(int(ns)),))
+    return make()
 
 
 @dataclass(frozen=True)

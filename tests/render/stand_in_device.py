@@ -225,9 +225,12 @@ def make_cupy():
         is_available=lambda: True, Device=_Device, Stream=_Stream, Event=_Event,
         get_current_stream=lambda: _Stream(), get_elapsed_time=lambda a, b: 1.0,
         runtime=types.SimpleNamespace(
-            getDeviceProperties=lambda i: {"name": b"Stand-in GPU"},
+            getDeviceProperties=lambda i: {"name": b"Stand-in GPU", "major": 9, "minor": 0,
+                                           "totalGlobalMem": 1 << 30},
+            driverGetVersion=lambda: 13000, runtimeGetVersion=lambda: 13000,
             deviceGetAttribute=lambda attr, dev: 4, cudaDevAttrMultiProcessorCount=16))
     cp.cuda = cuda
+    cp.show_config = lambda: print("CuPy: stand-in device (tests/render/stand_in_device.py)")
     cpx = types.ModuleType("cupyx")
 
     def empty_pinned(shape, dtype=np.float32):

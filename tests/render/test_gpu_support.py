@@ -119,6 +119,53 @@ def test_interop_needs_contiguous_device_arrays():
         device_pointer(Dev((5, 2), (16, 4)))
 
 
+def test_preflight_passes_on_the_stand_in_device(monkeypatch, native_dir):
+    import stand_in_device
+
+    from engine.render.backends import cuda_check
+
+    device = stand_in_device.install(monkeypatch, native_dir)
+    monkeypatch.setattr("engine.render.backends.cuda_source.nvrtc_version", lambda: (13, 0))
+    lines = []
+    info = cuda_check.run_check(log=lines.append)
+    assert info["device"] == "Stand-in GPU" and info["nvrtc"] == "13.0"
+    text = "\n".join(lines)
+    assert "cupy.show_config()" in text and "bit for bit" in text
+    launched = set(device.kernels)
+    assert launched == {k for names in cuda_check.KERNELS.values() for k in names}
+
+
+def test_preflight_stops_at_the_first_failure_naming_it(monkeypatch, native_dir, capsys):
+    import stand_in_device
+
+    from engine.render.backends import cuda_check
+
+    stand_in_device.install(monkeypatch, native_dir)
+    monkeypatch.setattr("engine.render.backends.cuda_source.nvrtc_version", lambda: (13, 0))
+    real = stand_in_device.Kernels._project_points
+
+    def off_by_one_ulp(self, *args):
+        real(self, *args)
+        xy = args[8]
+        xy.view(np.uint32)[...] += 1  # what a fused multiply-add would do to some vertices
+
+    monkeypatch.setattr(stand_in_device.Kernels, "_project_points", off_by_one_ulp)
+    assert cuda_check.main() == 3
+    out = capsys.readouterr().out
+    assert "GPU CHECK FAILED: project_points is not bit-identical" in out
+    assert "launched clear_keys" not in out  # stopped before the rasterizer
+
+
+def test_preflight_without_a_device_says_why(capsys):
+    from engine.render.backends import cuda_check
+    from engine.render.backends.cupy_backend import cupy_unavailable_reason
+
+    if cupy_unavailable_reason() is None:
+        pytest.skip("a GPU is available here")
+    assert cuda_check.main() == 3
+    assert "GPU CHECK FAILED: CuPy cannot use a GPU here" in capsys.readouterr().out
+
+
 # --- on a device ----------------------------------------------------------------------
 
 @pytest.mark.gpu

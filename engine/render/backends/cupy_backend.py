@@ -85,6 +85,14 @@ def _multiprocessors(device_id: int) -> int:
         cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device_id))
 
 
+def spin_kernel():
+    """``spin(nanoseconds)``: launches shaders/timing.cu's ``spin_wait`` (one thread) on
+    CuPy's current stream, keeping the device busy that long (benchmark timing helper).
+    Raises engine.errors.BackendUnavailable as ``get_function``."""
+    kernel = get_function("timing.cu", "spin_wait")
+    return lambda ns: kernel((1,), (1,), (np.uint64(int(ns)),))
+
+
 def launch_grid(n: int) -> tuple[int]:
     """Blocks for a grid-stride loop over n items: enough to fill the device, no more."""
     import cupy
