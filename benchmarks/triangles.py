@@ -160,7 +160,7 @@ def run(size, quick):
     rows = []
     for name, v, f, points in scenes:
         scene, camera = make_scene(v, f, size, points)
-        row = {"scene": name, "triangles": int(len(f)), "points": points}
+        row = {"scene": name, "triangles": len(f), "points": points}
         repeats = 3 if len(f) > 500_000 or points else 5
         for backend in paths:
             if backend == "numpy" and len(f) > 500_000:

@@ -6,7 +6,6 @@ moderngl for display. See README.md for conventions (frames, units, matrix layou
 """
 
 from .animation.camera_path import CameraPath, CameraScript, Keyframe
-from .controls.controllers import FlyController, OrbitController
 from .io import load
 from .render.backends import get_projector
 from .render.batch import VertexBatch
@@ -18,6 +17,20 @@ from .scene.geometry import Mesh, PointCloud
 from .scene.graph import Node, Scene
 
 __version__ = "0.1.0"
+
+# The controllers need pyglet (its key and mouse constants), so they load on first use:
+# ``import engine`` then works where pyglet is absent (servers, the GPU machine's image).
+_LAZY = {"FlyController": ".controls.controllers", "OrbitController": ".controls.controllers"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
 
 __all__ = [
     "Camera",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2's GPU check: the GPU tests, CuPy vs NumPy/Numba on 10^7 vertices and the
-# benchmark, in under 5 minutes, with a printed summary. Same runbook as issue 6:
+# Issue 2's GPU check (now issue 14's runbook): preflight, the GPU tests, CuPy vs Numba on
+# 10^7 vertices, the benchmark and whole frames in under 240 s; one archive + one summary:
 #     scripts/gpu_check.sh [OUT_DIR]      (default: gpu-check-results)
 exec "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/benchmarks/gpu_run.sh" "${1:-gpu-check-results}"

@@ -1,13 +1,32 @@
 #!/usr/bin/env bash
 # Prepares this checkout to run: system GL libraries (Mesa EGL/llvmpipe, Xvfb) and a
 # virtual environment in .venv with the engine and its extras. Safe to run repeatedly:
-# packages are reinstalled only when pyproject.toml changes.
+# packages are reinstalled only when pyproject.toml or the extras change.
+#
+# The GPU extra follows one CUDA major (docs/gpu.md): the driver's CUDA version from
+# nvidia-smi, else the CUDA toolkit's (nvcc), else FRUSTUM_CUDA_MAJOR (default 13, the
+# GPU machine's). CUDA 13 -> gpu-cuda13 (cupy-cuda13x, NVRTC 13.0), CUDA 12 -> gpu.
+# A CuPy wheel of the other major is uninstalled first: two side by side break the import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GL_PACKAGES="xvfb xauth libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 VENV_PACKAGE="python3-venv"
-EXTRAS="${FRUSTUM_EXTRAS:-dev,fast,gpu}"
+
+cuda_major() {
+  local v=""
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    v="$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\)\..*/\1/p' | head -n1)"
+  fi
+  if [ -z "$v" ] && command -v nvcc >/dev/null 2>&1; then
+    v="$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\)\..*/\1/p' | head -n1)"
+  fi
+  echo "${v:-${FRUSTUM_CUDA_MAJOR:-13}}"
+}
+CUDA_MAJOR="$(cuda_major)"
+if [ "$CUDA_MAJOR" -ge 13 ]; then GPU_EXTRA="gpu-cuda13"; OTHER_CUPY="cupy-cuda12x nvidia-cuda-nvrtc-cu12"
+else GPU_EXTRA="gpu"; OTHER_CUPY="cupy-cuda13x nvidia-cuda-nvrtc"; fi
+EXTRAS="${FRUSTUM_EXTRAS:-dev,fast,$GPU_EXTRA}"
 
 missing=""
 if command -v dpkg >/dev/null 2>&1; then
@@ -32,8 +51,17 @@ fi
 stamp=".venv/.frustum-installed"
 want="$(cat pyproject.toml | sha256sum | cut -d' ' -f1) $EXTRAS"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "setup: installing Python packages into .venv (extras: $EXTRAS)" >&2
+  echo "setup: installing Python packages into .venv (extras: $EXTRAS; CUDA $CUDA_MAJOR)" >&2
   .venv/bin/python -m pip install -q --upgrade pip
+  case ",$EXTRAS," in
+    *,gpu*)
+      for p in $OTHER_CUPY; do
+        if .venv/bin/python -m pip show -q "$p" >/dev/null 2>&1; then
+          echo "setup: uninstalling $p (another CUDA major than $CUDA_MAJOR)" >&2
+          .venv/bin/python -m pip uninstall -q -y "$p"
+        fi
+      done ;;
+  esac
   .venv/bin/python -m pip install -q -e ".[$EXTRAS]"
   echo "$want" > "$stamp"
 fi

@@ -55,8 +55,15 @@ class EmulatedModule:
 
     def get_function(self, source: str, name: str):
         def kernel(grid, block, args):
-            values = []
+            values, ptrs = [], []
             for i, a in enumerate(args):
+                if isinstance(a, np.ndarray) and a.dtype.names is not None:
+                    # a structured array of one element: a struct passed by value (as
+                    # CuPy passes it); the parameter points at its bytes
+                    assert a.size == 1, f"{name} argument {i}: a struct is one element"
+                    values.append(None)
+                    ptrs.append(ctypes.c_void_p(a.ctypes.data))
+                    continue
                 if isinstance(a, np.ndarray):
                     assert a.flags.c_contiguous, f"{name} argument {i}: not C-contiguous"
                     values.append(ctypes.c_void_p(a.ctypes.data))
@@ -65,8 +72,8 @@ class EmulatedModule:
                 else:  # CuPy would guess a C type for a Python scalar: the engine must not
                     raise TypeError(f"{name} argument {i}: pass a NumPy scalar, not "
                                     f"{type(a).__name__}")
-            params = (ctypes.c_void_p * len(values))(
-                *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+                ptrs.append(ctypes.cast(ctypes.pointer(values[-1]), ctypes.c_void_p))
+            params = (ctypes.c_void_p * len(ptrs))(*ptrs)
             rc = self.lib.fr_launch_kernel(name.encode(), int(grid[0]), int(block[0]),
                                            self.workers, params, len(values))
             if rc == -1:

@@ -4,8 +4,12 @@ Results dict (also the JSON file): ``machine`` (host, cpu, cores, gpu, versions,
 commit), ``created_utc``, ``copy_bandwidth`` {host, device}, ``results`` and
 ``many_objects.results`` (records with path, n, median_s, q1_s, q3_s, min_s, max_s,
 repeats, first_call_s, vertices_per_s, bytes_per_vertex, bandwidth_fraction, and for
-GPU/GL paths device_time_s / host_call_s), ``skipped``, ``sync_demo``, ``targets``,
-``crossover``.
+GPU/GL paths device_time_s; for GPU paths also device_time_method, host_call_s (the
+host's launch overhead per call, not waiting for the device) and
+device_bandwidth_fraction (from device time)), ``skipped``, ``failures`` (path, n,
+error, traceback tail of paths that raised), ``compile_s`` (NVRTC seconds per CUDA
+source with no cache), ``complete`` (False while a run is still going), ``sync_demo``,
+``targets``, ``crossover``.
 """
 
 from __future__ import annotations
@@ -60,7 +64,8 @@ def analyse(res: dict) -> dict:
             t[f"{p}_per_frame_vs_naive_at_1e3"] = {"speedup": r, "target": 1.0, "met": r >= 1.0}
     top = max((n for (p, n) in idx if p == "engine_cupy"), default=None)
     if top:
-        f = idx[("engine_cupy", top)]["bandwidth_fraction"]
+        rec = idx[("engine_cupy", top)]
+        f = rec.get("device_bandwidth_fraction") or rec["bandwidth_fraction"]
         t["engine_cupy_bandwidth_fraction"] = {"n": top, "fraction": f, "target": 0.8,
                                                "met": f is not None and f >= 0.8}
         for other, goal in (("naive_cupy", 5.0), ("torch_cuda", 1.0)):
@@ -100,15 +105,22 @@ def _n(n: int) -> str:
 
 def _rows(records: list[dict]) -> list[str]:
     lines = [("| path | N | per frame (median) | spread (q1-q3) | Mvertices/s | B/vertex "
-              "| % of copy bw | first call | device time | calls/frame |"),
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| % of copy bw | first call | device time (kernels) | launch (host) "
+              "| calls/frame |"),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in records:
         bw = r.get("bandwidth_fraction")
+        dbw = r.get("device_bandwidth_fraction")
+        dev = _t(r.get("device_time_s"))
+        if r.get("device_time_s") is not None and dbw:
+            dev += f" ({dbw:.0%} bw)"
+        if "synchronises" in (r.get("device_time_method") or ""):
+            dev += " *"
         lines.append(
             f"| {r['label']} | {_n(r['n'])} | {_t(r['median_s'])} | "
             f"{_t(r['q1_s'])}-{_t(r['q3_s'])} | {r['vertices_per_s'] / 1e6:,.1f} | "
             f"{r.get('bytes_per_vertex') or '-'} | {f'{bw:.0%}' if bw else '-'} | "
-            f"{_t(r['first_call_s'])} | {_t(r.get('device_time_s'))} | "
+            f"{_t(r['first_call_s'])} | {dev} | {_t(r.get('host_call_s'))} | "
             f"{r.get('calls_per_frame') or '-'} |")
     return lines
 
@@ -130,6 +142,13 @@ def render_markdown(res: dict) -> str:
         order.setdefault(r["path"], len(order))
     recs = sorted(res["results"], key=lambda r: (order[r["path"]], r["n"]))
     out = [head, "", *_rows(recs), ""]
+    out += [("First call: compile or kernel-cache load, allocation. Device time: CUDA events "
+             "around the kernels only (a spin kernel hides the host's launch work; * marks a "
+             "call that synchronises, timed with events around the whole call). Launch: host "
+             "time of one call without waiting for the device."), ""]
+    if res.get("compile_s"):
+        out += ["NVRTC compile with no cache (a kernel-cache miss): " + ", ".join(
+            f"{k} {_t(v)}" for k, v in res["compile_s"].items()) + ".", ""]
     many = res["many_objects"]
     if many["results"]:
         out += [(f"Scene of {many['objects']:,} objects x {many['vertices_per_object']:,} "
@@ -156,6 +175,10 @@ def render_markdown(res: dict) -> str:
         out.append("")
     for s in res.get("skipped") or []:
         out.append(f"Skipped {s['path']}: {s['reason']}")
+    for f in res.get("failures") or []:
+        out.append(f"FAILED {f['path']} at N={_n(f['n'])}: {f['error']}")
+    if res.get("complete") is False:
+        out.append("Incomplete: the run was still going when this was written.")
     return "\n".join(out).rstrip() + "\n"
 
 

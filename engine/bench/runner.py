@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from ..errors import EngineError
 from . import paths as P
 from .bandwidth import device_copy_bandwidth, host_copy_bandwidth
 from .report import analyse, render_markdown
-from .timing import measure, measure_cuda_events, measure_gl_query, unsynchronised_call_s
+from .timing import measure, measure_device_time, measure_gl_query, unsynchronised_call_s
 
 FULL_SIZES = (10**3, 10**4, 10**5, 10**6, 10**7)
 GPU_EXTRA_SIZES = (10**8,)
@@ -107,7 +108,14 @@ def time_case(case: P.Case, n: int, quick: bool, bandwidth: dict) -> dict:
         rec["bandwidth_ref"] = bw_key
     reps = 5 if quick or n >= 10**7 else 20
     if case.device == "gpu":
-        rec["device_time_s"] = measure_cuda_events(case.fn, repeats=reps).median_s
+        dt = measure_device_time(case.fn, repeats=reps)
+        rec["device_time_s"] = dt.measurement.median_s
+        rec["device_time_method"] = dt.method
+        bw = bandwidth.get("device")
+        if case.bytes_per_vertex and bw and rec["device_time_s"] > 0:
+            rec["device_bandwidth_fraction"] = (case.bytes_per_vertex * n / rec["device_time_s"]
+                                                / bw["bytes_per_s"])
+        # The host's cost of one call, not waiting for the device: launch overhead.
         rec["host_call_s"] = unsynchronised_call_s(case.fn, case.sync, repeats=reps)
     elif case.device == "gl" and case.gl_ctx is not None:
         rec["device_time_s"] = measure_gl_query(case.gl_ctx, case.fn, repeats=min(reps, 5)).median_s
@@ -116,8 +124,17 @@ def time_case(case: P.Case, n: int, quick: bool, bandwidth: dict) -> dict:
     return rec
 
 
-def _run_case(factory, workload, n, quick, bandwidth, results, skipped, log):
-    name = factory.__name__
+def _failure(name: str, n: int, exc: BaseException) -> dict:
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return {"path": name, "n": n, "error": f"{type(exc).__name__}: {exc}".strip()[:500],
+            "traceback": "".join(tb[-6:])[-2000:]}
+
+
+def _run_case(factory, workload, n, quick, bandwidth, results, skipped, log, failures=None,
+              name=None):
+    """Time one path at one size. A ``Skip`` is noted once per path; any other exception
+    is recorded in ``failures`` (path, n, error, traceback tail) and the run goes on."""
+    name = name or factory.__name__
     try:
         case = factory(workload)
     except P.Skip as exc:
@@ -125,10 +142,25 @@ def _run_case(factory, workload, n, quick, bandwidth, results, skipped, log):
             skipped[name] = str(exc)
             log(f"  skip {name}: {exc}")
         return
+    except Exception as exc:
+        if failures is None:
+            raise
+        failures.append(_failure(name, n, exc))
+        log(f"  FAILED {name} N={n:,}: {type(exc).__name__}: {exc}")
+        return
     try:
         rec = time_case(case, n, quick, bandwidth)
+    except Exception as exc:
+        if failures is None:
+            raise
+        failures.append(_failure(case.path, n, exc))
+        log(f"  FAILED {case.path} N={n:,}: {type(exc).__name__}: {exc}")
+        return
     finally:
-        case.release()
+        try:
+            case.release()
+        except Exception as exc:  # noqa: BLE001 - as above
+            log(f"  releasing {case.path}: {type(exc).__name__}: {exc}")
     results.append(rec)
     log(f"  {rec['path']:<22} N={n:>9,}  {rec['median_s'] * 1e3:10.3f} ms  "
         f"{rec['vertices_per_s'] / 1e6:9.1f} Mvert/s"
@@ -161,6 +193,11 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
             under ``skipped``) and the results so far are written; the many-objects case
             and the sync demo still run.
 
+    A path that raises anything but ``Skip`` is recorded under ``failures`` (path, n,
+    error, traceback tail) and the run goes on. With ``out_dir`` the JSON and Markdown
+    are rewritten after every size (``"complete": false`` until the end), so a run
+    killed by an outer timeout keeps what it measured.
+
     Returns the results dict (see ``engine.bench.report`` for its layout).
     """
     t_start = time.perf_counter()
@@ -171,6 +208,11 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
     if sizes is None:
         sizes = QUICK_SIZES if quick else FULL_SIZES + (GPU_EXTRA_SIZES if gpu else ())
     selected = set(paths) if paths else None
+    if selected:
+        unknown = selected - set(P.PATHS) - set(P.MANY_PATHS)
+        if unknown:
+            raise EngineError(f"unknown benchmark path(s) {', '.join(sorted(unknown))}; "
+                              f"choose from {', '.join([*P.PATHS, *P.MANY_PATHS])}")
     log(f"frustum bench: {info['cpu']} ({info['cores']} cores), GPU: {info['gpu'] or 'none'}")
     bandwidth = {"host": host_copy_bandwidth(64 << 20 if quick else 256 << 20,
                                              max_time_s=0.3 if quick else 1.0),
@@ -179,46 +221,83 @@ def run_benchmarks(sizes=None, quick: bool = False, out_dir=None, log=print,
         + (f", device {bandwidth['device']['bytes_per_s'] / 1e9:.0f} GB/s" if gpu else ""))
     results: list[dict] = []
     skipped: dict[str, str] = {}
+    failures: list[dict] = []
+    compile_s = compile_times(log)
+    many: list[dict] = []
+    demo: list[dict] = []
+
+    def snapshot(complete: bool) -> dict:
+        res = {
+            "schema": 1,
+            "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "quick": quick, "machine": info, "sizes": sorted(sizes),
+            "copy_bandwidth": bandwidth, "results": results,
+            "many_objects": {"objects": many_objects and many_objects[0],
+                             "vertices_per_object": many_objects and many_objects[1],
+                             "results": many},
+            "skipped": [{"path": k, "reason": v} for k, v in skipped.items()],
+            "failures": failures, "compile_s": compile_s, "sync_demo": demo,
+            "command": " ".join(sys.argv), "complete": complete,
+        }
+        res.update(analyse(res))
+        res["elapsed_s"] = time.perf_counter() - t_start
+        return res
+
     for n in sorted(sizes):
         if budget_s is not None and time.perf_counter() - t_start > budget_s:
             skipped[f"N={n}"] = f"time budget of {budget_s:.0f} s used up"
             log(f"  skip N={n:,}: time budget of {budget_s:.0f} s used up")
             continue
-        factories = [f for name, f in P.PATHS.items()
-                     if (selected is None or name in selected) and _cap(name, n)]
+        factories = [(name, f) for name, f in P.PATHS.items()
+                      if (selected is None or name in selected) and _cap(name, n)]
         if not factories:
             continue
         w = P.make_workload(n)
-        for factory in factories:
-            _run_case(factory, w, n, quick, bandwidth, results, skipped, log)
+        for name, factory in factories:
+            _run_case(factory, w, n, quick, bandwidth, results, skipped, log, failures, name)
         del w
         gc.collect()
-    many = []
+        if out_dir is not None:
+            write_results(snapshot(False), out_dir, lambda *a: None)
     if many_objects:
         k, m = many_objects
         s = P.make_many_objects(k, m)
         log(f"  many objects: {k} x {m} vertices")
         for name, factory in P.MANY_PATHS.items():
             if selected is None or name in selected:
-                _run_case(factory, s, k * m, quick, bandwidth, many, skipped, log)
+                _run_case(factory, s, k * m, quick, bandwidth, many, skipped, log, failures,
+                          name)
         del s
         gc.collect()
-    demo = run_sync_demo(10**6 if quick else 10**7, log=log) if sync_demo else []
-    res = {
-        "schema": 1,
-        "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "quick": quick, "machine": info, "sizes": sorted(sizes), "copy_bandwidth": bandwidth,
-        "results": results, "many_objects": {"objects": many_objects and many_objects[0],
-                                             "vertices_per_object": many_objects
-                                             and many_objects[1], "results": many},
-        "skipped": [{"path": k, "reason": v} for k, v in skipped.items()],
-        "sync_demo": demo, "command": " ".join(sys.argv),
-    }
-    res.update(analyse(res))
-    res["elapsed_s"] = time.perf_counter() - t_start
+    if sync_demo:
+        try:
+            demo.extend(run_sync_demo(10**6 if quick else 10**7, log=log))
+        except Exception as exc:  # noqa: BLE001 - keep the measurements above
+            failures.append(_failure("sync_demo", 10**6 if quick else 10**7, exc))
+            log(f"  FAILED sync demo: {type(exc).__name__}: {exc}")
+    res = snapshot(True)
     if out_dir is not None:
         write_results(res, out_dir, log)
     return res
+
+
+def compile_times(log=print) -> dict:
+    """Seconds NVRTC takes to compile each engine CUDA source from scratch (what a
+    kernel-cache miss costs: no cache is consulted), or {} without CuPy/NVRTC."""
+    from ..render.backends.cuda_source import CUDA_SOURCES, nvrtc_compile
+
+    out = {}
+    for name in CUDA_SOURCES:
+        try:
+            out[name] = nvrtc_compile(name)[1]
+        except ImportError as exc:
+            log(f"  compile times not measured: {exc}")
+            return {}
+        except Exception as exc:  # noqa: BLE001 - NVRTC missing or failing: say so, go on
+            log(f"  compile time of {name} not measured: {type(exc).__name__}: {exc}")
+            return out
+    log("  NVRTC compile (no cache): " + ", ".join(f"{k} {v:.2f} s" for k, v in out.items()))
+    return out
 
 
 def _result_paths(out_dir, prefix: str, machine: dict) -> tuple[Path, Path]:
@@ -256,8 +335,12 @@ def write_results(res: dict, out_dir, log=print, prefix: str = "bench") -> tuple
     jpath, mpath = _result_paths(out_dir, prefix, res["machine"])
     check_out_dir(out_dir)
     try:
-        jpath.write_text(json.dumps(res, indent=1, default=float) + "\n")
-        mpath.write_text(render_markdown(res))
+        # Written beside and renamed over: a reader (or a kill) never sees half a file.
+        for path, text in ((jpath, json.dumps(res, indent=1, default=float) + "\n"),
+                           (mpath, render_markdown(res))):
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
     except OSError as exc:
         raise EngineError(f"cannot write benchmark results (--out): {exc}") from None
     log(f"wrote {jpath} and {mpath}")

@@ -9,6 +9,12 @@ The first call is timed on its own and reported as start-up cost (JIT/NVRTC
 compilation, cache loads, first-touch allocation); ``warmup`` more calls follow
 untimed; then calls are repeated until both ``repeats`` and ``min_time_s`` are
 reached, or ``max_time_s`` has passed (after at least ``min_repeats``).
+
+Device time (``measure_device_time``) is measured with CUDA events around the kernels
+only: a spin kernel (shaders/timing.cu) first keeps the GPU busy while the host queues
+the timed call's launches, so the events bracket device execution, not the host's Python
+between launches. The host's own cost per call (launch overhead) is reported separately
+by ``unsynchronised_call_s``.
 """
 
 from __future__ import annotations
@@ -125,6 +131,82 @@ def measure_cuda_events(fn: Callable[[], object], *, repeats: int = 10, warmup: 
     for _ in range(warmup):
         once()
     return Measurement.from_samples([once() for _ in range(repeats)], first)
+
+
+def spin_kernel():
+    """``spin(nanoseconds)``: launches shaders/timing.cu's ``spin_wait`` (one thread)
+    on CuPy's current stream. Needs a CUDA device."""
+    from ..render.backends.cupy_backend import spin_kernel as make
+
+    return make()
+
+
+@dataclass(frozen=True)
+class DeviceTime:
+    """Device execution time per call and how it was measured.
+
+    ``method``: "events after a spin kernel" (device execution only) or, when the call
+    itself waits for the device (a blocking copy), "events around the call (it
+    synchronises: host time included)".
+    """
+
+    measurement: Measurement
+    method: str
+    spin_ns: int
+
+
+def measure_device_time(fn: Callable[[], object], *, repeats: int = 10, warmup: int = 1,
+                        spin=None, event_factory=None, elapsed_ms=None,
+                        clock: Callable[[], float] = time.perf_counter,
+                        spin_ns: int = 200_000, max_spin_ns: int = 50_000_000) -> DeviceTime:
+    """Device time of the GPU work ``fn()`` queues, from CUDA events around its kernels.
+
+    Each sample: ``spin(ns)`` occupies the GPU; the start event, ``fn()`` and the end
+    event are queued behind it while it spins; the end event is synchronised and the
+    elapsed time read. If queuing ``fn()`` took the host longer than the spin lasted,
+    the GPU may have idled between launches: the spin doubles and the sample is taken
+    again. A call that blocks on the device (it never returns before the spin ends)
+    cannot be timed this way and falls back to events around the call, said in
+    ``method``.
+
+    ``spin``, ``event_factory``, ``elapsed_ms`` default to the CUDA implementations
+    (``spin_kernel()``, ``cupy.cuda.Event``, ``cupy.cuda.get_elapsed_time``); tests
+    inject stand-ins. ``clock`` reads host seconds.
+    """
+    if event_factory is None or elapsed_ms is None:
+        import cupy
+
+        event_factory = event_factory or cupy.cuda.Event
+        elapsed_ms = elapsed_ms or cupy.cuda.get_elapsed_time
+    if spin is None:
+        spin = spin_kernel()
+    state = {"ns": int(spin_ns), "blocking": False}
+
+    def once() -> float:
+        while True:
+            start, end = event_factory(), event_factory()
+            if not state["blocking"]:
+                spin(state["ns"])
+            start.record()
+            t0 = clock()
+            fn()
+            queued_ns = (clock() - t0) * 1e9
+            end.record()
+            end.synchronize()
+            if state["blocking"] or queued_ns < 0.5 * state["ns"]:
+                return elapsed_ms(start, end) / 1e3
+            if state["ns"] * 2 > max_spin_ns:
+                state["blocking"] = True  # fn waits for the device: spinning cannot help
+                continue
+            state["ns"] *= 2
+
+    first = once()
+    for _ in range(warmup):
+        once()
+    m = Measurement.from_samples([once() for _ in range(repeats)], first)
+    method = ("events around the call (it synchronises: host time included)"
+              if state["blocking"] else "events after a spin kernel (device execution only)")
+    return DeviceTime(m, method, state["ns"])
 
 
 def measure_gl_query(ctx, fn: Callable[[], object], *, repeats: int = 10,

@@ -116,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--budget", type=_positive, default=None, metavar="SECONDS",
                    help="leave out larger sizes once this much time has passed (results so "
                         "far are still written)")
+    b.add_argument("--paths", default=None, metavar="NAME[,NAME...]",
+                   help="only these paths (names as in the JSON, e.g. engine_cupy,naive_cupy)")
+    b.add_argument("--no-many", action="store_true",
+                   help="leave out the many-objects scene")
     b.add_argument("--demo", action="store_true",
                    help="only show the timing trap: unsynchronised vs synchronised GPU/GL work")
     b.set_defaults(func=cmd_bench)
@@ -147,8 +151,10 @@ def cmd_bench(args) -> int:
     if args.demo:
         run_sync_demo(args.sizes[-1] if args.sizes else 10**7)
         return 0
+    paths = [p.strip() for p in args.paths.split(",") if p.strip()] if args.paths else None
+    kwargs = {"many_objects": None} if args.no_many else {}
     res = run_benchmarks(sizes=args.sizes, quick=args.quick, out_dir=args.out,
-                         budget_s=args.budget)
+                         budget_s=args.budget, paths=paths, **kwargs)
     from ..bench.report import render_markdown
 
     print()

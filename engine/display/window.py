@@ -216,7 +216,9 @@ class Viewer:
             draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
                        self._surfaces, colors_revision=r.batch.vertex_revision)
         else:
-            self._blit.draw(r.render().color)
+            # host=False: on the cupy backend the frame stays on the device and reaches
+            # the texture by CUDA-GL interop; depth is not needed to show it.
+            self._blit.draw(r.render(depth=False, host=False).color)
 
     def step(self, dt: float):
         """One frame: controller tick, callbacks, draw, pending screenshot, swap."""

@@ -93,6 +93,7 @@ class VertexBatch:
         self.growths = 0
         self.vertex_revision = 0
         self._synced_revision = -1
+        self._size_device = None  # (vertex_revision, per-vertex sizes on xp)
         self._reset(0, 0)
 
     # --- storage ---------------------------------------------------------------------
@@ -138,10 +139,19 @@ class VertexBatch:
 
     @property
     def point_size(self):
-        """float when every live geometry has the same point size, else (N,) per vertex."""
+        """float when every live geometry has the same point size, else (N,) float32 per
+        vertex on the batch's array module. The per-vertex array is built (uploaded, on
+        the GPU) once per ``vertex_revision`` and the same array is returned until the
+        revision changes: pass ``vertex_revision`` as the rasterizer's
+        ``sizes_revision`` so it converts the sizes once too."""
         if len(self._sizes_in_use) <= 1:
             return float(next(iter(self._sizes_in_use), 1.0))
-        return self.xp.asarray(self._size[: self._used])
+        cached = self._size_device
+        if cached is None or cached[0] != self.vertex_revision:
+            sizes = self._size[: self._used]
+            cached = self._size_device = (self.vertex_revision,
+                                          sizes if self.xp is np else self.xp.asarray(sizes))
+        return cached[1]
 
     @property
     def vertex_count(self) -> int:

@@ -61,11 +61,19 @@ def check_size(size) -> tuple[int, int]:
     return w, h
 
 
+def _drawable_vertices(scene: Scene) -> int:
+    """Vertices a batch of ``scene`` would hold (visible nodes with geometry)."""
+    return sum(n.geometry.vertex_count for n in scene.traverse(visible_only=True)
+               if n.geometry is not None)
+
+
 class Renderer:
     """Renders ``scene`` as seen by ``camera`` into ``size`` = (width, height) pixels.
 
     Args:
         backend: projector name ("auto", "cupy", "numba", "numpy"); see engine.render.backends.
+            "auto" chooses once, here, from the scene's vertex count: Numba below this
+            machine's measured CPU/GPU crossover, CuPy from it on (when a GPU works).
         point_size: splat size in pixels overriding each geometry's own, or None.
         raster: how ``render()`` draws the projected points: "software" (the engine's
             z-buffered rasterizer; NumPy, or CUDA on the cupy backend; no GL needed) or
@@ -87,7 +95,7 @@ class Renderer:
         self.scene = scene
         self.camera = camera
         self.size = check_size(size)
-        self.projector = get_projector(backend)
+        self.projector = get_projector(backend, vertex_count=_drawable_vertices(scene))
         self.batch = VertexBatch(scene, self.projector.xp)
         self.point_size = point_size
         self.raster = raster
@@ -140,18 +148,33 @@ class Renderer:
     def effective_point_size(self):
         return self.batch.point_size if self.point_size is None else self.point_size
 
-    def render(self) -> Frame:
-        """Project and rasterize; returns Frame(color, depth) on the host.
+    def render(self, *, depth: bool = True, host: bool = True, copy: bool = True) -> Frame:
+        """Project and rasterize; returns Frame(color (H, W, 4) uint8, depth (H, W) float32).
 
         Points only: with raster "software" the CuPy projector's output is rasterized on
         the GPU (shaders/raster.cu), so points never leave the device, and the Numba
         projector's by the Numba rasterizer; the rasterizers give bit-identical images
-        for the same projected points. With surfaces (meshes drawn solid or as
-        wireframes), points, triangles and lines share one key buffer and one resolve
-        (engine.render.triangles, engine.render.shading), on the Numba path when the
-        backend is numba (else the NumPy reference; on cupy the frame is made on the
-        host for now). With raster "gl" the frame is drawn by OpenGL offscreen
-        (engine.render.gl)."""
+        for the same projected points, and the cupy and numba projections are
+        bit-identical too (the CUDA build does not fuse multiply-adds). With surfaces
+        (meshes drawn solid or as wireframes), points, triangles and lines share one key
+        buffer and one resolve (engine.render.triangles, engine.render.shading): on the
+        Numba path when the backend is numba, on the GPU (engine.render.backends.
+        cupy_surfaces) when it is cupy and the frame has no lines, else the NumPy
+        reference. With raster "gl" the frame is drawn by OpenGL offscreen
+        (engine.render.gl; on the cupy backend the projected points reach GL by CUDA-GL
+        interop where it works).
+
+        Args:
+            depth: also return the depth buffer; False gives ``depth=None`` and, on the
+                cupy backend, skips its copy to the host.
+            host: False returns the frame where the backend rendered it: CuPy arrays
+                (views of the rasterizer's device buffers, overwritten by the next frame)
+                on the cupy backend for points-only frames with raster "software", e.g.
+                to show it through CUDA-GL interop; host arrays otherwise.
+            copy: False lets the cupy backend return views of pinned host buffers that
+                the next ``render`` overwrites (no allocation per frame): for loops that
+                consume each frame at once. True (default) returns arrays the caller owns.
+        """
         cuda = (self.projector.name == "cupy" and self.raster != "gl"
                 and not len(self._assembly().lines))
         inputs = self.frame_inputs(vertex_stage=not cuda)
@@ -160,28 +183,41 @@ class Renderer:
                 from .backends.cupy_surfaces import CudaSurfaces
 
                 self._cuda_surfaces = CudaSurfaces()
-            return self._cuda_surfaces.render(inputs, self.batch,
-                                              self.batch.view_projection(self.camera),
-                                              self.size, self.effective_point_size(),
-                                              self.scene.background)
+            frame = self._cuda_surfaces.render(inputs, self.batch,
+                                               self.batch.view_projection(self.camera),
+                                               self.size, self.effective_point_size(),
+                                               self.scene.background)
+            return frame if depth else Frame(frame.color, None)
         if self.raster == "gl":
-            return self.gl.render_frame(inputs, self.size, self.effective_point_size(),
-                                        self.scene.background,
-                                        colors_revision=self.batch.vertex_revision)
+            frame = self.gl.render_frame(inputs, self.size, self.effective_point_size(),
+                                         self.scene.background,
+                                         colors_revision=self.batch.vertex_revision)
+            return frame if depth else Frame(frame.color, None)
         if inputs.prims.has_surfaces:
-            return self._render_surfaces(inputs)
+            frame = self._render_surfaces(inputs)
+            return frame if depth else Frame(frame.color, None)
         p = inputs.projection
-        raster = rasterize_points
+        args = (p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
+                self.effective_point_size(), self.scene.background)
         if self.projector.name == "cupy":
-            from .backends import cupy_raster
+            from .backends.cupy_raster import default_rasterizer
 
-            raster = cupy_raster.rasterize_points_cuda
-        elif self.projector.name == "numba":
-            from .backends import numba_raster
+            raster = default_rasterizer()
+            frame = raster.rasterize(*args, sizes_revision=self.batch.vertex_revision)
+            if not host:
+                return frame if depth else Frame(frame.color, None)
+            frame = raster.readback(frame, depth=depth)
+            if copy:
+                frame = Frame(frame.color.copy(), None if frame.depth is None
+                              else frame.depth.copy())
+            return frame
+        if self.projector.name == "numba":
+            from .backends.numba_raster import rasterize_points_numba
 
-            raster = numba_raster.rasterize_points_numba
-        return raster(p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
-                      self.effective_point_size(), self.scene.background)
+            frame = rasterize_points_numba(*args)
+        else:
+            frame = rasterize_points(*args)
+        return frame if depth else Frame(frame.color, None)
 
     def frame_inputs(self, vertex_stage: bool = True) -> FrameInputs:
         """Sync the batch and run the vertex stage for one frame: what the software

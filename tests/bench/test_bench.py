@@ -12,7 +12,7 @@ import pytest
 from engine.bench import measure, measure_cuda_events, measure_gl_query, render_markdown
 from engine.bench import paths as P
 from engine.bench.runner import check_out_dir, machine_info, run_benchmarks
-from engine.bench.timing import unsynchronised_call_s
+from engine.bench.timing import measure_device_time, unsynchronised_call_s
 from engine.cli import main
 from engine.errors import EngineError
 
@@ -266,17 +266,24 @@ def test_gpu_branches_run_with_a_stand_in_device(tmp_path, monkeypatch):
     host_bw = runner.host_copy_bandwidth(1 << 20, max_time_s=0.1)
     monkeypatch.setattr(runner, "device_copy_bandwidth", lambda: host_bw)
     log = []
-    monkeypatch.setattr(runner, "measure_cuda_events", partial(
-        measure_cuda_events, event_factory=lambda: FakeEvent(log), elapsed_ms=lambda a, b: 1.0))
+    monkeypatch.setattr(runner, "measure_device_time", partial(
+        measure_device_time, spin=lambda ns: log.append("spin"),
+        event_factory=lambda: FakeEvent(log), elapsed_ms=lambda a, b: 1.0))
     res = run_benchmarks(sizes=[1000, 4000], quick=True, out_dir=tmp_path,
                          many_objects=(8, 50), log=lambda *a: None)
     data = json.loads((tmp_path / "bench-gpu.json").read_text())
     assert data["machine"]["gpu"] == "Stand-in GPU" and res["machine"]["gpu"] == "Stand-in GPU"
+    assert data["complete"] is True and data["failures"] == []
     gpu = [r for r in data["results"] if r["device"] == "gpu"]
-    assert {r["path"] for r in gpu} == {"naive_cupy", "engine_cupy", "engine_cupy_transfer"}
+    # torch_cuda joins where PyTorch has a CUDA device (the GPU machine has one)
+    assert {"naive_cupy", "engine_cupy", "engine_cupy_transfer"} <= {r["path"] for r in gpu}
+    assert {r["path"] for r in gpu} <= {"naive_cupy", "engine_cupy", "engine_cupy_transfer",
+                                        "torch_cuda"}
     for r in gpu:
-        assert r["device_time_s"] == pytest.approx(1e-3)  # from the (fake) CUDA events
+        if r["path"] != "torch_cuda":
+            assert r["device_time_s"] == pytest.approx(1e-3)  # from the (fake) CUDA events
         assert r["host_call_s"] >= 0 and r["bandwidth_ref"] == "device"
+        assert r["device_time_method"].startswith("events")
     assert "event_sync" in log
     t = data["targets"]
     assert {"engine_cupy_bandwidth_fraction", "engine_cupy_host_overhead_at_1e3",
@@ -301,3 +308,60 @@ def test_crossover_is_the_smallest_n_from_which_the_gpu_always_wins():
     c = crossover(results)
     assert c["engine_cupy"] == 10**6
     assert c["engine_cupy_transfer"] is None
+
+
+def test_device_time_queues_the_call_behind_a_spin_kernel():
+    """Events are recorded after the spin, around the call; a call the host takes longer
+    to queue than the spin lasts is timed again with a longer spin."""
+    log, t = [], [0.0]
+    host_s = [0.0003, 0.0003, 0.0001, 0.0001, 0.0001, 0.0001]  # first two: slow to queue
+
+    def fn():
+        log.append("fn")
+        t[0] += host_s.pop(0) if host_s else 0.0001
+
+    dt = measure_device_time(fn, repeats=3, warmup=0, spin=lambda ns: log.append(f"spin {ns}"),
+                             event_factory=lambda: FakeEvent(log),
+                             elapsed_ms=lambda a, b: 0.5, clock=lambda: t[0], spin_ns=400_000)
+    assert log[:4] == ["spin 400000", "record", "fn", "record"]
+    assert "spin 800000" in log and "spin 1600000" not in log
+    assert dt.measurement.median_s == pytest.approx(5e-4) and dt.spin_ns == 800_000
+    assert dt.method == "events after a spin kernel (device execution only)"
+
+
+def test_device_time_of_a_call_that_waits_for_the_device_says_so():
+    t = [0.0]
+
+    def blocking():
+        t[0] += 1.0  # never returns before the spin (or anything) has finished
+
+    dt = measure_device_time(blocking, repeats=2, warmup=0, spin=lambda ns: None,
+                             event_factory=lambda: FakeEvent([]), elapsed_ms=lambda a, b: 2.0,
+                             clock=lambda: t[0], max_spin_ns=1_000_000)
+    assert "host time included" in dt.method and dt.measurement.median_s == pytest.approx(2e-3)
+
+
+@pytest.mark.timeout(120)
+def test_a_failing_path_is_recorded_and_the_rest_still_runs(tmp_path, monkeypatch):
+    from engine.bench import runner
+
+    def broken(w):
+        raise ZeroDivisionError("kernel exploded")
+
+    writes = []
+    real_write = runner.write_results
+    monkeypatch.setattr(runner, "write_results", lambda res, *a, **k: (
+        writes.append(res["complete"]), real_write(res, *a, **k))[1])
+    monkeypatch.setitem(P.PATHS, "naive_numba", broken)
+    res = run_benchmarks(sizes=[1000, 2000], quick=True, out_dir=tmp_path, many_objects=None,
+                         sync_demo=False, paths=["naive_numpy", "naive_numba"],
+                         log=lambda *a: None)
+    assert [f["path"] for f in res["failures"]] == ["naive_numba", "naive_numba"]
+    assert "ZeroDivisionError: kernel exploded" in res["failures"][0]["error"]
+    assert {(r["path"], r["n"]) for r in res["results"]} == {("naive_numpy", 1000),
+                                                             ("naive_numpy", 2000)}
+    assert writes == [False, False, True]  # after each size, then the final one
+    kind = "gpu" if res["machine"]["gpu"] else "cpu"
+    assert "FAILED naive_numba at N=10^3" in (tmp_path / f"bench-{kind}.md").read_text()
+    with pytest.raises(EngineError, match="unknown benchmark path"):
+        run_benchmarks(sizes=[1000], quick=True, paths=["warp_drive"], log=lambda *a: None)

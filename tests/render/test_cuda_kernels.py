@@ -108,6 +108,7 @@ def test_cuda_point_kernels_match_the_numpy_rasterizer(module):
 
 def test_cuda_projection_kernel_matches_the_numpy_backend(module):
     from engine.render.backends import get_projector
+    from engine.render.backends.cupy_backend import mat4_arg
     from engine.scene.transforms import perspective_matrix
 
     rng = np.random.default_rng(2)
@@ -122,7 +123,7 @@ def test_cuda_projection_kernel_matches_the_numpy_backend(module):
     d = np.empty(n, np.float32)
     vis = np.empty(n, np.uint8)
     module.get_function("transform.cu", "project_points")((3,), (128,), (
-        pos, oid, model, vp, np.uint32(3), np.float32(120), np.float32(100), np.int64(n),
+        pos, oid, model, mat4_arg(vp), np.uint32(3), np.float32(120), np.float32(100), np.int64(n),
         xy, d, vis))
     np.testing.assert_array_equal(vis.astype(bool), to_host(ref.visible))
     np.testing.assert_allclose(xy[vis == 1], to_host(ref.screen_xy)[vis == 1], rtol=1e-5)

@@ -204,6 +204,7 @@ def test_cuda_kernel_on_the_cpu_matches_numpy_backend(tmp_path_factory):
     from cuda_emulation import EmulatedModule, build
 
     from engine.render.backends import get_projector
+    from engine.render.backends.cupy_backend import mat4_arg
 
     module = EmulatedModule(build(tmp_path_factory.mktemp("transform_emu")))
     rng = np.random.default_rng(11)
@@ -217,7 +218,7 @@ def test_cuda_kernel_on_the_cpu_matches_numpy_backend(tmp_path_factory):
     depth = np.empty(n, np.float32)
     vis = np.empty(n, np.uint8)
     module.get_function("transform.cu", "project_points")((7,), (64,), (
-        pos, oid, model, vp, np.uint32(k), np.float32(400), np.float32(300), np.int64(n),
+        pos, oid, model, mat4_arg(vp), np.uint32(k), np.float32(400), np.float32(300), np.int64(n),
         xy, depth, vis))
     ref = get_projector("numpy").project(pos, oid, model, vp, (400, 300))
     np.testing.assert_array_equal(vis.astype(bool), ref.visible)

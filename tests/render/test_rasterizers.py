@@ -17,12 +17,6 @@ from engine.render.frame import background_rgba
 from engine.render.points import rasterize_points, splat_origin, splat_sizes
 
 
-def _cupy_reason():
-    from engine.render.backends.cupy_backend import cupy_unavailable_reason
-
-    return cupy_unavailable_reason()
-
-
 @pytest.fixture(scope="session")
 def cuda_module(tmp_path_factory):
     """shaders/raster.cu's kernels compiled by the host compiler (tests/cuda_emulation.py)."""
@@ -77,8 +71,7 @@ def _cupy_rasterizer():
     pytest.param("numpy", id="numpy"),
     pytest.param("numba", id="numba"),
     pytest.param("emulated", id="cuda-emulated"),
-    pytest.param("cupy", id="cupy", marks=pytest.mark.skipif(
-        _cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")),
+    pytest.param("cupy", id="cupy", marks=pytest.mark.gpu),
 ])
 def rasterize(request):
     """rasterize(screen_xy, depth, visible, colors, size, point_size, background) ->
@@ -232,7 +225,7 @@ def test_splat_coverage_on_and_around_pixel_edges_matches_splat_origin(cuda_modu
         np.testing.assert_array_equal(covered, want)
 
 
-@pytest.mark.skipif(_cupy_reason() is not None, reason=f"needs a CUDA GPU: {_cupy_reason()}")
+@pytest.mark.gpu
 class TestOnDevice:
     def test_buffers_reused_across_frames_and_sizes(self):
         import cupy

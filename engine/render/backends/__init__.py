@@ -2,9 +2,11 @@
 
 ``get_projector(name)`` with name ``"auto"`` (default, or ``ENGINE_BACKEND``), ``"cupy"``,
 ``"numba"`` or ``"numpy"``. Auto picks CuPy when a device is available and the kernel
-compiles, else the Numba CPU accelerator when installed, else NumPy. Asking for a
-backend that cannot run raises engine.errors.BackendUnavailable (a RuntimeError) naming
-why.
+compiles, else the Numba CPU accelerator when installed, else NumPy. Given the scene's
+``vertex_count``, auto picks Numba instead of CuPy for scenes below this machine's
+measured crossover (``engine.render.backends.crossover``: measured once, cached), where
+the GPU's fixed per-frame host cost outweighs its speed. Asking for a backend that
+cannot run raises engine.errors.BackendUnavailable (a RuntimeError) naming why.
 """
 
 from __future__ import annotations
@@ -36,8 +38,12 @@ def _make(name: str):
     raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
 
 
-def get_projector(name: str | None = None):
-    """A projector instance for ``name`` (or ``$ENGINE_BACKEND``, or auto)."""
+def get_projector(name: str | None = None, vertex_count: int | None = None):
+    """A projector instance for ``name`` (or ``$ENGINE_BACKEND``, or auto).
+
+    ``vertex_count``: the scene's size, used only by auto to choose between Numba and
+    CuPy at the measured crossover (None: CuPy whenever it works).
+    """
     env = os.environ.get("ENGINE_BACKEND")
     source = "" if name or not env else " (from the ENGINE_BACKEND environment variable)"
     name = (name or env or "auto").strip().lower()
@@ -48,7 +54,32 @@ def get_projector(name: str | None = None):
             raise ValueError(f"{exc}{source}") from None
     for candidate in ("cupy", "numba"):
         try:
-            return _make(candidate)
+            projector = _make(candidate)
         except (BackendUnavailable, ImportError) as exc:
             log.debug("backend %s unavailable: %s", candidate, exc)
+            continue
+        if candidate == "cupy" and vertex_count is not None:
+            small = _below_crossover(vertex_count)
+            if small is not None:
+                return small
+        return projector
     return NumpyProjector()
+
+
+def _below_crossover(vertex_count: int):
+    """A Numba projector when ``vertex_count`` is below the measured crossover, else None."""
+    from .numba_backend import NumbaProjector, numba_available
+
+    if not numba_available():
+        return None
+    from .crossover import crossover
+
+    try:
+        limit = crossover()
+    except Exception as exc:  # noqa: BLE001 - a failed measurement must not stop rendering
+        log.info("backend crossover unavailable (%s); using cupy", exc)
+        return None
+    if vertex_count < limit:
+        log.debug("auto: %d vertices < crossover %d: numba", vertex_count, limit)
+        return NumbaProjector()
+    return None

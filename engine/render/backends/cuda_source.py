@@ -1,9 +1,19 @@
-"""Loads CUDA sources from ``shaders/`` with local ``#include "x.cuh"`` lines expanded.
+"""Loads CUDA sources from ``shaders/`` with local ``#include "x.cuh"`` lines expanded,
+and the NVRTC options every build of them uses.
 
 Expanding in Python (instead of passing ``-I``) makes the text CuPy compiles and caches
 the complete source: CuPy's kernel cache is keyed on the source string, so an edited
 header could otherwise leave a stale kernel in the cache. Tests compile this exact text
-with NVRTC using ``NVRTC_OPTIONS``.
+with NVRTC using ``NVRTC_OPTIONS`` plus ``CUPY_ADDED_OPTIONS`` (what CuPy's RawModule
+adds), i.e. the options of the runtime build.
+
+Floating point: ``-fmad=false`` stops NVRTC from contracting ``a * b + c`` into one fused
+multiply-add, so the kernels round every product and sum like the host-compiled headers
+and the Numba backend do; projected positions, depths and visibility then match those
+backends bit for bit (the transform is memory-bound, so the separate multiply and add
+cost nothing measurable). CuPy also compiles with ``-ftz=true`` (denormals flushed to
+zero); that can only change results for values below 1.2e-38, far under the clip test's
+``w > 1e-7``, so the projection outputs are unaffected.
 """
 
 from __future__ import annotations
@@ -17,9 +27,14 @@ from pathlib import Path
 SHADER_DIR = Path(str(files("engine.shaders")))
 
 # Options shared by the runtime (CuPy RawModule) and the NVRTC test. -fmad=false: no
-# multiply-add is fused, so the kernels round like the CPU backends (the triangle keys
-# are bit-identical; the projection is memory-bound, so FMA would buy nothing).
+# multiply-add is fused, so the kernels round like the CPU backends (projections and
+# triangle keys are bit-identical; the kernels are memory-bound, so FMA buys nothing).
 NVRTC_OPTIONS = ("-std=c++17", "-fmad=false")
+# What CuPy's RawModule appends to every NVRTC compile (besides -arch).
+CUPY_ADDED_OPTIONS = ("-ftz=true",)
+# Every CUDA source the engine compiles at run time.
+CUDA_SOURCES = ("transform.cu", "raster.cu", "timing.cu", "surface_vertices.cu",
+                "triangles.cu", "resolve.cu")
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 
@@ -47,3 +62,48 @@ def load_cuda_source(name: str) -> str:
         return _INCLUDE.sub(repl, text)
 
     return expand(name)
+
+
+def nvrtc_compile(name: str, arch: str = "compute_90", options=None) -> tuple[str, float]:
+    """Compile ``shaders/<name>`` to PTX with NVRTC as the runtime does; no GPU needed.
+
+    Args:
+        name: a file of ``CUDA_SOURCES``.
+        arch: the virtual architecture (``compute_90``: Hopper).
+        options: NVRTC options (default ``NVRTC_OPTIONS + CUPY_ADDED_OPTIONS``).
+
+    Returns:
+        (PTX text, seconds the NVRTC compile took: the cost of a kernel-cache miss).
+
+    Raises:
+        ImportError: CuPy (which wraps NVRTC) is not installed.
+        RuntimeError: the compile failed; the message holds NVRTC's log.
+    """
+    import time
+
+    from cupy.cuda import nvrtc
+
+    opts = [*(NVRTC_OPTIONS + CUPY_ADDED_OPTIONS if options is None else options),
+            f"-arch={arch}"]
+    source = load_cuda_source(name)
+    t0 = time.perf_counter()
+    prog = nvrtc.createProgram(source, name, [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except nvrtc.NVRTCError as exc:
+            raise RuntimeError(f"NVRTC cannot compile shaders/{name}: {exc}\n"
+                               f"{nvrtc.getProgramLog(prog)}") from exc
+        ptx = nvrtc.getPTX(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    seconds = time.perf_counter() - t0
+    return (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00"), seconds
+
+
+def nvrtc_version() -> tuple[int, int]:
+    """(major, minor) of the NVRTC that CuPy loads. Raises ImportError without CuPy and
+    the NVRTC error when the library is missing."""
+    from cupy.cuda import nvrtc
+
+    return tuple(nvrtc.getVersion())

@@ -3,7 +3,9 @@
 One launch per frame projects every vertex of the scene. The module is compiled once
 per process and device (CuPy also caches the binary on disk). Inputs that are already
 CuPy arrays stay on the device; NumPy inputs are uploaded (the caller asked for that by
-passing host data).
+passing host data). The (4, 4) view-projection matrix is the exception: it travels by
+value in the launch's parameter block (a 64-byte struct), so a moving camera costs no
+upload and no allocation per frame.
 """
 
 from __future__ import annotations
@@ -14,10 +16,25 @@ import numpy as np
 
 from ...errors import BackendUnavailable
 from .base import OutputBuffers, Projection, check_viewport, prepare_inputs
+from .cuda_env import install_hint, nvrtc_hint
 from .cuda_source import NVRTC_OPTIONS, load_cuda_source
 
 THREADS_PER_BLOCK = 256
 _modules: dict[tuple[str, int], object] = {}
+
+# ``struct FrMat4 { float m[16]; }`` of shaders/transform.cu: CuPy passes a (1,) array
+# of this structured dtype by value.
+MAT4_STRUCT = np.dtype({"names": ["m"], "formats": [(np.float32, (16,))]})
+
+
+def mat4_arg(matrix) -> np.ndarray:
+    """A (4, 4) host matrix as the kernel's by-value ``FrMat4`` argument: a (1,) array of
+    ``MAT4_STRUCT`` holding the 16 float32 values row-major. Raises ValueError for
+    another shape; device (CuPy) matrices are copied to the host first."""
+    m = np.ascontiguousarray(matrix.get() if hasattr(matrix, "get") else matrix, np.float32)
+    if m.shape != (4, 4):
+        raise ValueError(f"view_proj must have shape (4, 4), got {m.shape}")
+    return m.reshape(16).view(MAT4_STRUCT)
 
 
 def cupy_unavailable_reason() -> str | None:
@@ -25,7 +42,7 @@ def cupy_unavailable_reason() -> str | None:
     try:
         import cupy
     except ImportError as exc:
-        return f"CuPy is not installed ({exc}); pip install 'frustum[gpu]'"
+        return f"CuPy is not installed ({exc}); {install_hint()}"
     try:
         if not cupy.cuda.is_available():
             return "CuPy is installed but no CUDA device/driver is available"
@@ -53,7 +70,7 @@ def get_function(source_name: str, function: str):
         except Exception as exc:
             raise BackendUnavailable(
                 f"cannot use the cupy backend: compiling shaders/{source_name} failed "
-                f"(is NVRTC installed? pip install nvidia-cuda-nvrtc-cu12): {exc}"
+                f"(is NVRTC installed? {nvrtc_hint()}): {exc}"
             ) from exc
         _modules[key] = mod
     return mod.get_function(function)
@@ -66,6 +83,14 @@ def _multiprocessors(device_id: int) -> int:
     # One attribute query, cached: Device().attributes builds a dict of all of them.
     return int(cupy.cuda.runtime.deviceGetAttribute(
         cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device_id))
+
+
+def spin_kernel():
+    """``spin(nanoseconds)``: launches shaders/timing.cu's ``spin_wait`` (one thread) on
+    CuPy's current stream, keeping the device busy that long (benchmark timing helper).
+    Raises engine.errors.BackendUnavailable as ``get_function``."""
+    kernel = get_function("timing.cu", "spin_wait")
+    return lambda ns: kernel((1,), (1,), (np.uint64(int(ns)),))
 
 
 def launch_grid(n: int) -> tuple[int]:
@@ -90,11 +115,19 @@ class CupyProjector:
         self._kernel = get_function("transform.cu", "project_points")
         self.xp = cupy
         self._out = OutputBuffers(cupy)
+        self._vp_placeholder = cupy.zeros((4, 4), cupy.float32)
 
     def project(self, positions, object_id, model, view_proj, viewport, runs=None) -> Projection:
         """Project N vertices in one launch (asynchronous: synchronise before timing).
-        Returns views of reused device buffers. ``runs`` is ignored."""
-        pos, oid, mdl, vp = prepare_inputs(self.xp, positions, object_id, model, view_proj)
+        Returns views of reused device buffers. ``runs`` is ignored.
+
+        ``view_proj`` is best passed as a host (NumPy) (4, 4) array: it is sent by value
+        with the launch. A device matrix is copied to the host first (one blocking copy).
+        """
+        vp = mat4_arg(view_proj)
+        # The placeholder is already a contiguous device (4, 4) float32: no copy.
+        pos, oid, mdl, _ = prepare_inputs(self.xp, positions, object_id, model,
+                                          self._vp_placeholder)
         vw, vh = check_viewport(viewport)
         n = pos.shape[0]
         out = self._out.get(n)

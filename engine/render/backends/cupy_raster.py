@@ -8,7 +8,12 @@ a square splat of ``point_size`` pixels, and each covered pixel takes the minimu
 key buffer, splat, resolve keys to RGBA and depth.
 
 The key, colour and depth buffers are allocated once per image size and reused (grown,
-never shrunk), so a frame allocates no image-sized device memory.
+never shrunk), so a frame allocates no image-sized device memory. Per-point sizes given
+with a ``sizes_revision`` are converted to splat sides once per revision (a batch's
+sizes change only with its vertex revision), so a frame with mixed point sizes costs no
+upload, no validation kernels and no synchronisation. ``readback`` copies a frame into
+pinned host buffers that are reused from frame to frame (the depth copy is optional),
+with one synchronisation per frame.
 """
 
 from __future__ import annotations
@@ -41,6 +46,10 @@ class CudaRasterizer:
         self._capacity = 0  # pixels the buffers below hold
         self._keys = self._color = self._depth = None
         self._uniform_sizes: dict[int, object] = {}  # splat side -> (1,) uint8 device array
+        self._sizes_key = None  # (sizes_revision, N) of the cached per-point splat sides
+        self._sizes_cached = None
+        self._pinned_capacity = 0  # pixels the pinned host buffers hold
+        self._host_color = self._host_depth = None
 
     def _buffers(self, w: int, h: int):
         """(keys (H*W,) uint64, color (H, W, 4) uint8, depth (H, W) float32) device views."""
@@ -54,18 +63,24 @@ class CudaRasterizer:
         return (self._keys[:npix], self._color[:npix * 4].reshape(h, w, 4),
                 self._depth[:npix].reshape(h, w))
 
-    def _sizes(self, point_size, n: int):
-        """(device uint8 sizes, stride): stride 0 when one size serves every point."""
+    def _sizes(self, point_size, n: int, revision=None):
+        """(device uint8 sizes, stride): stride 0 when one size serves every point.
+        Per-point sizes with a ``revision`` equal to the last one (same N) are reused."""
         if np.ndim(point_size) == 0:
             side = int(splat_sizes(point_size, n)[0])
             buf = self._uniform_sizes.get(side)
             if buf is None:
                 buf = self._uniform_sizes[side] = self.xp.full(1, side, self.xp.uint8)
             return buf, 0
-        return splat_sizes(point_size, n, self.xp), 1
+        key = None if revision is None else (revision, n)
+        if key is None or key != self._sizes_key:
+            self._sizes_cached = splat_sizes(point_size, n, self.xp)
+            self._sizes_key = key
+        return self._sizes_cached, 1
 
     def rasterize(self, screen_xy, depth, visible, colors, size, point_size=1.0,
-                  background=(0.0, 0.0, 0.0, 1.0), host: bool = False) -> Frame:
+                  background=(0.0, 0.0, 0.0, 1.0), host: bool = False,
+                  sizes_revision=None) -> Frame:
         """Rasterize N projected points into a ``size`` = (width, height) image.
 
         Args:
@@ -76,7 +91,12 @@ class CudaRasterizer:
             size: (width, height) of the image in pixels.
             point_size: splat side in pixels, scalar or (N,), rounded to an integer in [1, 255].
             background: RGB or RGBA floats in [0, 1] for uncovered pixels.
-            host: return NumPy arrays (copied off the device) instead of CuPy arrays.
+            host: return NumPy arrays (copied off the device, owned by the caller) instead
+                of CuPy arrays.
+            sizes_revision: optional version of a per-point ``point_size`` array (e.g.
+                ``VertexBatch.vertex_revision``): while it and N stay the same, the splat
+                sides converted and checked on the first call are reused (no upload, no
+                validation kernels, no synchronisation). Change it whenever the sizes change.
 
         Arrays may be CuPy (used in place when already of the right dtype and C-contiguous)
         or NumPy (uploaded). The launches are asynchronous; synchronise before timing.
@@ -93,7 +113,7 @@ class CudaRasterizer:
         xp = self.xp
         xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size, xp)
         n = xy.shape[0]
-        sizes, size_stride = self._sizes(point_size, n)
+        sizes, size_stride = self._sizes(point_size, n, sizes_revision)
         bg = background_rgba(background).view(np.uint32)[0]  # same byte order as colours
         keys, color, zbuf = self._buffers(w, h)
         npix = w * h
@@ -109,6 +129,40 @@ class CudaRasterizer:
                        color.view(xp.uint32), zbuf))
         if host:
             return Frame(color.get(), zbuf.get())
+        return Frame(color, zbuf)
+
+    def readback(self, frame: Frame, depth: bool = True) -> Frame:
+        """Copy a device frame from ``rasterize`` into pinned host buffers.
+
+        The buffers are allocated once (page-locked, grown never shrunk) and reused: the
+        copies need no staging, no fresh allocation and no page faults, and the frame
+        waits on the device once (one stream synchronisation after the copies).
+
+        Args:
+            frame: Frame(color (H, W, 4) uint8, depth (H, W) float32) of CuPy arrays.
+            depth: also copy the depth buffer; False leaves ``depth`` None (half the
+                bytes when only the image is wanted).
+
+        Returns:
+            Frame of NumPy views of the pinned buffers, overwritten by the next
+            ``readback``: copy them to keep a frame.
+        """
+        import cupyx
+
+        h, w = frame.color.shape[:2]
+        npix = w * h
+        if npix > self._pinned_capacity:
+            self._host_color = cupyx.empty_pinned(npix * 4, np.uint8)
+            self._host_depth = cupyx.empty_pinned(npix, np.float32)
+            self._pinned_capacity = npix
+        stream = self.xp.cuda.get_current_stream()
+        color = self._host_color[:npix * 4].reshape(h, w, 4)
+        frame.color.get(stream=stream, out=color, blocking=False)
+        zbuf = None
+        if depth:
+            zbuf = self._host_depth[:npix].reshape(h, w)
+            frame.depth.get(stream=stream, out=zbuf, blocking=False)
+        stream.synchronize()
         return Frame(color, zbuf)
 
 
