@@ -188,7 +188,7 @@ class _Device:
         COUNT.syncs += 1
 
 
-def _empty(shape, dtype=np.float32):
+def _empty(shape, dtype=np.float64):  # CuPy's default dtype, as NumPy's
     return np.empty(shape, dtype).view(DeviceArray)
 
 
@@ -215,11 +215,11 @@ def make_cupy():
     cp.ascontiguousarray = _ascontiguousarray
     cp.asnumpy = lambda a, stream=None: a.get() if isinstance(a, DeviceArray) else np.asarray(a)
     cp.empty = _empty
-    cp.zeros = lambda shape, dtype=np.float32: _filled(shape, 0, dtype)
-    cp.ones = lambda shape, dtype=np.float32: _filled(shape, 1, dtype)
+    cp.zeros = lambda shape, dtype=np.float64: _filled(shape, 0, dtype)
+    cp.ones = lambda shape, dtype=np.float64: _filled(shape, 1, dtype)
     cp.full = lambda shape, value, dtype=None: _filled(shape, value, dtype)
     for name in ("concatenate", "broadcast_to", "repeat", "all", "any", "isfinite", "clip",
-                 "rint", "arange"):
+                 "rint", "arange", "flatnonzero"):
         setattr(cp, name, getattr(np, name))
     cuda = types.SimpleNamespace(
         is_available=lambda: True, Device=_Device, Stream=_Stream, Event=_Event,
@@ -233,7 +233,7 @@ def make_cupy():
     cp.show_config = lambda: print("CuPy: stand-in device (tests/render/stand_in_device.py)")
     cpx = types.ModuleType("cupyx")
 
-    def empty_pinned(shape, dtype=np.float32):
+    def empty_pinned(shape, dtype=np.float64):
         COUNT.pinned_allocations += 1
         return np.empty(shape, dtype)
 

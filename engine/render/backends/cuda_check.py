@@ -28,6 +28,9 @@ KERNELS = {
     "transform.cu": ("project_points",),
     "raster.cu": ("clear_keys", "splat_points", "resolve_keys"),
     "timing.cu": ("spin_wait",),
+    "surface_vertices.cu": ("surface_vertices",),
+    "triangles.cu": ("classify_triangles", "raster_triangles"),
+    "resolve.cu": ("resolve_surfaces",),
 }
 
 
@@ -150,6 +153,8 @@ def _launch(log):
         raise CheckFailed(f"the CUDA rasterizer's image differs from NumPy's in {bad} pixels")
     log("launched clear_keys, splat_points, resolve_keys: image and depth equal NumPy's")
 
+    _surfaces(log)
+
     from .cupy_backend import spin_kernel
 
     def spin():
@@ -165,6 +170,41 @@ def _launch(log):
         raise CheckFailed(f"spin_wait returned after {ms:.3f} ms instead of >= 0.1 ms")
     log(f"launched spin_wait: {ms:.3f} ms for 0.1 ms asked")
     _step("synchronising the device", lambda: cupy.cuda.Device().synchronize())
+
+
+def _surfaces(log):
+    """One lit, textured frame on the GPU path against the NumPy reference: a quad, a
+    triangle crossing the near plane (clipped on the host) and a point in front."""
+    from ...scene.camera import PerspectiveCamera
+    from ...scene.geometry import Mesh, PointCloud
+    from ...scene.graph import Node, Scene
+    from ...scene.material import Material, Sampler, Texture
+    from ..renderer import Renderer
+
+    scene = Scene(background=(0.1, 0.1, 0.2))
+    cam = scene.add(PerspectiveCamera(fov_y=70.0, aspect=4 / 3, near=0.1, far=20.0))
+    tex = Texture(np.arange(48, dtype=np.uint8).reshape(2, 6, 4) * 5, Sampler(filter="nearest"))
+    quad = np.array([[-1, -1, -3], [1, -1, -3], [1, 1, -3], [-1, 1, -3]], np.float32)
+    scene.add(Node("quad", geometry=Mesh(quad, [[0, 1, 2], [0, 2, 3]],
+                                         uvs=[[0, 1], [1, 1], [1, 0], [0, 0]],
+                                         material=Material(texture=tex, specular=0.3))))
+    tri = np.array([[-2, -1, -2], [2, -1, -2], [0.3, -0.5, 1]], np.float32)
+    scene.add(Node("cut", geometry=Mesh(tri, [[0, 1, 2]], material=Material(
+        (0.9, 0.4, 0.1), double_sided=True))))
+    scene.add(Node("pt", geometry=PointCloud(np.array([[0.2, 0.1, -2]], np.float32),
+                                             point_size=3)))
+    got = _step("launching surface_vertices/classify_triangles/raster_triangles/"
+                "resolve_surfaces", lambda: Renderer(scene, cam, (48, 36),
+                                                     backend="cupy").render())
+    ref = Renderer(scene, cam, (48, 36), backend="numpy").render()
+    if not np.array_equal(got.depth, ref.depth):
+        bad = int(np.count_nonzero(got.depth != ref.depth))
+        raise CheckFailed(f"the CUDA surfaces' depth keys differ from NumPy's in {bad} pixels")
+    diff = int(np.abs(got.color.astype(int) - ref.color.astype(int)).max())
+    if diff > 1:
+        raise CheckFailed(f"the CUDA surfaces' colours differ from NumPy's by {diff}/255")
+    log("launched surface_vertices, classify_triangles, raster_triangles, resolve_surfaces: "
+        "depth equal to NumPy's, colours within 1/255")
 
 
 def run_check(log=print) -> dict:

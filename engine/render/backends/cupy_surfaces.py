@@ -110,17 +110,17 @@ class CudaSurfaces:
         model = np.asarray(_host(batch.model), np.float64)
         mvp = xp.asarray(np.ascontiguousarray(np.asarray(camera_vp, np.float64) @ model))
         nm = xp.asarray(np.ascontiguousarray(normal_matrices(model)))
-        clip = xp.empty((n, 4))
-        world = xp.empty((n, 3))
-        wn = xp.empty((n, 3))
+        clip = xp.empty((n, 4), np.float64)
+        world = xp.empty((n, 3), np.float64)
+        wn = xp.empty((n, 3), np.float64)
         self._launch("surface_vertices", n, xp.ascontiguousarray(batch.positions, np.float32),
                      xp.ascontiguousarray(batch.object_id, np.uint32), mvp,
                      xp.asarray(np.ascontiguousarray(model)), nm, self.normals, np.int64(n),
                      np.int32(1), clip, world, wn)
         t = len(prims.triangles)
-        adj = xp.empty((t, 3, 3))
-        det = xp.empty(t)
-        zc, wc = xp.empty((t, 3)), xp.empty((t, 3))
+        adj = xp.empty((t, 3, 3), np.float64)
+        det = xp.empty(t, np.float64)
+        zc, wc = xp.empty((t, 3), np.float64), xp.empty((t, 3), np.float64)
         status = xp.empty(t, np.int8)
         x, y = xp.empty((t, 3), np.int64), xp.empty((t, 3), np.int64)
         area = xp.empty(t, np.int64)
