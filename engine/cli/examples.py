@@ -59,7 +59,7 @@ def run_example(app, args) -> int:
             app.run_headless(frames, out=out)
             dt = time.perf_counter() - t0
             print(f"wrote {out} ({frames} frames, "
-                  f"{app.size[0]}x{app.size[1]}, {app.renderer.batch.vertex_count:,} points, "
+                  f"{app.size[0]}x{app.size[1]}, {app.renderer.batch.vertex_count:,} vertices, "
                   f"{frames / dt:.1f} frames/s)")
         else:
             app.run(frames=args.frames, raster=args.raster, screenshot=args.out)

@@ -269,8 +269,30 @@ def _geometry(obj, point_size: float, raw_colors=None) -> Geometry:
     if uv is not None:
         # trimesh keeps UVs with v up (OBJ/GL); the engine's (0, 0) is the image's top-left
         uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
+    material = _texture_material(obj, uv) or Material()
+    # back faces are culled only where no back face can show: on closed meshes
+    material.double_sided = not is_closed(faces, np.asarray(obj.vertices))
     return Mesh(_positions(obj.vertices), faces, colors=colors, normals=normals, uvs=uv,
-                point_size=point_size, material=_texture_material(obj, uv))
+                point_size=point_size, material=material)
+
+
+def is_closed(faces, vertices) -> bool:
+    """True when every edge of the (M, 3) triangles is shared by exactly two of them, in
+    opposite directions (a closed, consistently oriented surface: from outside only front
+    faces are seen, so back-face culling cannot open a hole). Vertices at the same
+    position count as one (files split them along UV and normal seams)."""
+    f = np.asarray(faces, np.int64)
+    if not len(f):
+        return False
+    _, same = np.unique(np.asarray(vertices, np.float64), axis=0, return_inverse=True)
+    f = same.reshape(-1)[f]
+    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    n = int(f.max()) + 1
+    codes = directed[:, 0] * n + directed[:, 1]
+    reverse = directed[:, 1] * n + directed[:, 0]
+    if len(np.unique(codes)) != len(codes):  # an edge used twice in the same direction
+        return False
+    return bool(np.isin(reverse, codes, assume_unique=True).all())
 
 
 def _texture_material(mesh, uv):

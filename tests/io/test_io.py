@@ -755,3 +755,23 @@ def test_missing_optional_package_is_named():
 
     msg = _one_line(ModuleNotFoundError("No module named 'scipy'"))
     assert "optional package 'scipy'" in msg and "pip install scipy" in msg
+
+
+def test_back_faces_are_culled_only_on_closed_meshes(tmp_path, ref_assets):
+    from engine.io.loaders import is_closed
+
+    box = trimesh.creation.box()
+    assert is_closed(box.faces, box.vertices)
+    assert not is_closed(box.faces[:-1], box.vertices)  # one triangle missing: a hole
+    flipped = box.faces.copy()
+    flipped[0] = flipped[0, ::-1]  # one triangle wound the other way
+    assert not is_closed(flipped, box.vertices)
+    box.export(tmp_path / "box.obj")
+    assert load(tmp_path / "box.obj").geometry.material.double_sided is False
+    quad = _write(tmp_path / "quad.obj", "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n")
+    assert load(quad).geometry.material.double_sided is True
+    # files split vertices along UV/normal seams: closedness is by position
+    box_node = next(n for n in load(ref_assets / "gltf/Box.gltf").traverse() if n.geometry)
+    assert box_node.geometry.vertex_count == 24 and not box_node.geometry.material.double_sided
+    bunny = load(ref_assets / "classic/stanford-bunny.obj").geometry  # open at the base
+    assert bunny.material.double_sided

@@ -43,6 +43,61 @@ def _splat(xy, depth_bits, visible, sizes, width, height, keys):
                 keys[row + x] = min(keys[row + x], key)
 
 
+@numba.njit(**{**_opts, "parallel": True})
+def _splat_banded(xy, depth_bits, visible, sizes, width, height, keys, bands):
+    """``_splat`` split into horizontal bands, one per thread: every thread reads all the
+    points and writes only its own rows, so no two threads write the same pixel and no
+    atomics are needed. The result equals ``_splat``'s (the minimum is order-free)."""
+    one_size = sizes.shape[0] == 1
+    for b in numba.prange(bands):
+        y_lo = b * height // bands
+        y_hi = (b + 1) * height // bands
+        for i in range(visible.shape[0]):
+            if not visible[i]:
+                continue
+            s = np.int64(sizes[0] if one_size else sizes[i])
+            cx = np.float64(xy[i, 0])
+            cy = np.float64(xy[i, 1])
+            if not (cx > -s and cx < width + s and cy > -s and cy < height + s):
+                continue
+            y0 = np.int64(math.floor(cy - 0.5 * s + 0.5))
+            if y0 + s <= y_lo or y0 >= y_hi:
+                continue
+            x0 = np.int64(math.floor(cx - 0.5 * s + 0.5))
+            key = (np.uint64(depth_bits[i]) << np.uint64(32)) | np.uint64(i)
+            for y in range(max(y0, y_lo), min(y0 + s, y_hi)):
+                row = y * width
+                for x in range(max(x0, 0), min(x0 + s, width)):
+                    keys[row + x] = min(keys[row + x], key)
+
+
+# Below this many points one thread is faster than waking the pool (measured on a shared
+# 2-core machine: 10^5 points splat in ~1 ms, where a thread wake-up can cost as much).
+PARALLEL_MIN_POINTS = 200_000
+
+
+def _splat_any(xy, depth_bits, visible, sizes, width, height, keys):
+    threads = numba.get_num_threads()
+    if threads > 1 and visible.shape[0] >= PARALLEL_MIN_POINTS:
+        _splat_banded(xy, depth_bits, visible, sizes, width, height, keys, threads)
+    else:
+        _splat(xy, depth_bits, visible, sizes, width, height, keys)
+
+
+@numba.njit(**{**_opts, "parallel": True})
+def _resolve_parallel(keys, colors_u32, background_u32, color_out, depth_out):
+    empty = np.uint64(0xFFFFFFFFFFFFFFFF)
+    low = np.uint64(0xFFFFFFFF)
+    for p in numba.prange(keys.shape[0]):
+        k = keys[p]
+        if k == empty:
+            color_out[p] = background_u32
+            depth_out[p] = np.uint32(0x3F800000)
+        else:
+            color_out[p] = colors_u32[np.int64(k & low)]
+            depth_out[p] = np.uint32(k >> np.uint64(32))
+
+
 @numba.njit(**_opts)
 def _resolve(keys, colors_u32, background_u32, color_out, depth_out):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -61,8 +116,8 @@ def splat_into(keys, xy, z, vis, point_size, size):
     """Numba twin of ``engine.render.points.splat_keys``: the splats of the visible points
     into ``keys`` ((H * W,) uint64, in place), inputs as checked by ``check_points``."""
     w, h = size
-    _splat(xy, z.view(np.uint32), np.ascontiguousarray(vis), splat_sizes(point_size, xy.shape[0]),
-           w, h, keys)
+    _splat_any(xy, z.view(np.uint32), np.ascontiguousarray(vis),
+               splat_sizes(point_size, xy.shape[0]), w, h, keys)
     return keys
 
 
@@ -73,10 +128,11 @@ def rasterize_points_numba(screen_xy, depth, visible, colors, size, point_size=1
     xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
     sizes = splat_sizes(point_size, xy.shape[0])
     keys = np.full(h * w, EMPTY_KEY, np.uint64)
-    _splat(xy, z.view(np.uint32), vis, sizes, w, h, keys)
+    _splat_any(xy, z.view(np.uint32), vis, sizes, w, h, keys)
     color = np.empty((h, w, 4), np.uint8)
     depth_out = np.empty((h, w), np.float32)
     bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
-    _resolve(keys, np.ascontiguousarray(col).view(np.uint32).reshape(-1), bg,
+    resolve = _resolve_parallel if numba.get_num_threads() > 1 else _resolve
+    resolve(keys, np.ascontiguousarray(col).view(np.uint32).reshape(-1), bg,
              color.reshape(-1, 4).view(np.uint32).reshape(-1), depth_out.reshape(-1).view(np.uint32))
     return Frame(color, depth_out)
