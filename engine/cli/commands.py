@@ -183,6 +183,15 @@ def _add_scene_options(p: argparse.ArgumentParser):
                    help="background colour: a CSS name or #rrggbb, or R,G,B floats in [0, 1]")
 
 
+def _contents(renderer) -> str:
+    """'N vertices' plus the triangle count when the scene has triangles."""
+    text = f"{renderer.batch.vertex_count} vertices"
+    prims = renderer.primitives
+    if prims is not None and len(prims.triangles):
+        text += f", {len(prims.triangles)} triangles"
+    return text
+
+
 def _apply_look(args, scene):
     """--draw, --shading and --background applied to a freshly loaded scene."""
     if args.background is not None:
@@ -289,7 +298,7 @@ def _cmd_render(args) -> int:
     except OSError as exc:
         raise OutputError(f"{args.out}: cannot write: {exc.strerror or exc}") from exc
     print(f"wrote {out.resolve()} ({args.size[0]}x{args.size[1]}, "
-          f"{renderer.batch.vertex_count} points, backend {renderer.projector.name}, "
+          f"{_contents(renderer)}, backend {renderer.projector.name}, "
           f"raster {renderer.raster}, {dt * 1000:.0f} ms)")
     return 0
 
@@ -355,7 +364,7 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
     size = f"{args.size[0]}x{args.size[1]}" + (
         f" padded to {args.size[0] + padded[0]}x{args.size[1] + padded[1]}" if any(padded) else "")
     summary = (f"{result.frames} frames, {size}, {args.fps:g} fps, "
-               f"{renderer.batch.vertex_count} points, backend {renderer.projector.name}, "
+               f"{_contents(renderer)}, backend {renderer.projector.name}, "
                f"{result.frames / max(result.elapsed, 1e-9):.1f} frames/s")
     if result.interrupted:
         print(f"frustum: {how} after {result.frames} of {n} frames; kept {out} "

@@ -35,6 +35,7 @@ class Primitives:
         self.uvs = np.zeros((n, 2), np.float32)
         self.normals = np.zeros((n, 3), np.float32)
         self.key = None
+        self.derived: dict = {}  # per-assembly arrays derived by a backend (e.g. packed materials)
 
     @property
     def has_surfaces(self) -> bool:

@@ -19,7 +19,7 @@ from ..scene.camera import Camera, OrthographicCamera
 from ..scene.graph import Scene
 from .backends import Projection, get_projector
 from .batch import VertexBatch
-from .frame import Frame
+from .frame import EMPTY_KEY, Frame
 from .lines import line_colors, raster_lines
 from .points import check_points, rasterize_points, splat_keys
 from .primitives import Primitives
@@ -138,6 +138,12 @@ class Renderer:
         b = self.batch
         return self.projector.project(b.positions, b.object_id, b.model,
                                       b.view_projection(self.camera), self.size, runs=b.runs)
+
+    @property
+    def primitives(self) -> Primitives | None:
+        """The primitive assembly of the last frame (triangles, lines, materials), or
+        None before the first frame."""
+        return self._prims
 
     def _assembly(self) -> Primitives:
         """Sync the batch; the primitive assembly of its current contents (cached)."""
@@ -260,7 +266,7 @@ class Renderer:
         b, prims, shader = self.batch, inputs.prims, inputs.shader
         size = self.size
         col = np.ascontiguousarray(to_host(b.colors))
-        keys = new_keys(size)
+        keys = self._keys = _cleared(getattr(self, "_keys", None), size)
         numba = self.projector.name == "numba"
         if inputs.projection is not None:
             p = inputs.projection
@@ -323,3 +329,13 @@ class FrameInputs(NamedTuple):
     clip: np.ndarray | None
     shader: SurfaceShader | None
     line_rgba: np.ndarray | None
+
+
+def _cleared(keys, size):
+    """A (W * H,) uint64 key buffer of empty keys: ``keys`` refilled when it has that
+    size (no fresh 8-bytes-per-pixel allocation per frame), else a new one."""
+    w, h = size
+    if keys is None or keys.shape != (w * h,):
+        return new_keys(size)
+    keys.fill(EMPTY_KEY)
+    return keys

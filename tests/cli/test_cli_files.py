@@ -35,7 +35,7 @@ def test_render_real_file(ref_assets, tmp_path, capsys, rel, points):
     assert Image.open(out).size == (160, 120)
     assert _drawn_pixels(out) > 50
     stdout = capsys.readouterr().out
-    assert f"{points} points" in stdout and str(out.resolve()) in stdout
+    assert f"{points} vertices" in stdout and str(out.resolve()) in stdout
 
 
 def test_camera_distance_and_point_size_change_the_picture(ref_assets, tmp_path):

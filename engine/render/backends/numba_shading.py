@@ -269,7 +269,10 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
 
         shader = _EmptyShader(Primitives(len(point_colors)))
     prims, st = shader.prims, shader.setup
-    params, tex_index, texels, info = pack_materials(prims.materials)
+    packed = prims.derived.get("numba_materials")
+    if packed is None:  # once per assembly, not per frame (textures are copied here)
+        packed = prims.derived["numba_materials"] = pack_materials(prims.materials)
+    params, tex_index, texels, info = packed
     ambient, directional, point = shader.lights
     dl = np.array([d for d, _ in directional], np.float64).reshape(-1, 3)
     de = np.array([e for _, e in directional], np.float64).reshape(-1, 3)

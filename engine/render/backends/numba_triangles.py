@@ -19,10 +19,27 @@ from ..triangles import _PLANES, HALF, SUBPIXEL, TriangleSetup
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 
 
-@numba.njit(**_opts)
+@numba.njit(inline="always")
+def _inside(p, x, y, z, w, g, eps):
+    if p == 0:
+        return z >= -w     # near
+    if p == 1:
+        return z <= w      # far
+    if p == 2:
+        return w >= eps    # w >= W_EPSILON
+    if p == 3:
+        return x >= -g * w  # guard band
+    if p == 4:
+        return x <= g * w
+    if p == 5:
+        return y >= -g * w
+    return y <= g * w
+
+
+@numba.njit(**{**_opts, "parallel": True})
 def _classify(clip, tris, cull_back, width, height, planes, adj, det, zc, wc, status, x, y,
               area):
-    for t in range(tris.shape[0]):
+    for t in numba.prange(tris.shape[0]):
         i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
         x0, y0, z0, w0 = clip[i0, 0], clip[i0, 1], clip[i0, 2], clip[i0, 3]
         x1, y1, z1, w1 = clip[i1, 0], clip[i1, 1], clip[i1, 2], clip[i1, 3]
@@ -52,13 +69,17 @@ def _classify(clip, tris, cull_back, width, height, planes, adj, det, zc, wc, st
             continue
         if d == 0 or (d < 0 and cull_back[t]):
             continue
+        # the clip planes of triangles._PLANES as direct comparisons: fl(a + b) >= 0
+        # exactly when a >= -b (rounding keeps the sign), so this classifies as NumPy's
+        # a x + b y + c z + d w + e >= 0 does
+        g = planes[3, 3]
+        eps = -planes[2, 4]
         all_in = True
         rejected = False
-        for p in range(planes.shape[0]):
-            pa, pb, pc, pd, pe = planes[p, 0], planes[p, 1], planes[p, 2], planes[p, 3], planes[p, 4]
-            in0 = pa * x0 + pb * y0 + pc * z0 + pd * w0 + pe >= 0
-            in1 = pa * x1 + pb * y1 + pc * z1 + pd * w1 + pe >= 0
-            in2 = pa * x2 + pb * y2 + pc * z2 + pd * w2 + pe >= 0
+        for p in range(7):
+            in0 = _inside(p, x0, y0, z0, w0, g, eps)
+            in1 = _inside(p, x1, y1, z1, w1, g, eps)
+            in2 = _inside(p, x2, y2, z2, w2, g, eps)
             if not (in0 or in1 or in2):
                 rejected = True
                 break
@@ -102,8 +123,18 @@ def classify_triangles_numba(clip, triangles, cull_back, width, height):
     return adj, det, zc, wc, status, x, y, area
 
 
+@numba.njit(**{**_opts, "parallel": True})
+def _raster(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, bands):
+    """Each of ``bands`` threads owns a band of rows and draws every piece's part in it,
+    so no two threads write the same pixel (no atomics; the keys are those of one serial
+    pass, the minimum being order-free)."""
+    for band in numba.prange(bands):
+        _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys,
+                     band * height // bands, (band + 1) * height // bands)
+
+
 @numba.njit(**_opts)
-def _raster(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys):
+def _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, row_lo, row_hi):
     for m in range(x.shape[0]):
         # candidate pixels: centres inside the bounding box, clamped to the viewport
         # (the same integer arithmetic as triangles.pixel_bounds)
@@ -111,8 +142,8 @@ def _raster(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys):
         mny, mxy = min(y[m, 0], y[m, 1], y[m, 2]), max(y[m, 0], y[m, 1], y[m, 2])
         bx0 = max(-((HALF - mnx) // SUBPIXEL), 0)
         bx1 = min((mxx - HALF) // SUBPIXEL, width - 1)
-        by0 = max(-((HALF - mny) // SUBPIXEL), 0)
-        by1 = min((mxy - HALF) // SUBPIXEL, height - 1)
+        by0 = max(-((HALF - mny) // SUBPIXEL), row_lo)
+        by1 = min((mxy - HALF) // SUBPIXEL, row_hi - 1)
         if bx0 > bx1 or by0 > by1:
             continue
         t = piece_tri[m]
@@ -158,6 +189,9 @@ def _raster(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys):
                 e2 -= dy2 * step
 
 
+PARALLEL_MIN_PIECES = 2000
+
+
 def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, pieces=None):
     """Numba twin of ``engine.render.triangles.raster_triangles`` (without ``keep``):
     same arguments, the same keys written into ``keys`` in place."""
@@ -167,6 +201,8 @@ def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, piece
     y = np.ascontiguousarray(setup.y[sel])
     if len(x) == 0:
         return keys
+    # one band per thread, but not for small jobs, where waking the pool costs more
+    bands = numba.get_num_threads() if len(x) >= PARALLEL_MIN_PIECES else 1
     _raster(x, y, np.ascontiguousarray(setup.piece_tri[sel]), setup.adj, setup.z, setup.w,
-            w, h, np.int64(id_base), keys)
+            w, h, np.int64(id_base), keys, bands)
     return keys

@@ -44,8 +44,10 @@ def surface_vertices_numba(positions, object_id, model, view_projection, normals
     mvp = np.ascontiguousarray(np.asarray(view_projection, np.float64) @ m)
     n = len(positions)
     clip = np.empty((n, 4))
-    world = np.empty((n if with_shading else 0, 3))
-    wn = np.empty((n if with_shading else 0, 3))
+    # positions and normals side by side in one (N, 6) buffer: the resolve reads both for
+    # the same three vertices of every shaded pixel, so they share cache lines
+    packed = np.empty((n if with_shading else 0, 6))
+    world, wn = packed[:, :3], packed[:, 3:]
     nm = normal_matrices(m) if with_shading else np.zeros((len(m), 3, 3))
     _vertices(np.ascontiguousarray(positions), np.ascontiguousarray(object_id), mvp, m, nm,
               np.ascontiguousarray(normals), with_shading, clip, world, wn)
