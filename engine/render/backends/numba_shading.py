@@ -132,6 +132,9 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
+    # reciprocals instead of divisions in the pixel loop (colours need only agree with
+    # the NumPy resolve within 1/255)
+    x_scale, x_offset = 2.0 / width, 1.0 / width - 1.0
     for py in numba.prange(height):
         tex = np.empty(4)  # per row, not per pixel: no allocation in the pixel loop
         base = np.empty(4)
@@ -152,13 +155,14 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                 color_out[p] = line_rgba[i - n_surface]
                 continue
             t = i - n_points
-            xn = (2.0 * px + 1.0) / width - 1.0
+            xn = px * x_scale + x_offset
             b0 = adj[t, 0, 0] * xn + adj[t, 0, 1] * yn + adj[t, 0, 2]
             b1 = adj[t, 1, 0] * xn + adj[t, 1, 1] * yn + adj[t, 1, 2]
             b2 = adj[t, 2, 0] * xn + adj[t, 2, 1] * yn + adj[t, 2, 2]
             s = b0 + b1 + b2
             if s != 0:
-                b0, b1, b2 = b0 / s, b1 / s, b2 / s
+                inv = 1.0 / s
+                b0, b1, b2 = b0 * inv, b1 * inv, b2 * inv
             v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
             m = tri_material[t]
             shading = np.int64(params[m, 6])
@@ -196,7 +200,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                 nz = normals[v0, 2] * b0 + normals[v1, 2] * b1 + normals[v2, 2] * b2
                 nl = math.sqrt(nx * nx + ny * ny + nz * nz)
                 if nl > 0:
-                    nx, ny, nz = nx / nl, ny / nl, nz / nl
+                    inv = 1.0 / nl
+                    nx, ny, nz = nx * inv, ny * inv, nz * inv
             if shading == 2 or not nl > 0:  # flat, or no usable normal: the geometric one
                 e1x, e1y, e1z = (world[v1, 0] - world[v0, 0], world[v1, 1] - world[v0, 1],
                                  world[v1, 2] - world[v0, 2])
@@ -214,7 +219,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                 vx, vy, vz = eye[0] - wx, eye[1] - wy, eye[2] - wz
                 vl = math.sqrt(vx * vx + vy * vy + vz * vz)
                 if vl > 0:
-                    vx, vy, vz = vx / vl, vy / vl, vz / vl
+                    inv = 1.0 / vl
+                    vx, vy, vz = vx * inv, vy * inv, vz * inv
             dr, dg, db = ambient[0], ambient[1], ambient[2]
             sr = sg = sb = 0.0
             spec, shin = params[m, 4], params[m, 5]
