@@ -121,6 +121,12 @@ class VertexBatch:
         self._runs_stale = False
 
     @property
+    def model_host(self) -> np.ndarray:
+        """(K + 1, 4, 4) float32 host copy of ``model`` (kept in step by ``sync``): the
+        host side of a frame reads it instead of copying the device array back."""
+        return self._model_host
+
+    @property
     def null_slot(self) -> int:
         """Index of the all-zero model row that free vertices point at."""
         return self._kcap

@@ -139,6 +139,24 @@ class Renderer:
         return self.projector.project(b.positions, b.object_id, b.model,
                                       b.view_projection(self.camera), self.size, runs=b.runs)
 
+    def _colors_on_host(self) -> np.ndarray:
+        """(N, 4) uint8 host copy of the batch's colours, copied again only when its
+        vertex revision changes (colours are static between repacks)."""
+        b = self.batch
+        key = (b.vertex_revision, b.vertex_count)
+        if getattr(self, "_host_colors_key", None) != key:
+            self._host_colors = np.ascontiguousarray(to_host(b.colors))
+            self._host_colors_key = key
+        return self._host_colors
+
+    def _cuda(self):
+        """The CUDA surfaces path (engine.render.backends.cupy_surfaces), made once."""
+        if self._cuda_surfaces is None:
+            from .backends.cupy_surfaces import CudaSurfaces
+
+            self._cuda_surfaces = CudaSurfaces()
+        return self._cuda_surfaces
+
     @property
     def primitives(self) -> Primitives | None:
         """The primitive assembly of the last frame (triangles, lines, materials), or
@@ -181,19 +199,24 @@ class Renderer:
                 the next ``render`` overwrites (no allocation per frame): for loops that
                 consume each frame at once. True (default) returns arrays the caller owns.
         """
-        cuda = (self.projector.name == "cupy" and self.raster != "gl"
-                and not len(self._assembly().lines))
-        inputs = self.frame_inputs(vertex_stage=not cuda)
-        if cuda and inputs.prims.has_surfaces:
-            if self._cuda_surfaces is None:
-                from .backends.cupy_surfaces import CudaSurfaces
-
-                self._cuda_surfaces = CudaSurfaces()
-            frame = self._cuda_surfaces.render(inputs, self.batch,
-                                               self.batch.view_projection(self.camera),
-                                               self.size, self.effective_point_size(),
-                                               self.scene.background)
+        device = self.projector.name == "cupy" and self._assembly().has_surfaces
+        cuda = device and self.raster != "gl" and not len(self._assembly().lines)
+        inputs = self.frame_inputs(vertex_stage=not (cuda or (device and self.raster == "gl")))
+        if cuda:
+            frame = self._cuda().render(inputs, self.batch,
+                                        self.batch.view_projection(self.camera), self.size,
+                                        self.effective_point_size(), self.scene.background)
             return frame if depth else Frame(frame.color, None)
+        if device and self.raster == "gl":
+            # the vertex stage on the device; GL gets its buffers by CUDA-GL interop
+            cuda_surfaces = self._cuda()
+            cuda_surfaces.upload(inputs.prims, inputs.colors)
+            clip, world, normals = cuda_surfaces.vertex_stage(
+                self.batch, self.batch.view_projection(self.camera))
+            shader = inputs.shader
+            if shader is not None:
+                shader.world, shader.normals = world, normals
+            inputs = inputs._replace(clip=clip)
         if self.raster == "gl":
             frame = self.gl.render_frame(inputs, self.size, self.effective_point_size(),
                                          self.scene.background,
@@ -239,7 +262,7 @@ class Renderer:
             self.camera.set_viewport(*self.size)
         if not prims.has_surfaces:
             return FrameInputs(prims, b.colors, projection, None, None, None)
-        col = np.ascontiguousarray(to_host(b.colors))
+        col = self._colors_on_host()
         clip = world = normals = None
         if vertex_stage:
             stage = surface_vertices
@@ -265,7 +288,7 @@ class Renderer:
         """Points, triangles and lines into one key buffer, then one resolve (host)."""
         b, prims, shader = self.batch, inputs.prims, inputs.shader
         size = self.size
-        col = np.ascontiguousarray(to_host(b.colors))
+        col = self._colors_on_host()
         keys = self._keys = _cleared(getattr(self, "_keys", None), size)
         numba = self.projector.name == "numba"
         if inputs.projection is not None:

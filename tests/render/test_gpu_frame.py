@@ -291,3 +291,60 @@ def test_image_blit_takes_device_frames_by_interop(device, monkeypatch):
         blit.release()
         fbo.release()
         ctx.release()
+
+
+def test_gl_surfaces_on_cupy_take_the_vertex_stage_by_interop(device, monkeypatch, ref_assets):
+    """GL mode with surfaces on the cupy backend: the surface vertex stage runs on the
+    device and its clip-space positions, batch-frame positions and normals reach GL's
+    buffers device to device: nothing comes back to the host per frame."""
+    from engine.cli.commands import load_source
+    from engine.render.gl import interop
+
+    scene, cam = load_source(str(ref_assets / "classic/suzanne.obj"), 4 / 3)
+    holder = {}
+    monkeypatch.setattr(interop, "load_runtime", lambda: holder["rt"])
+    r = Renderer(scene, cam, (96, 72), backend="cupy", raster="gl")
+    holder["rt"] = FakeRuntime(lambda: list(r.gl._surface_painter._buffers.values()))
+    try:
+        first = r.render()
+        painter = r.gl._surface_painter
+        assert painter.interop is not None and painter.host_uploads == 0
+        counts, frame = per_frame(device, r.render)
+        assert counts["d2h"] == 0 and counts["syncs"] == 0
+        assert rt_copies(holder["rt"]) >= 3  # clip, positions, normals
+        np.testing.assert_array_equal(frame.color, first.color)
+        ref = Renderer(scene, cam, (96, 72), backend="numba", raster="gl")
+        try:
+            want = ref.render()
+        finally:
+            ref.close()
+        covered = (want.depth < 1) | (frame.depth < 1)
+        close = np.abs(frame.color.astype(int) - want.color.astype(int)).max(axis=-1) <= 2
+        assert (close & covered).sum() >= 0.995 * covered.sum() and covered.sum() > 500
+    finally:
+        r.close()
+
+
+def rt_copies(rt):
+    return rt.calls.count("copy")
+
+
+def test_cuda_surfaces_frame_counts(device, ref_assets):
+    """A surfaces frame on the cupy backend: one launch per stage, and back to the host
+    only the list of triangles to clip there (usually empty) and the finished frame."""
+    from engine.cli.commands import load_source
+
+    scene, cam = load_source(str(ref_assets / "classic/suzanne.obj"), 4 / 3)
+    r = Renderer(scene, cam, (96, 72), backend="cupy")
+    r.render()
+    counts, frame = per_frame(device, r.render)
+    kernels = [k for k in device.kernels if not k.startswith("_")]
+    for name in ("clear_keys", "surface_vertices", "classify_triangles", "raster_triangles",
+                 "resolve_surfaces"):
+        assert kernels.count(name) == 1, kernels
+    # back: the list of triangles to clip on the host, colour, depth (each a wait); up:
+    # per-frame matrices (mvp, model, normal matrices) and the lights, camera, background
+    assert counts == {"launches": 19, "h2d": 10, "d2h": 3, "syncs": 3}
+    want = Renderer(scene, cam, (96, 72), backend="numpy").render()
+    np.testing.assert_array_equal(frame.depth, want.depth)
+    np.testing.assert_allclose(frame.color, want.color, atol=1, rtol=0)

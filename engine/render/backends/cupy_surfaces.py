@@ -73,7 +73,7 @@ class CudaSurfaces:
         self.uvs = xp.asarray(np.ascontiguousarray(prims.uvs, np.float32))
         self.normals = xp.asarray(np.ascontiguousarray(prims.normals, np.float32))
         self.point_mask = xp.asarray(prims.point_mask)
-        c = np.asarray(colors)
+        c = np.asarray(_host(colors))  # once per assembly
         enc = c[:, :4] / 255.0
         lin = enc.copy()
         lin[:, :3] = _DECODE[c[:, :3]]
@@ -84,6 +84,29 @@ class CudaSurfaces:
         self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, 6))
         self._static_key = (prims.key, id(prims))
 
+    def vertex_stage(self, batch, camera_vp, normals=None):
+        """The surface vertex stage on the device, one launch: (clip (N, 4), batch-frame
+        positions (N, 3), unit normals (N, 3)), float64 device arrays. ``normals`` (N, 3)
+        float32 local normals default to the current assembly's (``render`` uploads them)."""
+        xp = self.xp
+        n = batch.vertex_count
+        model = np.asarray(batch.model_host, np.float64)
+        mvp = xp.asarray(np.ascontiguousarray(np.asarray(camera_vp, np.float64) @ model))
+        nm = xp.asarray(np.ascontiguousarray(normal_matrices(model)))
+        clip = xp.empty((n, 4), np.float64)
+        world = xp.empty((n, 3), np.float64)
+        wn = xp.empty((n, 3), np.float64)
+        normals = self.normals if normals is None else normals
+        self._launch("surface_vertices", n, xp.ascontiguousarray(batch.positions, np.float32),
+                     xp.ascontiguousarray(batch.object_id, np.uint32), mvp,
+                     xp.asarray(np.ascontiguousarray(model)), nm, normals, np.int64(n),
+                     np.int32(1), clip, world, wn)
+        return clip, world, wn
+
+    def upload(self, prims, colors):
+        """Make the per-assembly device arrays current (a no-op while it is unchanged)."""
+        self._upload_static(prims, colors)
+
     def render(self, inputs, batch, camera_vp, size, point_size, background) -> Frame:
         """One frame of ``inputs`` (``Renderer.frame_inputs(vertex_stage=False)``) -> host
         Frame.
@@ -93,7 +116,7 @@ class CudaSurfaces:
         xp = self.xp
         w, h = size
         prims, shader = inputs.prims, inputs.shader
-        self._upload_static(prims, np.asarray(_host(inputs.colors)))
+        self._upload_static(prims, inputs.colors)
         npix = w * h
         keys = xp.empty(npix, np.uint64)
         self._launch("clear_keys", npix, keys, np.int64(npix))
@@ -106,17 +129,7 @@ class CudaSurfaces:
             self._launch("splat_points", n, xp.ascontiguousarray(p.screen_xy, np.float32),
                          xp.ascontiguousarray(p.depth, np.float32), vis, sizes, stride,
                          np.int64(n), np.int32(w), np.int32(h), keys)
-        # vertex stage
-        model = np.asarray(_host(batch.model), np.float64)
-        mvp = xp.asarray(np.ascontiguousarray(np.asarray(camera_vp, np.float64) @ model))
-        nm = xp.asarray(np.ascontiguousarray(normal_matrices(model)))
-        clip = xp.empty((n, 4), np.float64)
-        world = xp.empty((n, 3), np.float64)
-        wn = xp.empty((n, 3), np.float64)
-        self._launch("surface_vertices", n, xp.ascontiguousarray(batch.positions, np.float32),
-                     xp.ascontiguousarray(batch.object_id, np.uint32), mvp,
-                     xp.asarray(np.ascontiguousarray(model)), nm, self.normals, np.int64(n),
-                     np.int32(1), clip, world, wn)
+        clip, world, wn = self.vertex_stage(batch, camera_vp)
         t = len(prims.triangles)
         adj = xp.empty((t, 3, 3), np.float64)
         det = xp.empty(t, np.float64)

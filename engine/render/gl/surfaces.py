@@ -7,7 +7,10 @@ the same shading model as engine.render.shading. One draw call per material (the
 buffer is sorted by material once per assembly), then the lines.
 
 Buffers: the static attributes (UVs, vertex colours, indices) are uploaded when the
-primitive assembly changes; positions (clip and batch frame) and normals every frame.
+primitive assembly changes; positions (clip and batch frame) and normals every frame:
+from host memory, or, on the cupy backend, device to device by CUDA-GL interop
+(``interop.py``; where it is unavailable the arrays are copied through the host, logged
+once).
 Textures are uploaded once per ``Texture`` object: sRGB8_ALPHA8 for lit materials (GL
 decodes before filtering, as engine.render.sampling does) and RGBA8 for unlit ones.
 """
@@ -16,9 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import to_host
 from ..colorspace import srgb_to_linear
 from ..lines import LINE_DEPTH_BIAS
 from .glsl import load_glsl
+from .interop import InteropSlot, InteropUnavailable, is_device_array
 
 __all__ = ["MAX_LIGHTS", "SurfacePainter"]
 
@@ -30,10 +35,12 @@ _SHADING = {"unlit": 0, "lit": 1, "flat": 2}
 class SurfacePainter:
     """Draws a frame's surfaces (``Renderer.frame_inputs``) with a moderngl context."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, interop_factory=None):
         import moderngl
 
         self.ctx = ctx
+        self._interop = InteropSlot() if interop_factory is None else InteropSlot(interop_factory)
+        self.host_uploads = 0  # per-frame vertex arrays written from host memory
         self._mgl = moderngl
         self.program = ctx.program(vertex_shader=load_glsl("surface.vert"),
                                    fragment_shader=load_glsl("surface.frag"))
@@ -59,6 +66,34 @@ class SurfacePainter:
             buf.orphan()
         if data.nbytes:
             buf.write(data)
+
+    def _vertex_buffer(self, name, data):
+        """A per-frame float32 vertex array into its buffer: device arrays by interop
+        (into a buffer that is never orphaned while registered), else from the host."""
+        if is_device_array(data):
+            interop = self._interop.get()
+            if interop is not None:
+                data = data.astype(np.float32)  # on the device
+                try:
+                    buf = self._buffers.get(name)
+                    if buf is None or buf.size < data.nbytes:
+                        if buf is not None:
+                            interop.forget(buf)
+                            buf.release()
+                        self._buffers[name] = buf = self.ctx.buffer(reserve=max(data.nbytes, 4))
+                        self._release_vaos()
+                    interop.copy_to_buffer(buf, data)
+                    return
+                except InteropUnavailable as exc:
+                    self._interop.disable(str(exc))
+            data = to_host(data)
+        self._buffer(name, np.ascontiguousarray(data, np.float32))
+        self.host_uploads += 1
+
+    @property
+    def interop(self):
+        """The CudaGLInterop in use, or None (not tried yet, or unavailable)."""
+        return self._interop.interop
 
     def _release_vaos(self):
         for vao in (self._vao, self._line_vao):
@@ -121,9 +156,9 @@ class SurfacePainter:
         mgl = self._mgl
         prims, shader = inputs.prims, inputs.shader
         self._upload_static(prims, shader.colors)
-        self._buffer("clip", inputs.clip.astype(np.float32))
-        self._buffer("world", shader.world.astype(np.float32))
-        self._buffer("normal", shader.normals.astype(np.float32))
+        self._vertex_buffer("clip", inputs.clip)
+        self._vertex_buffer("world", shader.world)
+        self._vertex_buffer("normal", shader.normals)
         prog = self.program
         if self._vao is None:
             content = [(self._buffers["clip"], "4f", "in_clip"),
@@ -151,7 +186,8 @@ class SurfacePainter:
         mgl = self._mgl
         lines = inputs.prims.lines
         ends = lines.reshape(-1)
-        self._buffer("line_clip", inputs.clip[ends].astype(np.float32))
+        # one vertex per segment end: gathered on the host (device clip is copied here)
+        self._buffer("line_clip", to_host(inputs.clip)[ends].astype(np.float32))
         rgba = np.repeat(inputs.line_rgba, 2, axis=0)
         self._buffer("line_color", np.ascontiguousarray(rgba, np.uint8))
         if self._line_vao is None:
@@ -216,7 +252,8 @@ class SurfacePainter:
                                       int(mat.texture.sampler.wrap_t == "mirror"))
 
     def release(self):
-        """Free the program, buffers, vertex arrays and textures."""
+        """Free the program, buffers, vertex arrays, textures and interop registrations."""
+        self._interop.release()
         self._release_vaos()
         for obj in [*self._buffers.values(), *self._textures.values(),
                     *self._samplers.values(), self.program]:
