@@ -14,7 +14,8 @@ from engine.render.triangles import covered_pixels, new_keys, raster_triangles, 
 from engine.scene.light import AmbientLight, DirectionalLight
 from engine.scene.material import Material, Sampler, Texture
 
-RASTERS = ["numpy", "numba"]
+# every surface test body runs on each backend; cupy (the CUDA kernels) where a GPU is
+RASTERS = ["numpy", "numba", pytest.param("cupy", marks=pytest.mark.gpu)]
 
 
 def coverage_counts(clip, tris, size):
