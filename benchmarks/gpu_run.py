@@ -18,6 +18,8 @@ repository (nothing from ../shared: every scene and mesh is generated here):
                  cuda or torch) are included automatically.
     5 frames     whole frames through the Renderer (cupy host/device frame, numba) at
                  10^3 and 10^6, the CUDA rasterizer's points/s, the measured crossover.
+    6 surfaces   benchmarks/surfaces_gpu.py: a 10M-triangle mesh at 3840x2160 on the CUDA
+                 surface kernels (ms per frame, triangles/s) beside Numba at 640x360.
 
 Every step runs in its own process with a timeout cut to what is left of the budget
 (--budget, default 230 s), its output shown and logged. After every step the archive
@@ -75,6 +77,9 @@ def steps(py: str, work: Path) -> list[dict]:
                  "--paths", ",".join(bench_paths()), "--out", str(work), "--budget", "45"]},
         {"name": "frames", "timeout": 45,
          "cmd": [py, str(Path(__file__).resolve()), "--frames", str(work / "frames.json")]},
+        {"name": "surfaces", "timeout": 40,
+         "cmd": [py, str(ROOT / "benchmarks" / "surfaces_gpu.py"), "--triangles", "1e7",
+                 "--size", "3840x2160", "--json", str(work / "surfaces.json")]},
     ]
 
 
@@ -167,6 +172,11 @@ def summarise(records: list[dict], work: Path, started: float) -> str:
             lines += ["", *frame_lines(json.loads(frames.read_text()))]
         except (ValueError, KeyError, TypeError) as exc:
             lines.append(f"frames.json unreadable: {exc}")
+    surfaces_log = work / "surfaces.log"
+    if surfaces_log.exists():
+        lines += ["", "Surfaces (CUDA kernels):"] + [
+            f"  {ln}" for ln in surfaces_log.read_text().splitlines()
+            if "triangles at" in ln or "same mesh" in ln]
     return "\n".join(lines) + "\n"
 
 
