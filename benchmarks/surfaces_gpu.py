@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import Mesh, Node, PerspectiveCamera, Renderer, Scene  # noqa: E402
-from engine.render.renderer import parse_size  # noqa: E402
+from engine import Mesh, Node, PerspectiveCamera, Renderer, Scene
+from engine.render.renderer import parse_size
 
 
 def uv_sphere(triangles: int):
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     scene.add(Node("sphere", geometry=Mesh(pos, faces, normals=normals)))
     camera = scene.add(PerspectiveCamera(fov_y=50, aspect=args.size[0] / args.size[1],
                                          position=(0, 0, 2.6)))
-    rows = {"triangles": int(len(faces)), "size": list(args.size)}
+    rows = {"triangles": len(faces), "size": list(args.size)}
     ms = frame_ms(args.backend, scene, camera, args.size, 5)
     rows[f"{args.backend}_ms"] = ms
     rows[f"{args.backend}_triangles_per_s"] = len(faces) / ms * 1e3

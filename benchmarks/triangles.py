@@ -238,9 +238,9 @@ print(t1 - t0, t3 - t2, t4 - t3)
 def first_frame_row(size):
     """First frame in a fresh process (Numba's disk cache already filled) against a warm
     frame plus the file load, measured in that process."""
+    here = str(Path(__file__).resolve().parent)
     code = _FIRST.replace("SIZE", repr(tuple(size))).replace(
-        "from benchmarks_triangles", "import sys; sys.path.insert(0, %r)\nfrom triangles"
-        % str(Path(__file__).resolve().parent))
+        "from benchmarks_triangles", f"import sys; sys.path.insert(0, {here!r})\nfrom triangles")
     for _ in range(2):  # the first run fills the cache if this machine never ran it
         out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                              text=True, cwd=ROOT).stdout.split()

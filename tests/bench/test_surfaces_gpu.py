@@ -9,7 +9,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import surfaces_gpu  # noqa: E402
+import surfaces_gpu
 
 
 def test_uv_sphere_is_a_closed_unit_sphere_of_the_asked_size():
