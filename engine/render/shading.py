@@ -34,7 +34,7 @@ from .colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from .frame import EMPTY_KEY, Frame, background_rgba
 from .sampling import sample
 
-__all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "scene_lights"]
+__all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays", "scene_lights"]
 
 DEFAULT_AMBIENT = 0.15
 DEFAULT_HEADLIGHT = 0.7
@@ -70,6 +70,17 @@ def scene_lights(scene, camera, origin):
         directional.append((z / np.linalg.norm(z), np.full(3, DEFAULT_HEADLIGHT)))
         ambient[:] = DEFAULT_AMBIENT
     return ambient, directional, point
+
+
+def light_arrays(lights):
+    """scene_lights(...) -> (ambient (3,), directional directions (D, 3) and radiances
+    (D, 3), point positions (P, 3) and radiances (P, 3)), float64 arrays for kernels."""
+    ambient, directional, point = lights
+    return (np.asarray(ambient, np.float64),
+            np.array([d for d, _ in directional], np.float64).reshape(-1, 3),
+            np.array([e for _, e in directional], np.float64).reshape(-1, 3),
+            np.array([q for q, _ in point], np.float64).reshape(-1, 3),
+            np.array([e for _, e in point], np.float64).reshape(-1, 3))
 
 
 def _unit(v):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..frame import Frame, background_rgba
 from ..points import splat_sizes
+from ..shading import light_arrays
 from ..surface_vertices import normal_matrices
 from ..triangles import TriangleSetup, _clip_polygon, _snap
 from .numba_shading import _DECODE, pack_materials
@@ -164,11 +165,7 @@ class CudaSurfaces:
         self._launch("raster_triangles", m, px, py, piece_tri, np.int64(m), adj, zc, wc,
                      np.int32(w), np.int32(h), np.int64(n), keys)
         # resolve
-        ambient, directional, point = shader.lights
-        dl = np.array([d for d, _ in directional], np.float64).reshape(-1, 3)
-        de = np.array([e for _, e in directional], np.float64).reshape(-1, 3)
-        pp = np.array([q for q, _ in point], np.float64).reshape(-1, 3)
-        pe = np.array([e for _, e in point], np.float64).reshape(-1, 3)
+        ambient, dl, de, pp, pe = light_arrays(shader.lights)
         ortho = shader.view_dir is not None
         view_dir = np.asarray(shader.view_dir if ortho else np.zeros(3), np.float64)
         color = xp.empty(npix, np.uint32)
@@ -180,7 +177,7 @@ class CudaSurfaces:
                      np.int64(t), self.point_rgba, no_lines, np.uint32(bg), self.tris,
                      self.tri_material, adj, (det > 0).astype(np.uint8), self.vencoded,
                      self.vlinear, self.uvs, world, wn, self.params, self.tex_index,
-                     self.texels, self.tex_info, dev(np.asarray(ambient, np.float64)),
+                     self.texels, self.tex_info, dev(ambient),
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
                      color, depth)

@@ -24,7 +24,8 @@ _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(**_opts)
-def _splat(xy, depth_bits, visible, sizes, width, height, keys):
+def _splat_rows(xy, depth_bits, visible, sizes, width, height, keys, y_lo, y_hi):
+    """The splats of the visible points, clipped to rows [y_lo, y_hi) of the image."""
     one_size = sizes.shape[0] == 1
     for i in range(visible.shape[0]):
         if not visible[i]:
@@ -34,13 +35,20 @@ def _splat(xy, depth_bits, visible, sizes, width, height, keys):
         cy = np.float64(xy[i, 1])
         if not (cx > -s and cx < width + s and cy > -s and cy < height + s):
             continue  # covers no pixel (also false for NaN)
-        x0 = np.int64(math.floor(cx - 0.5 * s + 0.5))
         y0 = np.int64(math.floor(cy - 0.5 * s + 0.5))
+        if y0 + s <= y_lo or y0 >= y_hi:
+            continue
+        x0 = np.int64(math.floor(cx - 0.5 * s + 0.5))
         key = (np.uint64(depth_bits[i]) << np.uint64(32)) | np.uint64(i)
-        for y in range(max(y0, 0), min(y0 + s, height)):
+        for y in range(max(y0, y_lo), min(y0 + s, y_hi)):
             row = y * width
             for x in range(max(x0, 0), min(x0 + s, width)):
                 keys[row + x] = min(keys[row + x], key)
+
+
+@numba.njit(**_opts)
+def _splat(xy, depth_bits, visible, sizes, width, height, keys):
+    _splat_rows(xy, depth_bits, visible, sizes, width, height, keys, 0, height)
 
 
 @numba.njit(**{**_opts, "parallel": True})
@@ -48,27 +56,9 @@ def _splat_banded(xy, depth_bits, visible, sizes, width, height, keys, bands):
     """``_splat`` split into horizontal bands, one per thread: every thread reads all the
     points and writes only its own rows, so no two threads write the same pixel and no
     atomics are needed. The result equals ``_splat``'s (the minimum is order-free)."""
-    one_size = sizes.shape[0] == 1
     for b in numba.prange(bands):
-        y_lo = b * height // bands
-        y_hi = (b + 1) * height // bands
-        for i in range(visible.shape[0]):
-            if not visible[i]:
-                continue
-            s = np.int64(sizes[0] if one_size else sizes[i])
-            cx = np.float64(xy[i, 0])
-            cy = np.float64(xy[i, 1])
-            if not (cx > -s and cx < width + s and cy > -s and cy < height + s):
-                continue
-            y0 = np.int64(math.floor(cy - 0.5 * s + 0.5))
-            if y0 + s <= y_lo or y0 >= y_hi:
-                continue
-            x0 = np.int64(math.floor(cx - 0.5 * s + 0.5))
-            key = (np.uint64(depth_bits[i]) << np.uint64(32)) | np.uint64(i)
-            for y in range(max(y0, y_lo), min(y0 + s, y_hi)):
-                row = y * width
-                for x in range(max(x0, 0), min(x0 + s, width)):
-                    keys[row + x] = min(keys[row + x], key)
+        _splat_rows(xy, depth_bits, visible, sizes, width, height, keys,
+                    b * height // bands, (b + 1) * height // bands)
 
 
 # Below this many points one thread is faster than waking the pool (measured on a shared

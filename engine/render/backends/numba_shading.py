@@ -21,6 +21,7 @@ import numpy as np
 from ...scene.material import FILTERS, WRAP_MODES
 from ..colorspace import linear_to_srgb, srgb_to_linear
 from ..frame import background_rgba
+from ..shading import light_arrays
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 _SHADING = {"unlit": 0, "lit": 1, "flat": 2}
@@ -279,17 +280,13 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     if packed is None:  # once per assembly, not per frame (textures are copied here)
         packed = prims.derived["numba_materials"] = pack_materials(prims.materials)
     params, tex_index, texels, info = packed
-    ambient, directional, point = shader.lights
-    dl = np.array([d for d, _ in directional], np.float64).reshape(-1, 3)
-    de = np.array([e for _, e in directional], np.float64).reshape(-1, 3)
-    pp = np.array([q for q, _ in point], np.float64).reshape(-1, 3)
-    pe = np.array([e for _, e in point], np.float64).reshape(-1, 3)
+    ambient, dl, de, pp, pe = light_arrays(shader.lights)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
     _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
              bg, prims.triangles, prims.tri_material, st.adj, st.front,
              shader.vertex_encoded, shader.vertex_linear, prims.uvs, shader.world,
-             shader.normals, params, tex_index, texels, info, np.asarray(ambient, np.float64),
+             shader.normals, params, tex_index, texels, info, ambient,
              dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64), _DECODE, _ENCODE,
              color.reshape(-1, 4).view(np.uint32).reshape(-1), depth.reshape(-1).view(np.uint32))
     return Frame(color, depth)
