@@ -235,6 +235,7 @@ class CameraScript:
     """A camera move written as plain Python, run once per frame.
 
     ``fn`` is either
+
     - a function ``fn(camera, t)`` called every frame with the time in seconds, or
     - a generator function ``fn(camera, t)``: it is started with the first frame's time,
       and each later frame's time is sent in (``t = yield``). When it returns, the

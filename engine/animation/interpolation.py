@@ -7,6 +7,7 @@ k (between keys k and k+1) at normalised parameter u in [0, 1] for one mode, so 
 can choose the mode per segment.
 
 Sources:
+
 - Centripetal Catmull-Rom (alpha = 0.5): P. J. Barry and R. N. Goldman, "A recursive
   evaluation algorithm for a class of Catmull-Rom splines", SIGGRAPH 1988 (the pyramidal
   form used here); C. Yuksel et al., "Parameterization and applications of Catmull-Rom

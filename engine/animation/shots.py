@@ -45,7 +45,7 @@ def orbit(target=(0.0, 0.0, 0.0), radius=5.0, elevation=20.0, turns=1.0, duratio
     Keys every 360 / ``keys_per_turn`` degrees, joined by centripetal Catmull-Rom, at
     constant angular speed. With 24 keys per turn the radius stays within 0.01 % of
     ``radius`` on whole turns (the closed curve wraps around); the first and last
-    segments of a partial turn, which have no neighbour beyond the end, within 0.5 %. Raises ValueError for a non-positive radius/duration, |elevation| >= 90
+    segments of a partial turn, which have no neighbour beyond the end, within 0.5 %. Raises ValueError for a non-positive radius/duration, ``|elevation| >= 90``
     or turns == 0.
     """
     c = as_vec3(target, "target")

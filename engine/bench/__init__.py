@@ -1,5 +1,7 @@
 """Benchmarks of the projection paths people try, measured side by side (``frustum bench``).
 
+Modules::
+
     timing     synchronised timers: host clock after a device/GL sync, CUDA events,
                GL time queries; warm-up excluded, first call reported separately
     bandwidth  copy bandwidth measured in the same run (host memcpy, device copy)

@@ -1,6 +1,6 @@
 """The projection paths compared by ``frustum bench``, each as a ready-to-time Case.
 
-Every path projects the same vertices seen by the same camera (float32 data):
+Every path projects the same vertices seen by the same camera (float32 data)::
 
     naive_numpy     the function people write first (from issue 6):
                     ``data = (v - shift).T; data = R @ data; data[:2] *= f / abs(data[2:3])``
@@ -118,7 +118,7 @@ def naive_project(v, shift, R, f):
     """The vertex projection people write first; works on NumPy and CuPy arrays alike.
 
     v (N, 3) world positions, shift (3,) camera position, R (3, 3) world->view rotation,
-    f focal length in NDC units. Returns (N, 3): x, y divided by |z|, z in view units.
+    f focal length in NDC units. Returns (N, 3): x, y divided by ``|z|``, z in view units.
     """
     data = (v - shift).T
     data = R @ data

@@ -87,7 +87,7 @@ def examples_folder():
 
 
 def list_examples() -> list[str]:
-    """Names of the runnable examples (examples/*.py, tools excluded)."""
+    """Names of the runnable examples (``examples/*.py``, tools excluded)."""
     return sorted(p.stem for p in examples_folder().glob("*.py") if p.stem != "make_gallery")
 
 

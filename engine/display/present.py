@@ -47,8 +47,10 @@ def present(renderer, raster="auto", out="frustum-view.png", controller=None,
             and "gl" draw with offscreen GL, falling back to the software rasterizer
             when no GL context can be created; "software" uses the rasterizer directly.
         out: PNG path written when no window can be opened.
-        controller, on_frame, **viewer_kwargs: passed to ``Viewer``.
+        controller: passed to ``Viewer``.
+        on_frame: passed to ``Viewer``.
         max_frames: close the window after this many frames (None: until Esc/close).
+        **viewer_kwargs: further keyword arguments, passed to ``Viewer``.
 
     Returns:
         None when a window was shown; otherwise the path of the written image.

@@ -1,7 +1,7 @@
 """Application layer: a fixed-timestep game/scene loop around a Renderer.
 
 ``App`` owns the scene, the camera, an optional camera controller, the renderer, the
-input map, the HUD and a seeded random generator, and runs
+input map, the HUD and a seeded random generator, and runs::
 
     frame:  advance(frame_dt)        simulated time += frame_dt * time_scale
               while accumulator >= fixed_dt:   (at most max_updates_per_frame)
@@ -15,7 +15,8 @@ of an update left in the accumulator after a frame, for hooks that interpolate.
 Pausing stops updates (frames still render); ``time_scale`` scales how much simulated
 time each frame adds (0.5 = slow motion; the update step itself stays fixed).
 
-Hooks (override in a subclass, or assign on the instance):
+Hooks (override in a subclass, or assign on the instance)::
+
     on_start()                     once, before the first update
     on_update(dt)                  every fixed update, dt = 1 / update_hz seconds
     on_draw(frame)                 after the scene is rasterized, before the HUD; frame is
@@ -24,7 +25,8 @@ Hooks (override in a subclass, or assign on the instance):
                                    engine.controls.input)
     on_mouse(x, y)                 the cursor moved (screen pixels, top-left origin)
 
-Targets:
+Targets::
+
     run_headless(frames, ...)      as fast as possible with simulated time, no display;
                                    optional PNG per frame or of the last frame
     run(frames=None)               a pyglet window (engine.display.Viewer); events reach

@@ -1,6 +1,6 @@
 """VertexBatch: every visible node's geometry packed into contiguous arrays.
 
-Layout (N vertices, K object slots, on the projector's array module, NumPy or CuPy):
+Layout (N vertices, K object slots, on the projector's array module, NumPy or CuPy)::
     positions  (N, 3) float32, each object's local frame
     colors     (N, 4) uint8 RGBA
     object_id  (N,)   uint32, the object's slot k into ``model``
@@ -32,7 +32,7 @@ float64 and then cast; ``view_projection(camera)`` folds ``T(origin)`` back in, 
 float64. ``origin`` starts at the centre of the scene's bounds (each full repack) and
 moves to the camera whenever the camera is more than ``REBASE_NEAR_FACTOR`` near-plane
 distances away from it (camera-relative rendering). A float32 translation t carries an
-error of about |t| * 2**-24, so an object at distance d >= near from the camera is off by
+error of about ``|t| * 2**-24``, so an object at distance d >= near from the camera is off by
 at most ~(d + 1000 near) * 6e-8 / d radians: a few hundredths of a pixel. Points 0.01
 apart at x = 596,650 therefore stay 0.01 apart in view space.
 """
@@ -69,7 +69,9 @@ def _grown(capacity: int, needed: int, minimum: int) -> int:
 class VertexBatch:
     """Packs ``root``'s visible geometry for the projector whose array module is ``xp``.
 
-    Attributes (read-only for callers):
+    Callers only read the attributes below.
+
+    Attributes:
         slot_nodes: list of length K; ``slot_nodes[k]`` is the node in model slot k, or
             None for a free slot. ``object_id`` values index this list (the null slot K
             has no node).

@@ -6,6 +6,7 @@ vertex once, which is what the memory-bound transform needs. The arithmetic is t
 float32 sequence as ``shaders/transform.cuh``.
 
 Why it is shaped this way (measured with ``benchmarks/transform.py``):
+
 - Vertices of one object are contiguous in a batch, so the kernel walks the batch's
   object runs and keeps each run's model matrix in registers; a per-vertex matrix
   lookup keeps LLVM from vectorising the loop.
