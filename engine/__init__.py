@@ -2,7 +2,8 @@
 
 Scene graph -> batched vertex arrays -> one fused projection kernel (CuPy RawKernel on
 the GPU, Numba or NumPy on the CPU) -> the engine's software rasterizer, or pyglet +
-moderngl for display. See README.md for conventions (frames, units, matrix layout).
+moderngl for display. See docs/conventions.md for conventions (frames, units, matrix
+layout).
 """
 
 from .animation.camera_path import CameraPath, CameraScript, Keyframe

@@ -1,6 +1,6 @@
 """Camera path files: JSON or TOML, validated on load, written back losslessly.
 
-Schema (version 1; the README shows full examples)::
+Schema (version 1; docs/camera.md shows full examples)::
 
     version        optional, must be 1
     interpolation  optional default mode: "linear" | "catmull_rom" | "monotone" | "step"

@@ -183,7 +183,7 @@ def render_markdown(res: dict) -> str:
 
 
 def render_summary(res: dict) -> str:
-    """A compact table for the README: one row per path, one column per N, each cell
+    """A compact table for docs/performance.md: one row per path, one column per N, each cell
     the median time per frame and millions of vertices per second; then the targets."""
     m = res["machine"]
     ns = sorted({r["n"] for r in res["results"]})

@@ -10,7 +10,8 @@ What is kept:
   - Colours, first that applies: per-vertex colours from the file (uchar / 255, so PLY
     ``255 128 0`` -> (1.0, 0.50196, 0.0)); per-face colours (averaged onto vertices);
     the texture image sampled at each vertex UV (times the glTF base colour factor);
-    the material's base/diffuse colour; else None (the node default colour).
+    the material's base/diffuse colour; else None (the batch then draws the geometry
+    opaque white).
   - Faces (triangulated: quads and n-gons as fans), normals (from the file, else
     area-weighted face normals computed by trimesh) and UVs.
 

@@ -1,6 +1,6 @@
 """Affine transforms, quaternions and projection matrices (host side, float64).
 
-Conventions (see README "Conventions"): right-handed world, +Y up, the camera looks
+Conventions (see docs/conventions.md): right-handed world, +Y up, the camera looks
 down its local -Z axis (OpenGL). Column vectors: ``p_clip = P @ V @ M @ p``. Matrices
 are (4, 4) float64 NumPy arrays, row-major in memory; the scene graph composes them in
 float64 and only the batch casts to float32 for the device. Quaternions are

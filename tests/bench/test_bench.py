@@ -225,7 +225,11 @@ def test_bench_checks_the_output_folder_before_measuring(tmp_path, monkeypatch, 
     assert check_out_dir(fresh) == fresh and fresh.is_dir() and not any(fresh.iterdir())
 
 
-def test_readme_tables_are_replaced_between_markers():
+def test_performance_page_tables_are_replaced_between_markers(tmp_path):
+    """benchmarks/readme_table.py writes the tables into docs/performance.md, between
+    markers; the committed page matches what it generates from the committed results."""
+    import importlib.util
+
     from engine.bench.report import replace_between_markers
 
     text = "a\n<!-- bench:cpu -->\nold\n<!-- /bench:cpu -->\nb\n"
@@ -235,9 +239,21 @@ def test_readme_tables_are_replaced_between_markers():
         replace_between_markers(text, "bench:gpu", "x")
     from conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text()
+    page = (ROOT / "docs" / "performance.md").read_text()
     for name in ("bench:cpu", "bench:gpu"):
-        assert f"<!-- {name} -->" in readme and f"<!-- /{name} -->" in readme
+        assert f"<!-- {name} -->" in page and f"<!-- /{name} -->" in page
+    spec = importlib.util.spec_from_file_location("readme_table",
+                                                  ROOT / "benchmarks" / "readme_table.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.PAGE == ROOT / "docs" / "performance.md"
+    copy = tmp_path / "performance.md"
+    copy.write_text(page.replace("| engine Numba backend |", "| stale row |"))
+    assert script.main(["--page", str(copy)]) == 0
+    assert copy.read_text() == page  # regenerated from benchmarks/results/*.json
+    # without a GPU result file the GPU section says so
+    assert script.updated(page, json.loads((ROOT / "benchmarks/results/bench-cpu.json")
+                                           .read_text()), None).count(script.NO_GPU) == 1
 
 
 class FakeCupy:

@@ -23,7 +23,8 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
                         str(ROOT / "docs"), str(out)],
                        capture_output=True, text=True, timeout=600, check=False)
     assert r.returncode == 0, f"sphinx-build failed:\n{r.stdout[-4000:]}\n{r.stderr[-6000:]}"
-    for page in ["index", "api/index", "api/scene"]:
+    for page in ["index", "cli", "loading", "camera", "video", "apps", "backends",
+                 "performance", "display", "conventions", "api/index", "api/scene"]:
         assert (out / f"{page}.html").is_file(), page
     scene = (out / "api" / "scene.html").read_text(encoding="utf-8")
     assert 'id="engine.scene.graph.Node"' in scene  # autodoc really documented it
