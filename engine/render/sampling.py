@@ -1,14 +1,18 @@
 """Texture sampling on the CPU with glTF 2.0 / GL sampler rules.
 
-Addressing (texture of W x H texels, u across, v down from the top row):
+Addressing (texture of W x H texels, u across, v down from the top row)::
+
     nearest  texel i = wrap(floor(u * W))
     linear   texel centres at (i + 0.5) / W: x = u * W - 0.5, i0 = floor(x), f = x - i0,
              result = lerp(texel wrap(i0), texel wrap(i0 + 1), f), the same along v
+
 Wrap modes act on texel indices exactly as GL's do on the coordinate (glTF REPEAT = GL
-REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT; OpenGL 4.6 core spec, section 8.14.2):
+REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT; OpenGL 4.6 core spec, section 8.14.2)::
+
     repeat  i mod W
     clamp   min(max(i, 0), W - 1)
     mirror  m = i mod 2W; m if m < W else 2W - 1 - m
+
 so u = 1.25 and u = -0.75 read the same texel as u = 0.25 under "repeat".
 
 Filtering happens on the decoded (linear) values of sRGB textures, as GL does for

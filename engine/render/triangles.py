@@ -61,12 +61,13 @@ _PLANES = np.array([
 class TriangleSetup(NamedTuple):
     """What rasterization needs, per piece (M) and per original triangle (T).
 
-    piece_tri: (M,) int64 original triangle index of each piece.
-    x, y: (M, 3) int64 fixed-point screen coordinates, oriented so the area is > 0.
-    adj: (T, 3, 3) float64 adjugate of [x; y; w] (rows: the homogeneous barycentric
-        planes), for depth and perspective-correct attributes.
-    z, w: (T, 3) float64 clip-space z and w of the original vertices.
-    front: (T,) bool, counter-clockwise in NDC (det > 0).
+    Attributes:
+        piece_tri: (M,) int64 original triangle index of each piece.
+        x, y: (M, 3) int64 fixed-point screen coordinates, oriented so the area is > 0.
+        adj: (T, 3, 3) float64 adjugate of [x; y; w] (rows: the homogeneous barycentric
+            planes), for depth and perspective-correct attributes.
+        z, w: (T, 3) float64 clip-space z and w of the original vertices.
+        front: (T,) bool, counter-clockwise in NDC (det > 0).
     """
 
     piece_tri: np.ndarray

@@ -1,5 +1,7 @@
 """Lights are scene-graph nodes, so they move with their parents like any object.
 
+The kinds::
+
     DirectionalLight  parallel rays along the node's local -Z axis (like a camera's view
                       direction: aim it with ``look_at``), e.g. the sun
     PointLight        rays from the node's world position, intensity falling off with

@@ -1,6 +1,6 @@
 """Materials: how a surface's colour is made, and the textures it samples.
 
-A ``Material`` is one of four kinds, from least to most work per pixel:
+A ``Material`` is one of four kinds, from least to most work per pixel::
 
     "unlit"   the base colour (times vertex colours / the texture, when present)
     "lit"     base colour lit by the scene's lights: ambient + Lambert diffuse +
