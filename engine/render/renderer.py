@@ -336,14 +336,15 @@ class Renderer:
 class FrameInputs(NamedTuple):
     """One frame's output of the vertex stage, for the software and the GL rasterizers.
 
-    prims: the Primitives assembly (triangles, lines, point mask, materials).
-    colors: (N, 4) uint8 RGBA vertex colours (the batch's, on its array module).
-    projection: the projector's Projection (points), or None when no vertex is drawn as
-        a point.
-    clip: (N, 4) float64 clip-space vertices, or None without surfaces.
-    shader: the SurfaceShader context (batch-frame positions and normals, lights, eye),
-        or None without triangles; its ``setup`` is filled by the software path.
-    line_rgba: (L, 4) uint8 line colours, or None without lines.
+    Attributes:
+        prims: the Primitives assembly (triangles, lines, point mask, materials).
+        colors: (N, 4) uint8 RGBA vertex colours (the batch's, on its array module).
+        projection: the projector's Projection (points), or None when no vertex is drawn
+            as a point.
+        clip: (N, 4) float64 clip-space vertices, or None without surfaces.
+        shader: the SurfaceShader context (batch-frame positions and normals, lights,
+            eye), or None without triangles; its ``setup`` is filled by the software path.
+        line_rgba: (L, 4) uint8 line colours, or None without lines.
     """
 
     prims: Primitives
