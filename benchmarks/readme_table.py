@@ -19,7 +19,8 @@ from engine.bench.report import render_summary, replace_between_markers
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "performance.md"
 NO_GPU = ("No GPU run yet. On a GPU machine run `benchmarks/gpu_run.sh OUT`, copy "
-          "`OUT/bench-gpu.json` to `benchmarks/results/` and rerun this script.")
+          "`bench-gpu.json` from `OUT/gpu-run.tar.gz` to `benchmarks/results/` and rerun "
+          "this script.")
 
 
 def updated(text: str, cpu: dict, gpu: dict | None) -> str:

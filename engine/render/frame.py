@@ -19,9 +19,10 @@ EMPTY_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
 class Frame(NamedTuple):
     """A rendered frame on the host.
 
-    color: (H, W, 4) uint8 RGBA, row 0 is the top row.
-    depth: (H, W) float32 window depth in [0, 1]; 1.0 where nothing was drawn. None
-        when the caller asked for no depth (``Renderer.render(depth=False)``).
+    Attributes:
+        color: (H, W, 4) uint8 RGBA, row 0 is the top row.
+        depth: (H, W) float32 window depth in [0, 1]; 1.0 where nothing was drawn. None
+            when the caller asked for no depth (``Renderer.render(depth=False)``).
 
     ``Renderer.render(host=False)`` on the cupy backend gives CuPy arrays of the same
     shapes (device frames, e.g. for CUDA-GL interop).
