@@ -25,9 +25,10 @@ visible in the Markdown source and invisible when it is rendered:
     <!-- doc-test: fixture NAME -->            this block's text (any language) is the
                                               fixture NAME, e.g. a path file
 
-Fixtures (``make_fixtures``), all generated, none third-party: ``torus_knot.ply`` written
-by ``assets/make_assets.py``; the same mesh exported by trimesh as ``torus_knot.obj``,
-``torus_knot.glb`` and ``torus_knot.stl``; and every block marked ``fixture``.
+Fixtures (``make_fixtures``), all generated, none third-party: what
+``assets/make_assets.py`` writes (the textured ``torus_knot.glb``); the same mesh with its
+texture baked into vertex colours, exported by trimesh as ``torus_knot.ply``,
+``torus_knot.obj`` and ``torus_knot.stl``; and every block marked ``fixture``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_LANGUAGES = ("python", "bash")
 MARKER = re.compile(r"^<!--\s*doc-test:\s*(?P<body>.*?)\s*-->\s*$")
 FENCE = re.compile(r"^```(?P<info>[^`]*)$")
-MESH_FORMATS = ("obj", "glb", "stl")
+MESH_FORMATS = ("ply", "obj", "glb", "stl")
 # Left out of the mirrored checkout: outputs, caches, version control.
 NOT_MIRRORED = {".git", "out", "build", ".pytest_cache", ".ruff_cache", ".hypothesis",
                 "__pycache__"}
@@ -189,9 +190,14 @@ def make_fixtures(folder: Path, blocks: list[Block]) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run([str(venv_bin() / "python"), str(ROOT / "assets" / "make_assets.py"),
                     str(folder)], check=True, capture_output=True, text=True, timeout=120)
-    mesh = trimesh.load(folder / "torus_knot.ply", process=False)
+    written = sorted(folder.glob("torus_knot.*"))
+    assert written, "assets/make_assets.py wrote no torus_knot.* file"
+    mesh = trimesh.load(written[0], force="mesh", process=False)
+    if mesh.visual.kind == "texture":  # one self-contained file per format, no .mtl/.png
+        mesh.visual = mesh.visual.to_color()
     for suffix in MESH_FORMATS:
-        mesh.export(folder / f"torus_knot.{suffix}")
+        if not (folder / f"torus_knot.{suffix}").exists():
+            mesh.export(folder / f"torus_knot.{suffix}")
     for block in blocks:
         if block.fixture:
             (folder / block.fixture).write_text(block.code, encoding="utf-8")
