@@ -20,7 +20,7 @@ def knot_texture(width=512, height=64):
     every 1/32 of its length and a light stripe around the tube's middle."""
     u = (np.arange(width) + 0.5) / width
     v = (np.arange(height) + 0.5) / height
-    hue = np.stack([0.5 + 0.5 * np.cos(2 * np.pi * (u + k / 3)) for k in range(3)], axis=1)
+    hue = np.stack([0.625 + 0.375 * np.cos(2 * np.pi * (u + k / 3)) for k in range(3)], axis=1)
     bands = np.where((u * 32) % 1 < 0.15, 0.55, 1.0)[:, None]
     img = (hue * bands)[None, :, :] * np.ones((height, 1, 1))
     stripe = np.abs(v - 0.5) < 0.06
