@@ -92,6 +92,9 @@ def test_window_screenshot_matches_offscreen_render(tmp_path, raster, xvfb):
     # Same Mesa driver, same inputs: the window shows exactly the offscreen frame.
     np.testing.assert_array_equal(shot, ref)
     assert len(np.unique(ref.reshape(-1, 4), axis=0)) > 100  # many coloured points
+    ball = np.abs(ref[SIZE[1] // 2 - 5: SIZE[1] // 2 + 5, SIZE[0] // 2 - 5: SIZE[0] // 2 + 5, :3]
+                  .astype(int) - (26, 51, 77)).sum(axis=-1) > 30  # not the background
+    assert ball.all()  # the lit ball fills the middle (points in front of it may too)
 
     # Controller hooks: tick once per frame, forwarded events, per-frame callback.
     assert result["ticks"] == 4

@@ -20,8 +20,12 @@ SIZE = (161, 120)  # odd width on purpose: exercises alignment-1 reads
 
 
 def probe_scene():
-    """(scene, camera): 3000 random coloured points of sizes 1-4 in front of a camera."""
-    from engine import Node, PerspectiveCamera, PointCloud, Scene
+    """(scene, camera): 3000 random coloured points of sizes 1-4 around a lit, partly
+    textured mesh (a surface and points in one depth buffer), in front of a camera."""
+    import trimesh
+
+    from engine import Mesh, Node, PerspectiveCamera, PointCloud, Scene
+    from engine.scene.material import Material, Sampler, Texture
 
     rng = np.random.default_rng(7)
     scene = Scene("probe", background=(0.1, 0.2, 0.3))
@@ -29,6 +33,13 @@ def probe_scene():
         pts = rng.uniform(-1, 1, (750, 3))
         cols = rng.integers(0, 256, (750, 3), dtype=np.uint8)
         scene.add(Node(f"cloud{i}", geometry=PointCloud(pts, cols, point_size=size)))
+    ico = trimesh.creation.icosphere(subdivisions=3, radius=0.6)
+    v = np.asarray(ico.vertices)
+    uv = np.stack([np.arctan2(v[:, 2], v[:, 0]) / (2 * np.pi) + 0.5, v[:, 1] / 1.2 + 0.5], axis=1)
+    checker = (np.indices((4, 4)).sum(axis=0) % 2 * 200 + 40).astype(np.uint8)
+    tex = Texture(np.dstack([checker, checker // 2, 255 - checker]), Sampler(filter="nearest"))
+    scene.add(Node("ball", geometry=Mesh(v.astype(np.float32), ico.faces, uvs=uv, material=Material(
+        color=(1.0, 0.9, 0.8), texture=tex, specular=0.4))))
     camera = scene.add(PerspectiveCamera(fov_y=60, position=(0.3, 0.4, 3.0)))
     camera.look_at((0, 0, 0))
     return scene, camera
