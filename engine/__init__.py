@@ -15,7 +15,18 @@ from .render.points import rasterize_points
 from .render.renderer import Renderer
 from .scene.camera import Camera, OrthographicCamera, PerspectiveCamera
 from .scene.geometry import Mesh, PointCloud
-from .scene.graph import Node, Scene
+from .scene.graph import Node, Scene, get_transforms, set_transforms
+from .scene.instances import Instances
+from .scene.light import AmbientLight, DirectionalLight, PointLight
+from .scene.material import Material, Texture
+from .scene.transforms import (
+    euler_from_quat,
+    quat_from_axis_angle,
+    quat_from_euler,
+    quat_multiply,
+    quat_to_matrix,
+    slerp,
+)
 
 __version__ = "0.1.0"
 
@@ -34,22 +45,36 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'engine' has no attribute {name!r}")
 
 __all__ = [
+    "AmbientLight",
     "Camera",
     "CameraPath",
     "CameraScript",
+    "DirectionalLight",
     "FlyController",
     "Frame",
+    "Instances",
     "Keyframe",
+    "Material",
     "Mesh",
     "Node",
     "OrbitController",
     "OrthographicCamera",
     "PerspectiveCamera",
     "PointCloud",
+    "PointLight",
     "Renderer",
     "Scene",
+    "Texture",
     "VertexBatch",
+    "euler_from_quat",
     "get_projector",
+    "get_transforms",
     "load",
+    "quat_from_axis_angle",
+    "quat_from_euler",
+    "quat_multiply",
+    "quat_to_matrix",
     "rasterize_points",
+    "set_transforms",
+    "slerp",
 ]

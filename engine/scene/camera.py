@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .graph import Node
+from .graph import _TABLE, Node, _stamps
 from .transforms import orthographic_matrix, perspective_matrix
 
 __all__ = ["Camera", "OrthographicCamera", "PerspectiveCamera"]
@@ -45,7 +45,7 @@ class Camera(Node):
         if self._children:
             super()._touch()
         else:
-            self.revision += 1
+            _TABLE.rev[self._row] = next(_stamps)
 
     @property
     def aspect(self) -> float:

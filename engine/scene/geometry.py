@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import to_host
+from .color import as_rgba
 from .material import Material
 
 __all__ = ["Geometry", "Mesh", "PointCloud"]
@@ -34,7 +35,13 @@ def _as_array(a, name: str):
 
 
 def _colors_to_rgba8(colors, n: int):
-    """(n, 3|4) uint8 or float in [0, 1] -> (n, 4) uint8 RGBA (alpha 255 when absent)."""
+    """(n, 3|4) uint8 or float in [0, 1] -> (n, 4) uint8 RGBA (alpha 255 when absent).
+
+    One colour (3-4 floats in [0, 1], a CSS name, "#rrggbb") is given to every point."""
+    if isinstance(colors, str) or (np.ndim(colors) == 1 and len(colors) in (3, 4)):
+        rgba = as_rgba(colors, "colors")
+        one = np.array([round(c * 255.0) for c in rgba], np.uint8)
+        return np.ascontiguousarray(np.broadcast_to(one, (n, 4)))
     c = _as_array(colors, "colors")
     if c.ndim != 2 or c.shape[0] != n or c.shape[1] not in (3, 4):
         raise ValueError(f"colors must have shape ({n}, 3) or ({n}, 4), got {tuple(c.shape)}")
@@ -59,7 +66,9 @@ class Geometry:
         positions: (N, 3) float32, local frame, relative to ``origin``.
         origin: (3,) float64 NumPy array added back in float64 by the batch (zeros unless
             float64 input was recentred).
-        colors: (N, 4) uint8 RGBA or None (the batch then draws the points white).
+        colors: (N, 4) uint8 RGBA or None (the batch then draws the points white). The
+            constructor takes (N, 3|4) uint8 or floats in [0, 1], or one colour for every
+            vertex: 3-4 floats in [0, 1], a CSS name or "#rrggbb".
         point_size: splat size in pixels (float > 0) used by point rendering.
 
     Raises:
@@ -111,7 +120,8 @@ class Geometry:
 
 
 class PointCloud(Geometry):
-    """Points: positions (N, 3), optional colours (N, 3|4) uint8 or float in [0, 1]."""
+    """Points: positions (N, 3), optional colours (N, 3|4) uint8 or float in [0, 1], or
+    one colour for all (``colors=(0.15, 0.2, 0.35)``, ``colors="orange"``)."""
 
 
 class Mesh(Geometry):
@@ -120,7 +130,8 @@ class Mesh(Geometry):
     Args:
         positions: (N, 3) float, local frame.
         faces: (M, 3) integer vertex indices, 0-based, each in [0, N).
-        colors: optional (N, 3|4) per-vertex colours.
+        colors: optional (N, 3|4) per-vertex colours, or one colour for all (3-4 floats
+            in [0, 1], a CSS name, "#rrggbb").
         normals: optional (N, 3) float32 per-vertex normals (local frame).
         uvs: optional (N, 2) float32 texture coordinates, (0, 0) = the image's top-left.
         material: an ``engine.scene.Material``; default: lit, white (times the vertex

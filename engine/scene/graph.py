@@ -2,33 +2,47 @@
 
 Imports no GPU or GL module (geometry arrays may still live on the device).
 
-Caching: every node keeps a ``revision`` of its local transform. A world matrix is
-cached together with the stamp of the parent world matrix it was built from; reading
-``world_matrix`` revalidates up the parent chain (O(depth)), so moving a parent
-invalidates every descendant without any "update" call. Each recomputation takes a new
-``world_stamp`` from a global counter, which the batch compares to decide which model
-matrices to upload. Structural changes (add/remove/reparent, geometry replaced,
-visibility) bump ``structure_revision`` on the node and all its ancestors, which tells
-the batch to repack.
+Storage: every node's local transform is one row of a process-wide table of float64
+``[px py pz  qx qy qz qw  sx sy sz]`` rows with a revision stamp per row, so a renderer
+reads the transforms of thousands of nodes with one gather and finds the moved ones by
+comparing stamps (``engine.render.batch`` computes their world matrices level by level,
+vectorised), and ``set_transforms`` moves many nodes with one array write. Single-node
+setters stay cheap: they check three or four Python floats, write them and stamp the row.
+
+Caching: reading ``world_matrix`` revalidates up the parent chain (O(depth)), so moving a
+parent invalidates every descendant without any "update" call. Each recomputation takes
+a new ``world_stamp`` from a global counter.
+
+Structure: adding, removing or reparenting nodes, replacing geometry, hiding or showing
+change ``structure_revision`` of the node and its ancestors, which tells the batch to
+repack. The change is recorded by walking up only until an ancestor already holds a mark
+newer than the last time anyone read a structure revision, so building a hierarchy costs
+O(1) amortised per ``add`` whatever its depth (a chain of 100,000 nodes is linear).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Iterator
+import math
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from .color import as_rgba
 from .geometry import Geometry
 from .transforms import (
+    DEFAULT_EULER_ORDER,
     IDENTITY_QUAT,
+    euler_from_quat,
     look_at_rotation,
     matrix_to_quat,
-    quat_normalize,
+    quat_from_euler,
     trs_matrix_unchecked,
 )
 
-__all__ = ["DRAW_MODES", "Node", "Scene", "transform_epoch"]
+__all__ = ["DRAW_MODES", "Node", "NodeVector", "Scene", "get_transforms", "set_transforms",
+           "transform_epoch"]
 
 DRAW_MODES = ("points", "wireframe", "solid", "solid+wireframe")
 
@@ -36,11 +50,180 @@ _stamps = itertools.count(1)
 # Bumped by every transform or hierarchy change anywhere: lets the batch skip its
 # per-object check entirely on frames where nothing moved.
 _transform_epoch = [0]
+# Bumped whenever a node's colour changes (the batch rewrites that node's vertex colours).
+_appearance_epoch = [0]
+# Structure marks (see the module docstring): a change marks its node and ancestors with
+# the current clock value; reading a structure revision that equals it advances the clock.
+_structure_clock = [1]
 
 
 def transform_epoch() -> int:
     """Counter that changes whenever any node's transform or parent changes."""
     return _transform_epoch[0]
+
+
+def appearance_epoch() -> int:
+    """Counter that changes whenever any node's ``color`` changes."""
+    return _appearance_epoch[0]
+
+
+class _TransformTable:
+    """Local TRS rows of every live node (see the module docstring). Rows are reused
+    after their node is garbage collected; the arrays grow geometrically."""
+
+    WIDTH = 10  # px py pz qx qy qz qw sx sy sz
+
+    def __init__(self, capacity: int = 1024):
+        self.trs = np.zeros((capacity, self.WIDTH))
+        self.trs[:, 6] = 1.0
+        self.trs[:, 7:] = 1.0
+        self.rev = np.zeros(capacity, np.int64)
+        self.free: list[int] = []
+        self.used = 0
+
+    def alloc(self) -> int:
+        if self.free:
+            return self.free.pop()
+        if self.used == len(self.rev):
+            cap = 2 * len(self.rev)
+            trs = np.zeros((cap, self.WIDTH))
+            trs[:, 6] = 1.0
+            trs[:, 7:] = 1.0
+            trs[: self.used] = self.trs
+            rev = np.zeros(cap, np.int64)
+            rev[: self.used] = self.rev
+            self.trs, self.rev = trs, rev
+        self.used += 1
+        return self.used - 1
+
+    def release(self, row: int):
+        self.trs[row] = (0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
+        self.rev[row] = next(_stamps)
+        self.free.append(row)
+
+
+_TABLE = _TransformTable()
+
+
+def _numbers(value, n: int, what: str, owner) -> tuple:
+    """``n`` finite Python floats from a sequence (tuple, list, NumPy array...).
+
+    The single-node hot path: no NumPy computation for tuples, lists and 1-D arrays.
+    Raises ValueError naming the node and the argument.
+    """
+    if isinstance(value, (str, bytes)):  # ValueError, the engine's bad-argument error
+        raise ValueError(f"{owner}: {what} must be {n} numbers, got the string {value!r}")  # noqa: TRY004
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "fiub":
+            raise ValueError(f"{owner}: {what} must be {n} numbers, got {value!r}")
+        value = value.reshape(-1).tolist()
+    try:
+        vals = tuple(map(float, value))
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: {what} must be {n} numbers, got {value!r}") from None
+    if len(vals) != n:
+        raise ValueError(f"{owner}: {what} must be {n} numbers, got {len(vals)}: {value!r}")
+    for v in vals:
+        if v - v != 0.0:  # NaN and +-inf
+            raise ValueError(f"{owner}: {what} must be finite, got {value!r}")
+    return vals
+
+
+def _component(i: int) -> property:
+    def get(self):
+        return float(self[i])
+
+    def set_(self, value):
+        self[i] = value
+
+    return property(get, set_, doc=f"component {i} (writes back to the node)")
+
+
+class NodeVector(np.ndarray):
+    """A node's ``position``, ``rotation`` or ``scale``: a float64 NumPy array that
+    writes back to its node.
+
+    Item assignment (``node.position[0] += 1``, ``v[1:] = 0``), the ``x``/``y``/``z``/
+    ``w`` attributes (``node.position.y = 2``) and in-place arithmetic
+    (``v += velocity * dt``, ``np.add(v, 1, out=v)``) set the node's vector through its
+    checked setter, so a non-finite value raises ValueError there. Any other result
+    (``node.position + 1``, ``v.copy()``) is a plain array that belongs to no node.
+    The array is a snapshot taken when it was read: writing back sets the whole vector
+    as this array holds it.
+    """
+
+    def __new__(cls, values, owner=None, attr: str | None = None):
+        obj = np.array(values, dtype=np.float64).view(cls)
+        obj._owner, obj._attr = owner, attr
+        return obj
+
+    def __array_finalize__(self, obj):
+        # A view (slice) of a bound vector writes back through the bound vector; a copy
+        # is detached.
+        root = None
+        if isinstance(obj, NodeVector):
+            root = obj if getattr(obj, "_owner", None) is not None else getattr(
+                obj, "_root_vector", None)
+        if root is not None and self.base is not None and np.may_share_memory(self, root):
+            self._root_vector = root
+        else:
+            self._root_vector = None
+        self._owner = self._attr = None
+
+    @property
+    def _bound(self):
+        if getattr(self, "_owner", None) is not None:
+            return self
+        return getattr(self, "_root_vector", None)
+
+    def _write_back(self):
+        v = self._bound
+        if v is not None:
+            setattr(v._owner, v._attr, v.view(np.ndarray))
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self._write_back()
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        args = tuple(x.view(np.ndarray) if isinstance(x, NodeVector) else x for x in inputs)
+        if out is not None:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, NodeVector) else o
+                                  for o in out)
+        result = getattr(ufunc, method)(*args, **kwargs)
+        if out is None:
+            return result
+        for o in out:
+            if isinstance(o, NodeVector):
+                o._write_back()
+        return out[0] if len(out) == 1 else out
+
+    def __array_function__(self, func, types, args, kwargs):
+        result = super().__array_function__(func, types, args, kwargs)
+        writes = (np.copyto, np.place, np.putmask, np.put, np.put_along_axis)
+        if func in writes and args and isinstance(args[0], NodeVector):
+            args[0]._write_back()
+        return result
+
+    def fill(self, value):
+        super().fill(value)
+        self._write_back()
+
+    def sort(self, *args, **kwargs):
+        super().sort(*args, **kwargs)
+        self._write_back()
+
+    def put(self, *args, **kwargs):
+        super().put(*args, **kwargs)
+        self._write_back()
+
+    def __reduce__(self):
+        return self.view(np.ndarray).__reduce__()
+
+    x = _component(0)
+    y = _component(1)
+    z = _component(2)
+    w = _component(3)
 
 
 class Node:
@@ -49,16 +232,26 @@ class Node:
     Args:
         name: label used by ``find``; need not be unique.
         position: (3,) translation in the parent frame (world units).
-        rotation: unit quaternion (x, y, z, w); normalised on assignment.
-        scale: (3,) per-axis scale (a scalar is broadcast).
+        rotation: unit quaternion (x, y, z, w), normalised on assignment; or three Euler
+            angles in degrees about X, Y, Z applied in "YXZ" order (yaw, pitch, roll;
+            see ``engine.scene.transforms.quat_from_euler``), e.g. ``(0, 90, 0)``.
+        scale: (3,) per-axis scale, or one number for all three axes.
         geometry: optional ``PointCloud`` / ``Mesh`` in this node's local frame.
         visible: hidden nodes (and their subtrees) are left out of the batch.
+        draw: how the geometry is drawn (see ``draw``).
+        color: optional tint of this node's own geometry (not its children's): one
+            colour (3-4 floats in [0, 1], a CSS name or "#rrggbb") multiplied into the
+            vertex colours (white geometry takes exactly this colour).
 
     The local matrix is ``T @ R @ S`` (float64 (4, 4)); ``world_matrix`` is
-    ``parent.world_matrix @ local_matrix``.
+    ``parent.world_matrix @ local_matrix``. Reading ``position``, ``rotation`` or
+    ``scale`` gives a ``NodeVector``: editing it in place (``node.position[0] += 1``,
+    ``node.position.y = 2``) moves the node.
 
     Raises:
-        ValueError: non-finite transform values, wrong vector lengths, cycles.
+        ValueError: non-finite transform values, wrong vector lengths, a zero quaternion,
+            strings where numbers belong (each message names the node and argument),
+            cycles.
     """
 
     def __init__(
@@ -70,79 +263,179 @@ class Node:
         geometry: Geometry | None = None,
         visible: bool = True,
         draw: str | None = None,
+        color=None,
     ):
+        self._row = _TABLE.alloc()
         self.name = str(name)
         self._parent: Node | None = None
-        self._children: list[Node] = []
-        self._position = np.zeros(3)
-        self._rotation = IDENTITY_QUAT.copy()
-        self._scale = np.ones(3)
-        self.revision = 0
-        self.structure_revision = 0
+        self._children: dict[Node, None] = {}
+        self._smark = 0
         self._local_cache: tuple[int, np.ndarray] | None = None
         self._world_cache: tuple[int, int, np.ndarray] | None = None  # (rev, parent stamp, M)
         self.world_stamp = 0
         self._geometry = None
         self._visible = bool(visible)
+        self._color = None
+        self._color_rev = 0
         self.position = position
         self.rotation = rotation
         self.scale = scale
         self.geometry = geometry
         self._draw = None
         self.draw = draw
+        if color is not None:
+            self.color = color
+
+    def __del__(self):
+        row = self.__dict__.get("_row")
+        if row is not None:
+            with contextlib.suppress(Exception):  # interpreter shutdown: no table any more
+                _TABLE.release(row)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_trs_values"] = _TABLE.trs[state.pop("_row")].copy()
+        return state
+
+    def __setstate__(self, state):
+        values = state.pop("_trs_values")
+        self.__dict__.update(state)
+        self._row = _TABLE.alloc()
+        _TABLE.trs[self._row] = values
+        self._touch()
+
+    def _label(self) -> str:
+        return repr(self.name)
 
     # --- local transform -------------------------------------------------------------
+    @property
+    def revision(self) -> int:
+        """Stamp of the local transform: changes whenever position, rotation or scale is
+        set (a global counter value, not a count of changes)."""
+        return int(_TABLE.rev[self._row])
+
     def _touch(self):
-        self.revision += 1
+        _TABLE.rev[self._row] = next(_stamps)
         _transform_epoch[0] += 1
 
     @property
-    def position(self) -> np.ndarray:
-        """(3,) float64 translation in the parent frame (read-only copy)."""
-        return self._position.copy()
+    def position(self) -> NodeVector:
+        """(3,) float64 translation in the parent frame (a ``NodeVector``: in-place edits
+        move the node)."""
+        return NodeVector(_TABLE.trs[self._row, 0:3], self, "position")
 
     @position.setter
     def position(self, value):
-        v = np.asarray(value, dtype=np.float64).reshape(-1)
-        if v.shape != (3,) or not np.all(np.isfinite(v)):
-            raise ValueError(f"{self.name}: position must be 3 finite numbers, got {value!r}")
-        self._position = v.copy()
+        try:
+            if type(value) is np.ndarray and value.dtype.kind == "f":
+                value = value.tolist()
+            if type(value) is str:
+                raise TypeError
+            x, y, z = value
+            x = float(x)
+            y = float(y)
+            z = float(z)
+            if x - x != 0.0 or y - y != 0.0 or z - z != 0.0:
+                raise ValueError
+        except (TypeError, ValueError):
+            x, y, z = _numbers(value, 3, "position", self._label())  # raises, naming it
+        t, r = _TABLE.trs, self._row
+        t[r, 0] = x
+        t[r, 1] = y
+        t[r, 2] = z
         self._touch()
 
     @property
-    def rotation(self) -> np.ndarray:
-        """(4,) float64 unit quaternion (x, y, z, w) relative to the parent frame."""
-        return self._rotation.copy()
+    def rotation(self) -> NodeVector:
+        """(4,) float64 unit quaternion (x, y, z, w) relative to the parent frame.
+
+        Assign a quaternion (normalised here) or three Euler angles in degrees about
+        X, Y, Z in "YXZ" order (see ``euler``)."""
+        return NodeVector(_TABLE.trs[self._row, 3:7], self, "rotation")
 
     @rotation.setter
     def rotation(self, value):
+        if isinstance(value, (str, bytes)):
+            raise ValueError(f"{self._label()}: rotation must be a quaternion (x, y, z, w) or "  # noqa: TRY004
+                             f"3 Euler angles in degrees, got the string {value!r}")
         try:
-            self._rotation = quat_normalize(value)
-        except ValueError as exc:
-            raise ValueError(f"{self.name}: {exc}") from None
+            n = len(value)
+        except TypeError:
+            raise ValueError(f"{self._label()}: rotation must be a quaternion (x, y, z, w) "
+                             f"or 3 Euler angles in degrees, got {value!r}") from None
+        if n == 3:
+            q = quat_from_euler(_numbers(value, 3, "rotation (Euler degrees)", self._label()))
+            x, y, z, w = q.tolist()
+        else:
+            try:
+                if type(value) is np.ndarray and value.dtype.kind == "f":
+                    value = value.tolist()
+                x, y, z, w = value
+                x = float(x)
+                y = float(y)
+                z = float(z)
+                w = float(w)
+            except (TypeError, ValueError):
+                x, y, z, w = _numbers(value, 4, "rotation (quaternion x, y, z, w)",
+                                      self._label())
+            norm = math.sqrt(x * x + y * y + z * z + w * w)
+            if not (norm >= 1e-12 and norm < math.inf):
+                raise ValueError(f"{self._label()}: rotation quaternion must be non-zero "
+                                 f"and finite, got {value!r}")
+            if norm != 1.0:
+                x, y, z, w = x / norm, y / norm, z / norm, w / norm
+        t, r = _TABLE.trs, self._row
+        t[r, 3] = x
+        t[r, 4] = y
+        t[r, 5] = z
+        t[r, 6] = w
         self._touch()
 
     @property
-    def scale(self) -> np.ndarray:
-        """(3,) float64 per-axis scale."""
-        return self._scale.copy()
+    def euler(self) -> np.ndarray:
+        """(3,) float64 Euler angles in degrees about X, Y, Z, order "YXZ" (yaw about Y,
+        then pitch about the turned X, then roll about the turned Z), read-only array;
+        assign three angles to set the rotation."""
+        e = euler_from_quat(_TABLE.trs[self._row, 3:7], DEFAULT_EULER_ORDER)
+        e.setflags(write=False)
+        return e
+
+    @euler.setter
+    def euler(self, value):
+        self.rotation = _numbers(value, 3, "euler (degrees)", self._label())
+
+    @property
+    def scale(self) -> NodeVector:
+        """(3,) float64 per-axis scale (a ``NodeVector``); assign 3 numbers or one."""
+        return NodeVector(_TABLE.trs[self._row, 7:10], self, "scale")
 
     @scale.setter
     def scale(self, value):
-        v = np.broadcast_to(np.asarray(value, dtype=np.float64), (3,)).copy()
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"{self.name}: scale must be finite, got {value!r}")
-        self._scale = v
+        if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+            s = float(value)
+            if s - s != 0.0:
+                raise ValueError(f"{self._label()}: scale must be finite, got {value!r}")
+            x = y = z = s
+        elif isinstance(value, np.ndarray) and value.ndim == 0:
+            x = y = z = _numbers(value.reshape(1), 1, "scale", self._label())[0]
+        else:
+            x, y, z = _numbers(value, 3, "scale (3 numbers, or one for every axis)",
+                               self._label())
+        t, r = _TABLE.trs, self._row
+        t[r, 7] = x
+        t[r, 8] = y
+        t[r, 9] = z
         self._touch()
 
     @property
     def local_matrix(self) -> np.ndarray:
         """(4, 4) float64 local -> parent transform ``T @ R @ S`` (cached; do not modify)."""
-        if self._local_cache is None or self._local_cache[0] != self.revision:
-            m = trs_matrix_unchecked(self._position.tolist(), self._rotation.tolist(),
-                                     self._scale.tolist())
+        rev = _TABLE.rev[self._row]
+        if self._local_cache is None or self._local_cache[0] != rev:
+            v = _TABLE.trs[self._row].tolist()
+            m = trs_matrix_unchecked(v[0:3], v[3:7], v[7:10])
             m.setflags(write=False)
-            self._local_cache = (self.revision, m)
+            self._local_cache = (rev, m)
         return self._local_cache[1]
 
     @property
@@ -157,21 +450,42 @@ class Node:
             chain.append(node)
             node = node._parent
         parent_m, parent_stamp = None, 0
+        rev = _TABLE.rev
         for node in reversed(chain):
             c = node._world_cache
-            if c is None or c[0] != node.revision or c[1] != parent_stamp:
+            r = rev[node._row]
+            if c is None or c[0] != r or c[1] != parent_stamp:
                 local = node.local_matrix
                 m = local if parent_m is None else parent_m @ local
                 m.setflags(write=False)
-                node._world_cache = (node.revision, parent_stamp, m)
+                node._world_cache = (r, parent_stamp, m)
                 node.world_stamp = next(_stamps)
             parent_m, parent_stamp = node._world_cache[2], node.world_stamp
         return parent_m
 
     @property
     def world_position(self) -> np.ndarray:
-        """(3,) float64 origin of this node in world coordinates."""
-        return self.world_matrix[:3, 3].copy()
+        """(3,) float64 origin of this node in world coordinates (read-only array: set
+        ``position``, which is in the parent frame, to move the node)."""
+        p = self.world_matrix[:3, 3].copy()
+        p.setflags(write=False)
+        return p
+
+    # --- appearance -------------------------------------------------------------------
+    @property
+    def color(self) -> tuple[float, float, float, float] | None:
+        """RGBA tint in [0, 1] multiplied into this node's own vertex colours, or None
+        (no tint). Assign a colour (3-4 floats, a CSS name, "#rrggbb") or None; the
+        renderer rewrites only this node's colours on the next frame."""
+        return self._color
+
+    @color.setter
+    def color(self, value):
+        c = None if value is None else as_rgba(value, f"{self._label()}: color")
+        if c != self._color:
+            self._color = c
+            self._color_rev += 1
+            _appearance_epoch[0] += 1
 
     # --- geometry and visibility ---------------------------------------------------
     @property
@@ -195,7 +509,8 @@ class Node:
         parent_inv = np.eye(4) if self.parent is None else np.linalg.inv(self.parent.world_matrix)
         tgt = (parent_inv @ np.append(np.asarray(target, dtype=np.float64), 1.0))[:3]
         up_local = parent_inv[:3, :3] @ np.asarray(up, dtype=np.float64)
-        self.rotation = matrix_to_quat(look_at_rotation(self.position, tgt, up_local))
+        own = _TABLE.trs[self._row, 0:3].copy()
+        self.rotation = matrix_to_quat(look_at_rotation(own, tgt, up_local))
         return self
 
     @property
@@ -237,10 +552,20 @@ class Node:
             self._visible = bool(v)
             self._structure_changed()
 
+    @property
+    def structure_revision(self) -> int:
+        """A value that changes whenever the structure of this node's subtree changes
+        (children added or removed, geometry replaced, visibility or draw mode)."""
+        mark = self._smark
+        if mark == _structure_clock[0]:
+            _structure_clock[0] += 1  # a later change must reach this node again
+        return mark
+
     def _structure_changed(self):
+        clock = _structure_clock[0]
         node = self
-        while node is not None:
-            node.structure_revision += 1
+        while node is not None and node._smark != clock:
+            node._smark = clock
             node = node._parent
 
     # --- hierarchy -------------------------------------------------------------------
@@ -254,29 +579,33 @@ class Node:
 
     def add(self, child: Node) -> Node:
         """Attach ``child`` (detaching it from any previous parent, keeping its local
-        transform). Returns the child. Raises ValueError on a cycle."""
+        transform). Returns the child. O(1) for a child without children (the common
+        case); O(depth) otherwise, for the cycle check. Raises ValueError on a cycle."""
         if not isinstance(child, Node):
             raise TypeError(f"can only add Node objects, got {type(child).__name__}")
-        anc = self
-        while anc is not None:
-            if anc is child:
-                raise ValueError(f"cannot add {child.name!r} under its own descendant {self.name!r}")
-            anc = anc._parent
+        if child is self:
+            raise ValueError(f"cannot add {child.name!r} under itself")
+        if child._children:
+            anc = self._parent
+            while anc is not None:
+                if anc is child:
+                    raise ValueError(f"cannot add {child.name!r} under its own descendant "
+                                     f"{self.name!r}")
+                anc = anc._parent
         if child._parent is not None:
             child._parent.remove(child)
         child._parent = self
-        self._children.append(child)
+        self._children[child] = None
         child._world_cache = None
         _transform_epoch[0] += 1
         self._structure_changed()
         return child
 
     def remove(self, child: Node) -> Node:
-        """Detach ``child``. Raises ValueError if it is not a child of this node."""
-        try:
-            self._children.remove(child)
-        except ValueError:
-            raise ValueError(f"{child.name!r} is not a child of {self.name!r}") from None
+        """Detach ``child`` (O(1)). Raises ValueError if it is not a child of this node."""
+        if child not in self._children:
+            raise ValueError(f"{getattr(child, 'name', child)!r} is not a child of {self.name!r}")
+        del self._children[child]
         self._structure_changed()
         child._parent = None
         child._world_cache = None
@@ -300,39 +629,135 @@ class Node:
     def find_all(self, name: str) -> list[Node]:
         return [n for n in self.traverse() if n.name == name]
 
+    def set_transforms(self, nodes, positions=None, rotations=None, scales=None):
+        """``set_transforms(nodes, ...)`` (see the module function): move many nodes
+        with array writes. The nodes need not be under this one."""
+        set_transforms(nodes, positions, rotations, scales)
+
     def __repr__(self) -> str:
         g = "" if self._geometry is None else f", {type(self._geometry).__name__}"
         g += f"[{self._geometry.vertex_count}]" if self._geometry is not None else ""
         return f"{type(self).__name__}({self.name!r}{g}, children={len(self._children)})"
 
 
+def _rows_of(nodes) -> np.ndarray:
+    if isinstance(nodes, Node):
+        raise TypeError("nodes must be a sequence of Node objects, not one Node")
+    try:
+        return np.fromiter((n._row for n in nodes), np.int64)
+    except AttributeError:
+        bad = next(n for n in nodes if not isinstance(n, Node))
+        raise TypeError(f"nodes must all be Node objects, got {type(bad).__name__}") from None
+
+
+def _array_arg(value, name: str, k: int, widths: tuple[int, ...]) -> np.ndarray:
+    from .transforms import _float_array
+
+    a = _float_array(value, name)
+    if a.ndim == 1 and a.shape[0] in widths:
+        a = np.broadcast_to(a, (k, a.shape[0]))
+    if a.ndim != 2 or a.shape[0] != k or a.shape[1] not in widths:
+        want = " or ".join(f"({k}, {w})" for w in widths)
+        raise ValueError(f"{name} must have shape {want} for {k} nodes, got {a.shape}")
+    bad = ~np.all(np.isfinite(a), axis=1)
+    if bad.any():
+        raise ValueError(f"{name}: row {int(np.argmax(bad))} is not finite: "
+                         f"{a[int(np.argmax(bad))].tolist()}")
+    return a
+
+
+def set_transforms(nodes: Iterable[Node], positions=None, rotations=None, scales=None):
+    """Set the local transforms of many nodes with array writes (no per-node setter).
+
+    Args:
+        nodes: a sequence of K ``Node`` objects (anywhere, in any scene).
+        positions: (K, 3) translations in each node's parent frame, or None to keep.
+        rotations: (K, 4) quaternions (x, y, z, w), normalised here, or (K, 3) Euler
+            angles in degrees (X, Y, Z about "YXZ", as ``Node.rotation``), or None.
+        scales: (K, 3) per-axis scales; (K,) or (K, 1) uniform scales (use (K, 1) when
+            K is 3, where (3,) means one per-axis row for every node); a scalar; or None.
+
+    A (3,)/(4,) row is broadcast to every node. Costs one pass over ``nodes`` to find
+    their table rows plus vectorised writes; renderers see the moves on their next
+    frame like any setter's.
+
+    Raises:
+        ValueError: a wrong shape, non-finite values or a zero quaternion (naming the
+            argument and the row). TypeError: something in ``nodes`` is not a Node.
+    """
+    rows = _rows_of(nodes)
+    k = len(rows)
+    if k == 0:
+        return
+    table = _TABLE
+    new = []
+    if positions is not None:
+        new.append((slice(0, 3), _array_arg(positions, "positions", k, (3,))))
+    if rotations is not None:
+        q = _array_arg(rotations, "rotations", k, (4, 3))
+        if q.shape[1] == 3:
+            q = quat_from_euler(q)
+        else:
+            n = np.linalg.norm(q, axis=1)
+            bad = ~(n >= 1e-12)
+            if bad.any():
+                raise ValueError(f"rotations: row {int(np.argmax(bad))} is a zero quaternion")
+            q = q / n[:, None]
+        new.append((slice(3, 7), q))
+    if scales is not None:
+        from .transforms import _float_array
+
+        s = _float_array(scales, "scales")
+        if s.ndim == 0:
+            s = np.full((k, 3), float(s))
+        elif (s.ndim == 1 and s.shape[0] == k and k != 3) or s.shape == (k, 1):
+            s = np.repeat(s.reshape(k, 1), 3, axis=1)
+        new.append((slice(7, 10), _array_arg(s, "scales", k, (3,))))
+    for cols, values in new:
+        table.trs[rows, cols] = values
+    table.rev[rows] = next(_stamps)
+    _transform_epoch[0] += 1
+
+
+def get_transforms(nodes: Iterable[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(positions (K, 3), rotations (K, 4) unit quaternions, scales (K, 3)) float64 of
+    ``nodes``' local transforms, gathered in one array read (new arrays)."""
+    t = _TABLE.trs[_rows_of(nodes)]
+    return t[:, 0:3].copy(), t[:, 3:7].copy(), t[:, 7:10].copy()
+
+
 class Scene(Node):
-    """Root of a scene graph. ``background`` is the RGBA clear colour (floats in [0, 1])."""
+    """Root of a scene graph. ``background`` is the RGBA clear colour (floats in [0, 1],
+    or a CSS name / "#rrggbb")."""
 
     def __init__(self, name: str = "scene", background=(0.0, 0.0, 0.0, 1.0)):
         super().__init__(name)
-        bg = np.asarray(background, dtype=np.float64).reshape(-1)
-        if bg.shape not in ((3,), (4,)) or not np.all((bg >= 0) & (bg <= 1)):
-            raise ValueError(f"background must be 3 or 4 floats in [0, 1], got {background!r}")
-        self.background = tuple(float(c) for c in (np.append(bg, 1.0) if bg.size == 3 else bg))
+        self.background = as_rgba(background, "background")
 
     def bounds(self):
         """(2, 3) float64 world-space bounding box of the visible finite geometry, or None.
 
-        Computed from each geometry's local box corners through its world matrix.
+        Computed from each geometry's local box corners through its world matrix, in
+        one traversal that composes world matrices top-down (linear in the node count
+        whatever the depth).
         """
+        if not self._visible:
+            return None
+        corners_idx = np.array([(i, j, k) for i in (0, 1) for j in (0, 1) for k in (0, 1)])
         boxes = []
-        for node in self.traverse(visible_only=True):
+        stack = [(self, self.world_matrix)]
+        while stack:
+            node, world = stack.pop()
             g = node.geometry
-            if g is None:
-                continue
-            b = g.bounds()
-            if b is None:
-                continue
-            corners = np.array([[b[i, 0], b[j, 1], b[k, 2], 1.0]
-                                for i in (0, 1) for j in (0, 1) for k in (0, 1)])
-            w = corners @ node.world_matrix.T
-            boxes.append(w[:, :3])
+            if g is not None:
+                b = g.bounds()
+                if b is not None:
+                    corners = np.ones((8, 4))
+                    corners[:, :3] = b[corners_idx, [0, 1, 2]]
+                    boxes.append((corners @ world.T)[:, :3])
+            for child in node._children:
+                if child._visible:
+                    stack.append((child, world @ child.local_matrix))
         if not boxes:
             return None
         allc = np.concatenate(boxes)

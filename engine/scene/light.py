@@ -33,13 +33,26 @@ class Light(Node):
     def __init__(self, name: str = "light", color=(1.0, 1.0, 1.0), intensity: float = 1.0,
                  **node_kwargs):
         super().__init__(name, **node_kwargs)
-        c = tuple(float(x) for x in color)
-        if len(c) != 3 or not all(0.0 <= x <= 1.0 for x in c):
-            raise ValueError(f"{name}: color must be 3 floats in [0, 1], got {color!r}")
+        self.color = color
         i = float(intensity)
         if not (math.isfinite(i) and i >= 0):
             raise ValueError(f"{name}: intensity must be a finite number >= 0, got {intensity!r}")
-        self.color, self.intensity = c, i
+        self.intensity = i
+
+    @property
+    def color(self) -> tuple[float, float, float]:
+        """(r, g, b) linear light colour, floats in [0, 1] (a light has no tint)."""
+        return self._light_color
+
+    @color.setter
+    def color(self, value):
+        try:
+            c = tuple(float(x) for x in value)
+        except (TypeError, ValueError):
+            c = ()
+        if len(c) != 3 or not all(0.0 <= x <= 1.0 for x in c):
+            raise ValueError(f"{self.name}: color must be 3 floats in [0, 1], got {value!r}")
+        self._light_color = c
 
     @property
     def radiance(self) -> tuple[float, float, float]:

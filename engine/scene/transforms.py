@@ -18,18 +18,23 @@ import math
 import numpy as np
 
 __all__ = [
+    "EULER_ORDERS",
     "as_vec3",
+    "euler_from_quat",
     "look_at_rotation",
     "matrix_to_quat",
     "orthographic_matrix",
     "perspective_matrix",
     "quat_from_axis_angle",
+    "quat_from_euler",
     "quat_multiply",
     "quat_normalize",
+    "quat_to_matrices",
     "quat_to_matrix",
     "scale_matrix",
     "slerp",
     "translation_matrix",
+    "trs_matrices",
     "trs_matrix",
 ]
 
@@ -72,13 +77,24 @@ def quat_normalize(q) -> np.ndarray:
     return a / n
 
 
-def quat_from_axis_angle(axis, angle: float) -> np.ndarray:
-    """Unit quaternion (x, y, z, w) rotating ``angle`` radians about ``axis`` (3,), right-handed."""
+def quat_from_axis_angle(axis, angle: float, degrees: bool = False) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) rotating ``angle`` about ``axis`` (3,), right-handed
+    (counter-clockwise looking down the axis towards the origin).
+
+    ``angle`` is in radians, or in degrees with ``degrees=True``. Raises ValueError for a
+    zero or non-finite axis or a non-finite angle.
+    """
     ax = as_vec3(axis, "axis")
     n = np.linalg.norm(ax)
     if n < 1e-12:
         raise ValueError("rotation axis must be non-zero")
-    h = 0.5 * float(angle)
+    try:
+        angle = float(angle)
+    except (TypeError, ValueError):
+        raise ValueError(f"angle must be a number, got {angle!r}") from None
+    if not math.isfinite(angle):
+        raise ValueError(f"angle must be finite, got {angle}")
+    h = 0.5 * (math.radians(angle) if degrees else angle)
     return np.concatenate([ax / n * math.sin(h), [math.cos(h)]])
 
 
@@ -242,4 +258,161 @@ def orthographic_matrix(left, right, bottom, top, near, far) -> np.ndarray:
     m[0, 3] = -(right + left) / (right - left)
     m[1, 3] = -(top + bottom) / (top - bottom)
     m[2, 3] = -(far + near) / (far - near)
+    return m
+
+
+# --- Euler angles ------------------------------------------------------------------------
+EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+DEFAULT_EULER_ORDER = "YXZ"
+_AXIS = {"X": 0, "Y": 1, "Z": 2}
+_EVEN = ("XYZ", "YZX", "ZXY")
+
+
+def _euler_order(order) -> tuple[int, int, int]:
+    o = str(order).upper()
+    if o not in EULER_ORDERS:
+        raise ValueError(f"Euler order must be one of {', '.join(EULER_ORDERS)}, got {order!r}")
+    return _AXIS[o[0]], _AXIS[o[1]], _AXIS[o[2]]
+
+
+def quat_from_euler(angles, order: str = DEFAULT_EULER_ORDER, degrees: bool = True) -> np.ndarray:
+    """Unit quaternions (x, y, z, w) from Euler angles.
+
+    Args:
+        angles: (3,) or (..., 3) rotation angles about the X, Y and Z axes, always in
+            that component order whatever ``order`` is; degrees (radians with
+            ``degrees=False``).
+        order: the axis sequence, one of ``EULER_ORDERS``. The rotation is
+            ``R = R_a @ R_b @ R_c`` for ``order = "abc"`` (column vectors): rotate about
+            a, then about the *rotated* b, then the rotated c (intrinsic), which is the
+            same as c, b, a about the fixed parent axes. The default "YXZ" is yaw (Y),
+            pitch (X), roll (Z), as in the camera controllers: (0, 90, 0) turns a node
+            to look down -X, (30, 0, 0) tilts its view up 30 degrees.
+
+    Returns:
+        (4,) or (..., 4) float64 unit quaternions.
+
+    Raises:
+        ValueError: an unknown order, a last axis that is not 3 long, non-finite angles.
+    """
+    a = _float_array(angles, "Euler angles")
+    if a.shape[-1:] != (3,):
+        raise ValueError(f"Euler angles must have 3 components (x, y, z), got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"Euler angles must be finite, got {a.tolist()}")
+    axes = _euler_order(order)
+    half = 0.5 * (np.radians(a) if degrees else a)
+    q = None
+    for axis in axes:
+        qa = np.zeros(a.shape[:-1] + (4,))
+        qa[..., axis] = np.sin(half[..., axis])
+        qa[..., 3] = np.cos(half[..., axis])
+        q = qa if q is None else _quat_mul_many(q, qa)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def euler_from_quat(q, order: str = DEFAULT_EULER_ORDER, degrees: bool = True) -> np.ndarray:
+    """Euler angles (about X, Y, Z) of unit quaternions: the inverse of
+    ``quat_from_euler`` for the same ``order``.
+
+    The middle axis of ``order`` gets an angle in [-90, 90] degrees, the other two in
+    (-180, 180]. At gimbal lock (middle angle +-90) the last axis' angle is 0 and the
+    first carries the whole turn, so ``quat_from_euler(euler_from_quat(q))`` is the same
+    rotation as q (up to sign) everywhere.
+
+    Args:
+        q: (4,) or (..., 4) quaternions (x, y, z, w); normalised first.
+
+    Returns:
+        (3,) or (..., 3) float64 angles, degrees (radians with ``degrees=False``).
+
+    Raises:
+        ValueError: an unknown order, a zero or non-finite quaternion.
+    """
+    i, j, k = _euler_order(order)
+    r = quat_to_matrices(q)
+    s = 1.0 if str(order).upper() in _EVEN else -1.0
+    cos_mid = np.hypot(r[..., i, i], r[..., i, j])
+    mid = np.arctan2(s * r[..., i, k], cos_mid)
+    first = np.arctan2(-s * r[..., j, k], r[..., k, k])
+    last = np.arctan2(-s * r[..., i, j], r[..., i, i])
+    lock = cos_mid < 1e-12
+    if np.any(lock):
+        first = np.where(lock, np.arctan2(s * r[..., k, j], r[..., j, j]), first)
+        last = np.where(lock, 0.0, last)
+    out = np.empty(r.shape[:-2] + (3,))
+    out[..., i], out[..., j], out[..., k] = first, mid, last
+    return np.degrees(out) if degrees else out
+
+
+# --- many transforms at once ---------------------------------------------------------------
+def _float_array(v, name: str) -> np.ndarray:
+    if isinstance(v, (str, bytes)):
+        raise ValueError(f"{name} must be numbers, got {v!r}")  # noqa: TRY004
+    try:
+        return np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers, got {v!r}") from None
+
+
+def _quat_mul_many(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    x1, y1, z1, w1 = np.moveaxis(a, -1, 0)
+    x2, y2, z2, w2 = np.moveaxis(b, -1, 0)
+    return np.stack([w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+                     w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2], axis=-1)
+
+
+def quat_to_matrices(q) -> np.ndarray:
+    """(..., 3, 3) float64 rotation matrices of (..., 4) quaternions (x, y, z, w),
+    normalised first. Raises ValueError for a zero or non-finite quaternion."""
+    a = _float_array(q, "quaternions")
+    if a.shape[-1:] != (4,):
+        raise ValueError(f"quaternions must have 4 components (x, y, z, w), got shape {a.shape}")
+    n = np.linalg.norm(a, axis=-1, keepdims=True)
+    if not np.all(np.isfinite(n)) or np.any(n < 1e-12):
+        raise ValueError("quaternions must be finite and non-zero")
+    return _unit_quat_matrices(a / n)
+
+
+def _unit_quat_matrices(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Rotation matrices of unit quaternions (no checks); into ``out[..., :3, :3]``."""
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    r = np.empty(q.shape[:-1] + (3, 3)) if out is None else out
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz, xw, yw, zw = x * y, x * z, y * z, x * w, y * w, z * w
+    r[..., 0, 0] = 1 - 2 * (yy + zz)
+    r[..., 0, 1] = 2 * (xy - zw)
+    r[..., 0, 2] = 2 * (xz + yw)
+    r[..., 1, 0] = 2 * (xy + zw)
+    r[..., 1, 1] = 1 - 2 * (xx + zz)
+    r[..., 1, 2] = 2 * (yz - xw)
+    r[..., 2, 0] = 2 * (xz - yw)
+    r[..., 2, 1] = 2 * (yz + xw)
+    r[..., 2, 2] = 1 - 2 * (xx + yy)
+    return r
+
+
+def trs_matrices(positions, rotations, scales, out: np.ndarray | None = None) -> np.ndarray:
+    """(K, 4, 4) float64 local matrices ``T @ R @ S``, vectorised ``trs_matrix``.
+
+    Args:
+        positions: (K, 3) translations; rotations: (K, 4) unit quaternions (x, y, z, w)
+            (not re-normalised: pass what ``quat_normalize``/the scene graph stores);
+            scales: (K, 3) per-axis scales.
+        out: optional (K, 4, 4) float64 array to write into.
+
+    No value checks (the scene graph validates on assignment); shapes must match.
+    """
+    p = np.asarray(positions, np.float64)
+    q = np.asarray(rotations, np.float64)
+    s = np.asarray(scales, np.float64)
+    k = p.shape[0]
+    m = np.empty((k, 4, 4)) if out is None else out
+    _unit_quat_matrices(q, m[:, :3, :3])
+    m[:, :3, :3] *= s[:, None, :]
+    m[:, :3, 3] = p
+    m[:, 3, :3] = 0.0
+    m[:, 3, 3] = 1.0
     return m
