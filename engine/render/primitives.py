@@ -1,9 +1,12 @@
 """Primitive assembly: the scene's triangles and lines as one packed index buffer.
 
 Indices are global: each node's faces are offset by the start of its vertex range in the
-``VertexBatch``, so one array covers the whole scene and the rasterizers never look at
-nodes. The assembly is rebuilt only when the batch's vertices or the scene's structure
-change (spawn/despawn, a repack, a draw mode or visibility change), never per frame.
+``VertexBatch`` (an Instances node's faces once per instance, offset by the instance's
+copy of the geometry), so one array covers the whole scene and the rasterizers never
+look at nodes. The assembly is rebuilt only when the batch's vertex layout or the
+scene's structure change (spawn/despawn, a repack, an Instances node growing, a draw
+mode or visibility change), never per frame: moving or recolouring objects and
+hiding instances keep it.
 
     triangles     (T, 3) int64 vertex indices into the batch arrays
     tri_material  (T,) int32 index into ``materials``
@@ -44,7 +47,7 @@ class Primitives:
     @classmethod
     def of(cls, batch, scene, cached: Primitives | None = None) -> Primitives:
         """The assembly for the batch's current contents (``cached`` when still valid)."""
-        key = (id(batch), batch.vertex_revision, batch.repacks, scene.structure_revision,
+        key = (id(batch), batch.layout_revision, batch.repacks, scene.structure_revision,
                batch.vertex_count)
         if cached is not None and cached.key == key:
             return cached
@@ -60,9 +63,13 @@ class Primitives:
             if mode == "points":
                 out.point_mask[start:stop] = True
                 continue
+            copies = batch.copies(node)
             faces = to_host(g.faces).astype(np.int64) + start
-            out.uvs[start:stop] = 0.0 if g.uvs is None else to_host(g.uvs)
-            out.normals[start:stop] = to_host(g.vertex_normals())
+            if copies > 1:  # an Instances node: its geometry once per instance
+                nv = g.vertex_count
+                faces = (faces[None] + (nv * np.arange(copies))[:, None, None]).reshape(-1, 3)
+            out.uvs[start:stop] = 0.0 if g.uvs is None else np.tile(to_host(g.uvs), (copies, 1))
+            out.normals[start:stop] = np.tile(to_host(g.vertex_normals()), (copies, 1))
             if "solid" in mode and len(faces):
                 m = index_of.setdefault(id(g.material), len(out.materials))
                 if m == len(out.materials):

@@ -12,7 +12,7 @@ from .camera import PerspectiveCamera
 from .geometry import PointCloud
 from .graph import Node, Scene
 
-__all__ = ["demo_scene", "grid_points", "random_box", "sphere_points", "torus_knot"]
+__all__ = ["demo_scene", "grid_points", "icosphere", "random_box", "sphere_points", "torus_knot"]
 
 
 def _hsv_to_rgb(h, s, v):
@@ -79,3 +79,42 @@ def demo_scene(seed=0, aspect=1.0):
     camera.frame(scene.bounds(), azimuth=35.0, elevation=25.0)
     scene.add(camera)
     return scene, camera
+
+
+def icosphere(subdivisions: int = 0, radius: float = 1.0):
+    """(positions (N, 3) float64, faces (M, 3) int32) of a sphere made by subdividing an
+    icosahedron: 0 gives the icosahedron (12 vertices, 20 faces), each step splits every
+    triangle in four (N = 10 * 4**s + 2, M = 20 * 4**s). Faces are counter-clockwise seen
+    from outside (front-facing, normals out). Raises ValueError for subdivisions
+    outside 0..7 or a radius that is not positive and finite."""
+    s = int(subdivisions)
+    if not 0 <= s <= 7 or s != subdivisions:
+        raise ValueError(f"subdivisions must be a whole number in 0..7, got {subdivisions!r}")
+    radius = float(radius)
+    if not (radius > 0 and np.isfinite(radius)):
+        raise ValueError(f"radius must be positive and finite, got {radius}")
+    t = (1.0 + 5.0 ** 0.5) / 2.0
+    v = [(-1, t, 0), (1, t, 0), (-1, -t, 0), (1, -t, 0), (0, -1, t), (0, 1, t),
+         (0, -1, -t), (0, 1, -t), (t, 0, -1), (t, 0, 1), (-t, 0, -1), (-t, 0, 1)]
+    f = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4),
+         (11, 10, 2), (10, 7, 6), (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8),
+         (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10), (8, 6, 7), (9, 8, 1)]
+    verts = [np.array(p, np.float64) / np.linalg.norm(p) for p in v]
+    faces = f
+    for _ in range(s):
+        mid: dict[tuple[int, int], int] = {}
+
+        def middle(a, b, mid=mid):
+            key = (min(a, b), max(a, b))
+            if key not in mid:
+                m = verts[a] + verts[b]
+                verts.append(m / np.linalg.norm(m))
+                mid[key] = len(verts) - 1
+            return mid[key]
+
+        new = []
+        for a, b, c in faces:
+            ab, bc, ca = middle(a, b), middle(b, c), middle(c, a)
+            new += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
+        faces = new
+    return np.array(verts) * radius, np.array(faces, np.int32)
