@@ -19,9 +19,11 @@ Inputs are named by lower-case strings: keys as pyglet names them ("space", "a",
 display (importing ``pyglet.window`` needs one), so scripts and tests use the same
 constants as a window.
 
-The cursor is kept in screen pixels with the origin at the top-left and y down (the
-engine's screen frame); a window reports pyglet's bottom-left coordinates and the
-height, and ``mouse_move`` converts.
+The cursor is kept in frame pixels (the pixels of the rendered frame, i.e. the
+framebuffer, which on a HiDPI display is the window size in points times the pixel
+ratio) with the origin at the top-left and y down (the engine's screen frame); the
+window converts points to pixels and reports pyglet's bottom-left y with the height, and
+``mouse_move`` flips it.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class InputMap:
     """Named actions over keys and mouse buttons; see the module docstring.
 
     Attributes:
-        cursor: (x, y) cursor position in screen pixels (top-left origin, y down).
+        cursor: (x, y) cursor position in frame pixels (top-left origin, y down).
         wheel: scroll steps accumulated since the previous update (latched by update).
     """
 

@@ -15,7 +15,11 @@ unchanged to an optional ``controller`` object, calling only the methods it has:
     on_mouse_motion(x, y, dx, dy)            on_mouse_scroll(x, y, scroll_x, scroll_y)
     tick(dt)                                 (once per frame, dt in seconds)
 
-Coordinates are pyglet's: window points with the origin at the bottom-left, y up;
+Pointer coordinates (x, y, dx, dy) are *frame pixels*: pixels of the framebuffer the
+renderer draws (``renderer.size``), with pyglet's origin at the bottom-left, y up. pyglet
+reports window *points*, which differ from pixels by the pixel ratio on HiDPI displays
+(400x300 points at ratio 2 is an 800x600 framebuffer); the Viewer scales them once, here,
+so controllers, picking and the HUD all work in the renderer's pixels.
 ``symbol``/``button`` are ``pyglet.window.key`` / ``pyglet.window.mouse`` constants.
 Esc (close) and F12 (screenshot) are handled by the window and not forwarded.
 
@@ -47,6 +51,9 @@ log = logging.getLogger("engine")
 
 CONTROLLER_EVENTS = ("on_key_press", "on_key_release", "on_mouse_press", "on_mouse_release",
                      "on_mouse_drag", "on_mouse_motion", "on_mouse_scroll")
+# Leading arguments of pointer events that are coordinates: (x, y) or (x, y, dx, dy).
+_POINTER_ARGS = {"on_mouse_press": 2, "on_mouse_release": 2, "on_mouse_motion": 4,
+                 "on_mouse_drag": 4, "on_mouse_scroll": 2}
 
 # GL_RENDERER substrings of CPU implementations, on which the engine's own rasterizer is
 # faster than GL_POINTS (see README, "Seeing it").
@@ -147,10 +154,23 @@ class Viewer:
 
     # --- events --------------------------------------------------------------------
     def _forwarder(self, name):
+        count = _POINTER_ARGS.get(name, 0)
+
         def forward(*args):
             handler = getattr(self.controller, name, None)
-            return handler(*args) if handler is not None else None
+            if handler is None:
+                return None
+            if count:
+                args = self.to_frame_pixels(*args[:count]) + tuple(args[count:])
+            return handler(*args)
         return forward
+
+    def to_frame_pixels(self, *coords) -> tuple[float, ...]:
+        """Window points (x, y[, dx, dy]) -> frame pixels (bottom-left origin kept)."""
+        pw, ph = self.window.get_size()
+        sx = self.viewport.width / max(pw, 1)
+        sy = self.viewport.height / max(ph, 1)
+        return tuple(float(c) * (sx if i % 2 == 0 else sy) for i, c in enumerate(coords))
 
     def _on_key_press(self, symbol, modifiers):
         key = self._pyglet.window.key

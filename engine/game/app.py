@@ -23,7 +23,7 @@ Hooks (override in a subclass, or assign on the instance)::
                                    the host ``Frame`` (None for a GL-rasterized window)
     on_key(name, down)             a key or mouse button went down/up (names as in
                                    engine.controls.input)
-    on_mouse(x, y)                 the cursor moved (screen pixels, top-left origin)
+    on_mouse(x, y)                 the cursor moved (frame pixels, top-left origin)
 
 Targets::
 
@@ -33,7 +33,14 @@ Targets::
                                    the input map, the hooks and the controller
 
 Entities: ``spawn(node)`` / ``despawn(node)`` go through ``VertexBatch.spawn/despawn``,
-so adding and removing objects at runtime never repacks the whole scene.
+so adding and removing objects at runtime never repacks the whole scene. For thousands of
+similar objects use one ``engine.Instances`` node and edit its arrays.
+
+Pointer coordinates: every cursor position the App hands out or takes (``on_mouse``,
+``input.cursor``, ``pick``, ``screen_ray``, ``mouse_move``) is in *frame pixels*: pixels
+of the rendered frame (``app.size``, the framebuffer), origin top-left, y down, the frame
+the renderer, picking and the HUD use. On a HiDPI window (pixel ratio 2: 400x300
+points, 800x600 pixels) the window's point coordinates are converted on arrival.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from ..scene.camera import Camera, PerspectiveCamera
 from ..scene.graph import Node, Scene
 from .hud import Hud
 from .picking import Pick, pick_point
+from .sound import Sounds
 
 __all__ = ["App"]
 
@@ -82,6 +90,26 @@ class App:
             so headless frames stay reproducible).
         title: window caption.
 
+    Attributes:
+        scene: the ``Scene`` being drawn; add nodes with ``spawn`` at runtime.
+        camera: the ``Camera`` (move it in ``on_update``, or give a ``controller``).
+        renderer: the ``Renderer`` (``renderer.size``, ``renderer.batch``...).
+        controller: the camera controller, or None.
+        input: the ``InputMap``: ``input.bind("jump", key.SPACE)``, then
+            ``input.pressed("jump")`` / ``held`` / ``released`` in ``on_update``;
+            ``input.cursor`` is the cursor in frame pixels.
+        hud: the ``Hud``: ``hud["score"] = "Score 3"``, ``hud.banner``,
+            ``hud.label(key, text, node)``.
+        sounds: the ``Sounds`` player behind ``play``.
+        rng: ``numpy.random.Generator`` seeded with ``seed`` (use it for reproducible runs).
+        seed: that seed.
+        update_hz, fixed_dt: the simulation rate and its step in seconds.
+        time: simulated seconds so far (updates * fixed_dt); updates, frames: counters.
+        paused, time_scale: pause/slow motion (``pause()``, ``resume()``).
+        alpha: fraction of an update left over after the last frame (interpolation).
+        fps: measured frames per second (windowed runs).
+        script: an ``InputScript`` replayed by headless runs, or None.
+
     Raises:
         ValueError: a non-positive ``update_hz`` or ``max_updates_per_frame``.
     """
@@ -105,6 +133,7 @@ class App:
                                  point_size=point_size)
         self.input = InputMap()
         self.hud = Hud()
+        self.sounds = Sounds()
         self.seed = int(seed)
         self.rng = np.random.default_rng(self.seed)
         self.update_hz = update_hz
@@ -140,7 +169,7 @@ class App:
         """A key or mouse button (engine.controls.input name) went down (True) or up (False)."""
 
     def on_mouse(self, x: float, y: float):
-        """The cursor moved to (x, y) screen pixels (top-left origin, y down)."""
+        """The cursor moved to (x, y) frame pixels (top-left origin, y down)."""
 
     # --- time ----------------------------------------------------------------------------
     @property
@@ -239,8 +268,9 @@ class App:
         self.on_key(name, False)
 
     def mouse_move(self, x: float, y: float, height: float | None = None):
-        """Cursor position in pixels (top-left origin; pass ``height`` for pyglet's
-        bottom-left y)."""
+        """Cursor position in frame pixels (top-left origin; pass ``height`` for a
+        bottom-left y, as pyglet reports it). A window converts its point coordinates to
+        frame pixels before calling this."""
         self.input.mouse_move(x, y, height)
         self.on_mouse(*self.input.cursor)
 
@@ -260,12 +290,27 @@ class App:
 
     def pick(self, x: float | None = None, y: float | None = None,
              radius: float = 8.0) -> Pick | None:
-        """The point (and node) nearest to screen pixel (x, y) within ``radius`` pixels,
-        from a projection of the current state; defaults to the cursor position."""
+        """The point (and node, and instance of an Instances node) nearest to frame pixel
+        (x, y) within ``radius`` pixels, from a projection of the current state;
+        defaults to the cursor position."""
         cx, cy = self.input.cursor
         projection = self.renderer.project()
         return pick_point(projection, self.renderer.batch, cx if x is None else x,
                           cy if y is None else y, radius)
+
+    def screen_ray(self, x: float | None = None, y: float | None = None):
+        """The world ``Ray`` (origin, unit direction) through frame pixel (x, y), default
+        the cursor: ``engine.game.collision.ray_cast(*app.screen_ray(), nodes)`` finds
+        what is under the mouse, ``ray.at(t)`` a point along it."""
+        cx, cy = self.input.cursor
+        return self.camera.screen_ray(cx if x is None else x, cy if y is None else y,
+                                      self.renderer.size)
+
+    def play(self, sound, volume: float = 1.0) -> bool:
+        """Play a sound effect file (WAV; see ``engine.game.sound``). Returns False where
+        there is no audio device (logged once), True when it plays. Raises
+        engine.errors.LoadError for a missing or undecodable file."""
+        return self.sounds.play(sound, volume)
 
     # --- frames --------------------------------------------------------------------------
     @property
@@ -292,7 +337,7 @@ class App:
         self.on_draw(frame)
         self._count_fps()
         self._hud_fps(default=False)
-        self.hud.draw(frame.color)
+        self.hud.draw(frame.color, self.camera)
         self.frames += 1
         return frame
 
@@ -336,7 +381,12 @@ class App:
             raise ValueError("a window screenshot needs a frame count (--frames)")
         reason = window_unavailable_reason()
         if reason is not None:
-            raise EngineError(f"{reason}; run headless instead (--headless)")
+            raise EngineError(
+                f"cannot open a window: {reason}. Render without one with "
+                f"app.run_headless(frames, out='frame.png'); or set PYGLET_HEADLESS=1 for "
+                f"an offscreen EGL window; or run under a virtual display: "
+                f"xvfb-run -a -s '-screen 0 1280x720x24' python your_game.py "
+                f"(example scripts also take --headless)")
         viewer = _make_viewer(self, raster=raster, vsync=vsync, visible=visible)
         if screenshot is not None:
             def shoot_last(v, dt):
@@ -347,13 +397,15 @@ class App:
 
 
 class _WindowEvents:
-    """Translates pyglet window events (Viewer's controller protocol) into App calls."""
+    """Translates the Viewer's events into App calls. The Viewer already gives frame
+    pixels with pyglet's bottom-left origin (``Viewer.to_frame_pixels``); y is flipped
+    here against the framebuffer height."""
 
     def __init__(self, app: App, viewer):
         self.app, self.viewer = app, viewer
 
-    def _height(self):
-        return self.viewer.window.get_size()[1]
+    def _move(self, x, y):
+        self.app.mouse_move(x, y, self.viewer.viewport.height)
 
     def on_key_press(self, symbol, modifiers):
         if _known_key(symbol):
@@ -364,18 +416,18 @@ class _WindowEvents:
             self.app.key_up(symbol)
 
     def on_mouse_press(self, x, y, button, modifiers):
-        self.app.mouse_move(x, y, self._height())
+        self._move(x, y)
         self.app.mouse_down(button)
 
     def on_mouse_release(self, x, y, button, modifiers):
-        self.app.mouse_move(x, y, self._height())
+        self._move(x, y)
         self.app.mouse_up(button)
 
     def on_mouse_motion(self, x, y, dx, dy):
-        self.app.mouse_move(x, y, self._height())
+        self._move(x, y)
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
-        self.app.mouse_move(x, y, self._height())
+        self._move(x, y)
         ctl = self.app.controller
         if ctl is not None and hasattr(ctl, "mouse_drag"):
             for code, name in ((1, "left"), (2, "middle"), (4, "right")):
@@ -421,7 +473,7 @@ def _make_viewer(app: App, raster: str, vsync: bool, visible: bool):
             app.frames += 1
             self.ctx.enable(moderngl.BLEND)
             self.ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
-            self._app_blit.draw(app.hud.overlay((w, h)))
+            self._app_blit.draw(app.hud.overlay((w, h), app.camera))
             self.ctx.disable(moderngl.BLEND)
 
         def close(self):

@@ -19,6 +19,12 @@ Akenine-Moeller, "Precision Improvements for Ray/Sphere Intersection", Ray Traci
 when the discriminant is negative or both roots are. Inputs are scaled by a power of
 two first (exact), so coordinates anywhere in the float64 range give no overflow.
 
+Instances: each active instance of an ``engine.Instances`` node has its own sphere (the
+geometry's sphere through the instance's world matrix): ``instance_spheres`` gives them
+as arrays for ``overlap_pairs``, ``ray_cast`` tests them all (the hit names the
+instance), and ``nodes_collide`` is True when any instance sphere of one node touches
+the other's; ``bounding_sphere`` of an Instances node encloses its active instances.
+
 Every helper checks its inputs: centres, origins and directions must be finite 3-vectors
 (a direction also non-zero), radii finite and >= 0; otherwise ValueError naming the
 argument.
@@ -28,21 +34,34 @@ from __future__ import annotations
 
 import math
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
 from ..arrays import to_host
 from ..scene.graph import Node
+from ..scene.instances import Instances
 from ..scene.transforms import as_vec3
 
 __all__ = [
+    "RayHit",
     "bounding_sphere",
+    "instance_spheres",
     "nodes_collide",
     "overlap_pairs",
     "ray_cast",
     "ray_sphere",
     "spheres_overlap",
 ]
+
+
+class RayHit(NamedTuple):
+    """What ``ray_cast`` hit first: the node, the distance along the ray (world units)
+    and, for an Instances node, the instance index (else None)."""
+
+    node: Node
+    distance: float
+    instance: int | None = None
 
 _local_spheres: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -75,9 +94,35 @@ def _local_sphere(geometry) -> tuple[np.ndarray, float] | None:
     return sphere
 
 
+def instance_spheres(node: Instances) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indices (M,) int64, centres (M, 3) float64 world, radii (M,) float64) of the
+    active instances of ``node``: the geometry's sphere through each instance's world
+    matrix (radius times the largest axis scale). M = 0 when none is active or the
+    geometry has no finite point. Raises TypeError for a node that is not an Instances
+    node, ValueError when it holds non-finite values."""
+    if not isinstance(node, Instances):
+        raise TypeError(f"{node.name!r} is not an Instances node; use bounding_sphere")
+    idx = np.flatnonzero(node.active)
+    sphere = _local_sphere(node.geometry)
+    if sphere is None or len(idx) == 0:
+        return np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
+    centre, radius = sphere
+    m = node.world_matrices(idx)
+    scale = np.max(np.linalg.norm(m[:, :3, :3], axis=1), axis=1)
+    c = np.einsum("kij,j->ki", m[:, :3, :3], centre) + m[:, :3, 3]
+    return idx, c, radius * scale
+
+
 def _world_sphere(node: Node) -> tuple[np.ndarray, float] | None:
     if node.geometry is None:
         raise ValueError(f"{node.name!r} has no geometry, so no bounding sphere")
+    if isinstance(node, Instances):
+        _, c, r = instance_spheres(node)
+        if len(r) == 0:
+            return None
+        lo, hi = np.min(c - r[:, None], axis=0), np.max(c + r[:, None], axis=0)
+        mid = 0.5 * (lo + hi)
+        return mid, float(np.max(np.linalg.norm(c - mid, axis=1) + r))
     sphere = _local_sphere(node.geometry)
     if sphere is None:
         return None
@@ -114,13 +159,27 @@ def spheres_overlap(c1, r1, c2, r2) -> bool:
     return math.dist(c1 * 0.5, c2 * 0.5) <= r1 * 0.5 + r2 * 0.5
 
 
+def _spheres_of(node: Node):
+    if isinstance(node, Instances):
+        return instance_spheres(node)[1:]
+    s = _world_sphere(node)
+    if s is None:
+        return np.zeros((0, 3)), np.zeros(0)
+    return s[0][None], np.array([s[1]])
+
+
 def nodes_collide(a: Node, b: Node) -> bool:
-    """Sphere-sphere test on the nodes' world bounding spheres. False when either
-    geometry has no finite point; ValueError when a node has no geometry."""
-    sa, sb = _world_sphere(a), _world_sphere(b)
-    if sa is None or sb is None:
+    """Sphere-sphere test on the nodes' world bounding spheres (every active instance's
+    sphere for Instances nodes). False when either geometry has no finite point;
+    ValueError when a node has no geometry."""
+    for n in (a, b):
+        if n.geometry is None:
+            raise ValueError(f"{n.name!r} has no geometry, so no bounding sphere")
+    ca, ra = _spheres_of(a)
+    cb, rb = _spheres_of(b)
+    if len(ra) == 0 or len(rb) == 0:
         return False
-    return spheres_overlap(*sa, *sb)
+    return bool(overlap_pairs(ca, ra, cb, rb).any())
 
 
 def overlap_pairs(centres_a, radii_a, centres_b, radii_b) -> np.ndarray:
@@ -178,6 +237,25 @@ def _ray_sphere(o: np.ndarray, d: np.ndarray, c: np.ndarray, r: float) -> float 
         return float(np.ldexp(near, e)) if near > 0 else 0.0
 
 
+def _ray_spheres(o: np.ndarray, d: np.ndarray, c: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``_ray_sphere`` for (M, 3) centres and (M,) radii at once: (M,) distances, NaN
+    where the ray misses (same scaling and discriminant form)."""
+    if len(r) == 0:
+        return np.zeros(0)
+    big = max(float(np.max(np.abs(o))), float(np.max(np.abs(c))), float(np.max(r)))
+    e = math.frexp(big)[1]
+    f = np.ldexp(o, -e)[None] - np.ldexp(c, -e)
+    rs = np.ldexp(r, -e)
+    b = f @ d
+    perp = f - b[:, None] * d[None]
+    disc = rs * rs - np.einsum("ij,ij->i", perp, perp)
+    with np.errstate(invalid="ignore", over="ignore"):
+        root = np.sqrt(disc)
+        near, far = -b - root, -b + root
+        t = np.where(near > 0, np.ldexp(near, e), 0.0)
+    return np.where((disc >= 0) & (far >= 0), t, np.nan)
+
+
 def ray_sphere(origin, direction, centre, radius) -> float | None:
     """Distance t >= 0 along the ray to the first hit of the sphere, or None.
 
@@ -191,8 +269,11 @@ def ray_sphere(origin, direction, centre, radius) -> float | None:
                        as_vec3(centre, "centre"), _radius(radius, "radius"))
 
 
-def ray_cast(origin, direction, nodes) -> tuple[Node, float] | None:
-    """The node whose bounding sphere the ray hits first, with the distance, or None.
+def ray_cast(origin, direction, nodes) -> RayHit | None:
+    """The node whose bounding sphere the ray hits first, or None, as a ``RayHit``
+    (node, distance, instance): for an ``Instances`` node every active instance's sphere
+    is tested and the hit names the instance. ``origin``/``direction`` may come from
+    ``camera.screen_ray(x, y)`` (a Ray unpacks into both).
 
     Nodes whose geometry has no finite point cannot be hit and are passed by; a node
     without geometry raises ValueError, as does a bad ray (see ``ray_sphere``).
@@ -200,10 +281,20 @@ def ray_cast(origin, direction, nodes) -> tuple[Node, float] | None:
     o, d = as_vec3(origin, "ray origin"), _unit_direction(direction)
     best = None
     for node in nodes:
+        if isinstance(node, Instances):
+            if node.geometry is None:
+                raise ValueError(f"{node.name!r} has no geometry, so no bounding sphere")
+            idx, centres, radii = instance_spheres(node)
+            t = _ray_spheres(o, d, centres, radii)
+            if len(t) and np.isfinite(t).any():
+                j = int(np.nanargmin(t))
+                if best is None or t[j] < best.distance:
+                    best = RayHit(node, float(t[j]), int(idx[j]))
+            continue
         sphere = _world_sphere(node)
         if sphere is None:
             continue
         t = _ray_sphere(o, d, *sphere)
-        if t is not None and (best is None or t < best[1]):
-            best = (node, t)
+        if t is not None and (best is None or t < best.distance):
+            best = RayHit(node, t)
     return best

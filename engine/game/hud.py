@@ -1,9 +1,20 @@
-"""HUD: a text overlay (FPS, counts, score, messages) drawn onto frames with Pillow.
+"""HUD: a text overlay (FPS, counts, score, messages, labels on objects) drawn onto frames.
 
-The same drawing serves every output: headless and software frames get the text drawn
-straight into their (H, W, 4) uint8 RGBA colour buffer; a GL window draws the
-transparent overlay image from ``overlay(size)`` over its frame with alpha blending.
-Text is laid out in screen pixels, origin top-left, y down (the engine's screen frame).
+The same drawing serves every output: headless and software frames get the text blended
+straight into their (H, W, 4) uint8 RGBA colour buffer; a GL window draws the transparent
+overlay image from ``overlay(size)`` over its frame with alpha blending. Text is laid out
+in screen pixels of the frame (the framebuffer), origin top-left, y down (the engine's
+screen frame).
+
+Cost: each distinct text is rasterised once with Pillow into a small RGBA sprite (with a
+1-pixel black shadow) and kept in a cache; a frame only alpha-blends the sprites of the
+current lines, banner and labels into their small rectangles with NumPy, so a HUD whose
+text does not change costs tens of microseconds per frame, and one whose score changes
+re-draws only that line's text.
+
+Labels: ``hud.label(key, text, at)`` shows ``text`` centred above a world point (or a
+node's origin, followed as it moves); ``draw``/``overlay`` place them with the camera
+they are given (labels behind the camera or outside the view are not drawn).
 
 The font is Pillow's built-in scalable default font (``ImageFont.load_default(size)``,
 FreeType), so no font file is needed and output is identical across machines with the
@@ -12,13 +23,28 @@ same Pillow version.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from typing import NamedTuple
+
 import numpy as np
 
-__all__ = ["Hud"]
+__all__ = ["Hud", "Label"]
+
+SPRITE_CACHE = 512  # distinct (text, size, colour) sprites kept
+
+
+class Label(NamedTuple):
+    """A text anchored in the world: ``at`` is a (3,) world point or a Node (its world
+    origin), ``offset`` (dx, dy) pixels from the projected point (negative dy: up)."""
+
+    text: str
+    at: object
+    offset: tuple[float, float]
+    color: tuple[int, int, int, int] | None
 
 
 class Hud:
-    """Ordered text lines at the top-left, plus an optional centred banner.
+    """Ordered text lines at the top-left, an optional centred banner, and labels.
 
     Args:
         font_size: text height in pixels.
@@ -26,7 +52,8 @@ class Hud:
         margin: distance in pixels from the top-left corner.
 
     Usage: ``hud["score"] = "Score: 3"`` sets (or replaces) a line, ``del hud["score"]``
-    removes it, ``hud.banner = "GAME OVER"`` shows a large centred message (None hides it).
+    removes it, ``hud.banner = "GAME OVER"`` shows a large centred message (None hides it),
+    ``hud.label("boss", "BOSS 3/10", boss_node)`` puts a label above a node.
     """
 
     def __init__(self, font_size: int = 14, color=(255, 255, 255, 255), margin: int = 6):
@@ -38,7 +65,10 @@ class Hud:
         self.enabled = True
         self.banner: str | None = None
         self._lines: dict[str, str] = {}
+        self._labels: dict[str, Label] = {}
         self._fonts: dict[int, object] = {}
+        self._sprites: OrderedDict = OrderedDict()
+        self.sprites_drawn = 0  # texts rasterised with Pillow so far (cache misses)
 
     def __setitem__(self, key: str, text) -> None:
         self._lines[str(key)] = str(text)
@@ -56,6 +86,29 @@ class Hud:
     def lines(self) -> list[str]:
         return list(self._lines.values())
 
+    # --- labels --------------------------------------------------------------------------
+    def label(self, key: str, text, at, offset=(0.0, -12.0), color=None) -> None:
+        """Show ``text`` at the world point ``at`` ((3,) world coordinates, or a Node whose
+        world origin it follows), centred ``offset`` pixels from its projection.
+        Replaces the label named ``key``. Raises ValueError for a point that is not 3
+        finite numbers."""
+        if not hasattr(at, "world_position"):
+            p = np.asarray(at, np.float64).reshape(-1)
+            if p.shape != (3,) or not np.all(np.isfinite(p)):
+                raise ValueError(f"label {key!r}: at must be a Node or 3 finite numbers, "
+                                 f"got {at!r}")
+            at = p
+        c = None if color is None else tuple(int(v) for v in color)
+        self._labels[str(key)] = Label(str(text), at, (float(offset[0]), float(offset[1])), c)
+
+    def remove_label(self, key: str) -> None:
+        self._labels.pop(key, None)
+
+    @property
+    def labels(self) -> dict[str, Label]:
+        return dict(self._labels)
+
+    # --- sprites --------------------------------------------------------------------------
     def _font(self, size: int):
         from PIL import ImageFont
 
@@ -63,45 +116,127 @@ class Hud:
             self._fonts[size] = ImageFont.load_default(size=size)
         return self._fonts[size]
 
-    def _draw_text(self, draw, width: int, height: int):
-        font = self._font(self.font_size)
-        y = self.margin
-        shadow = (0, 0, 0, self.color[3])
-        for line in self._lines.values():
-            draw.text((self.margin + 1, y + 1), line, font=font, fill=shadow)
-            draw.text((self.margin, y), line, font=font, fill=self.color)
-            y += int(self.font_size * 1.3)
-        if self.banner:
-            big = self._font(max(self.font_size * 2, min(width, height) // 10))
-            x0, y0, x1, y1 = draw.textbbox((0, 0), self.banner, font=big)
-            pos = ((width - (x1 - x0)) / 2 - x0, (height - (y1 - y0)) / 2 - y0)
-            draw.text((pos[0] + 2, pos[1] + 2), self.banner, font=big, fill=shadow)
-            draw.text(pos, self.banner, font=big, fill=self.color)
+    def _sprite(self, text: str, size: int, color, shadow: int) -> tuple[np.ndarray, int, int]:
+        """(RGBA (h, w, 4) uint8, dx, dy): ``text`` drawn at (dx, dy) relative to the
+        position Pillow would draw it at; cached."""
+        key = (text, size, color, shadow)
+        hit = self._sprites.get(key)
+        if hit is not None:
+            self._sprites.move_to_end(key)
+            return hit
+        from PIL import Image, ImageDraw
 
-    def draw(self, color: np.ndarray) -> np.ndarray:
-        """Draw the HUD into ``color`` ((H, W, 4) uint8 RGBA, host) in place; returns it.
+        font = self._font(size)
+        x0, y0, x1, y1 = ImageDraw.Draw(Image.new("RGBA", (1, 1))).textbbox((0, 0), text,
+                                                                          font=font)
+        w, h = max(x1 - x0 + shadow + 2, 1), max(y1 - y0 + shadow + 2, 1)
+        img = Image.new("RGBA", (w, h), (0, 0, 0, 0))
+        draw = ImageDraw.Draw(img)
+        origin = (1 - x0, 1 - y0)
+        if shadow:
+            draw.text((origin[0] + shadow, origin[1] + shadow), text, font=font,
+                      fill=(0, 0, 0, color[3]))
+        draw.text(origin, text, font=font, fill=color)
+        sprite = (np.asarray(img).copy(), x0 - 1, y0 - 1)
+        self._sprites[key] = sprite
+        self.sprites_drawn += 1
+        if len(self._sprites) > SPRITE_CACHE:
+            self._sprites.popitem(last=False)
+        return sprite
+
+    def _placements(self, width: int, height: int, camera=None):
+        """(sprite, x, y) of everything to draw, top-left corners in pixels."""
+        out = []
+        y = self.margin
+        for line in self._lines.values():
+            sprite, dx, dy = self._sprite(line, self.font_size, self.color, 1)
+            out.append((sprite, self.margin + dx, y + dy))
+            y += int(self.font_size * 1.3)
+        if self._labels and camera is not None:
+            out += self._label_placements(width, height, camera)
+        if self.banner:
+            size = max(self.font_size * 2, min(width, height) // 10)
+            sprite, dx, dy = self._sprite(self.banner, size, self.color, 2)
+            font = self._font(size)
+            from PIL import Image, ImageDraw
+
+            x0, y0, x1, y1 = ImageDraw.Draw(Image.new("RGBA", (1, 1))).textbbox(
+                (0, 0), self.banner, font=font)
+            pos = ((width - (x1 - x0)) / 2 - x0, (height - (y1 - y0)) / 2 - y0)
+            out.append((sprite, round(pos[0]) + dx, round(pos[1]) + dy))
+        return out
+
+    def _label_placements(self, width, height, camera):
+        labels = list(self._labels.values())
+        pts = np.array([lb.at.world_position if hasattr(lb.at, "world_position") else lb.at
+                        for lb in labels], np.float64)
+        xy, _, visible = camera.project(pts, (width, height))
+        out = []
+        for lb, (x, y), ok in zip(labels, xy, visible):
+            if not ok:
+                continue
+            sprite, _, _ = self._sprite(lb.text, self.font_size, lb.color or self.color, 1)
+            h, w = sprite.shape[:2]
+            out.append((sprite, round(x + lb.offset[0] - w / 2), round(y + lb.offset[1] - h / 2)))
+        return out
+
+    # --- output ---------------------------------------------------------------------------
+    def draw(self, color: np.ndarray, camera=None) -> np.ndarray:
+        """Blend the HUD into ``color`` ((H, W, 4) uint8 RGBA, host) in place; returns it.
+        Labels are drawn when ``camera`` (the camera of the frame) is given.
 
         Raises ValueError for another shape or dtype.
         """
-        from PIL import Image, ImageDraw
-
         if color.dtype != np.uint8 or color.ndim != 3 or color.shape[2] != 4:
             raise ValueError(f"HUD draws on (H, W, 4) uint8 images, got {color.shape} {color.dtype}")
-        if not self.enabled or (not self._lines and not self.banner):
+        if not self.enabled or (not self._lines and not self.banner and not self._labels):
             return color
         h, w = color.shape[:2]
-        img = Image.fromarray(color, "RGBA")
-        self._draw_text(ImageDraw.Draw(img), w, h)
-        color[...] = np.asarray(img)
+        for sprite, x, y in self._placements(w, h, camera):
+            _blend(color, sprite, x, y)
         return color
 
-    def overlay(self, size) -> np.ndarray:
+    def overlay(self, size, camera=None) -> np.ndarray:
         """The HUD alone on a transparent (H, W, 4) uint8 RGBA image of ``size`` = (W, H),
-        for alpha-blending over a GL frame."""
-        from PIL import Image, ImageDraw
-
+        for alpha-blending over a GL frame (labels placed with ``camera`` when given)."""
         w, h = int(size[0]), int(size[1])
-        img = Image.new("RGBA", (w, h), (0, 0, 0, 0))
+        img = np.zeros((h, w, 4), np.uint8)
         if self.enabled:
-            self._draw_text(ImageDraw.Draw(img), w, h)
-        return np.asarray(img).copy()
+            for sprite, x, y in self._placements(w, h, camera):
+                _over_transparent(img, sprite, x, y)
+        return img
+
+
+def _clip(dst_shape, sprite, x, y):
+    h, w = sprite.shape[:2]
+    x0, y0 = max(x, 0), max(y, 0)
+    x1, y1 = min(x + w, dst_shape[1]), min(y + h, dst_shape[0])
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return (slice(y0, y1), slice(x0, x1)), sprite[y0 - y:y1 - y, x0 - x:x1 - x]
+
+
+def _blend(dst: np.ndarray, sprite: np.ndarray, x: int, y: int):
+    """Source-over blend of an RGBA sprite onto an opaque RGBA frame region."""
+    c = _clip(dst.shape, sprite, x, y)
+    if c is None:
+        return
+    region, src = c
+    a = src[..., 3:4].astype(np.uint32)
+    d = dst[region]
+    d[..., :3] = ((src[..., :3] * a + d[..., :3] * (255 - a) + 127) // 255).astype(np.uint8)
+
+
+def _over_transparent(dst: np.ndarray, sprite: np.ndarray, x: int, y: int):
+    """Source-over of a sprite onto a transparent overlay (non-premultiplied RGBA)."""
+    c = _clip(dst.shape, sprite, x, y)
+    if c is None:
+        return
+    region, src = c
+    sa = src[..., 3:4].astype(np.float32) / 255.0
+    d = dst[region].astype(np.float32)
+    da = d[..., 3:4] / 255.0
+    oa = sa + da * (1 - sa)
+    rgb = np.where(oa > 0, (src[..., :3] * sa + d[..., :3] * da * (1 - sa)) / np.maximum(oa, 1e-9),
+                   0)
+    dst[region] = np.concatenate([np.rint(rgb), np.rint(oa * 255)], axis=-1).astype(np.uint8)

@@ -2,7 +2,9 @@
 output, so it costs one pass over arrays that already exist (on the device when the
 projector runs there; only the winner travels to the host).
 
-Frames: the cursor and ``screen_xy`` are screen pixels, origin top-left, y down.
+Frames: the cursor and ``screen_xy`` are screen pixels of the rendered frame (the
+framebuffer: ``App.size``, not window points on a HiDPI display), origin top-left, y
+down. A point of an ``Instances`` node reports its instance index.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class Pick(NamedTuple):
     distance_px: distance from the cursor in pixels.
     depth: window depth in [0, 1].
     world: (3,) float64 world position of the point.
+    instance: the instance index when ``node`` is an ``engine.Instances``, else None.
     """
 
     index: int
@@ -34,6 +37,7 @@ class Pick(NamedTuple):
     distance_px: float
     depth: float
     world: np.ndarray
+    instance: int | None = None
 
 
 def pick_point(projection, batch, x: float, y: float, radius: float = 8.0) -> Pick | None:
@@ -63,7 +67,9 @@ def pick_point(projection, batch, x: float, y: float, radius: float = 8.0) -> Pi
     node = batch.node_for_vertex(index)
     if node is None:
         return None
+    instance = batch.instance_for_vertex(index)
     local = np.asarray(to_host(batch.positions[index]), np.float64) + node.geometry.origin
-    world = (node.world_matrix @ np.append(local, 1.0))[:3]
+    matrix = node.world_matrix if instance is None else node.world_matrices([instance])[0]
+    world = (matrix @ np.append(local, 1.0))[:3]
     return Pick(index, node, np.asarray(to_host(xy[index]), np.float64), float(np.sqrt(best)),
-                float(to_host(projection.depth[index])), world)
+                float(to_host(projection.depth[index])), world, instance)

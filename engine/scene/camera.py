@@ -10,13 +10,25 @@ viewport in pixels.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .graph import _TABLE, Node, _stamps
 from .transforms import orthographic_matrix, perspective_matrix
 
-__all__ = ["Camera", "OrthographicCamera", "PerspectiveCamera"]
+__all__ = ["Camera", "OrthographicCamera", "PerspectiveCamera", "Ray"]
+
+
+class Ray(NamedTuple):
+    """A ray in the world frame: ``origin`` (3,) float64 world point and ``direction``
+    (3,) float64 unit vector; ``at(t)`` is the point t world units along it."""
+
+    origin: np.ndarray
+    direction: np.ndarray
+
+    def at(self, t: float) -> np.ndarray:
+        return self.origin + float(t) * self.direction
 
 
 class Camera(Node):
@@ -33,6 +45,7 @@ class Camera(Node):
         self._proj_cache: tuple[int, np.ndarray] | None = None
         self._aspect = 1.0
         self._near, self._far = 0.1, 1000.0
+        self.viewport: tuple[int, int] | None = None
         self.aspect = aspect
         self.set_clip(near, far)
 
@@ -77,10 +90,109 @@ class Camera(Node):
         self._changed()
 
     def set_viewport(self, width: int, height: int):
-        """Adopt the aspect ratio of a viewport of ``width`` x ``height`` pixels."""
+        """Adopt the aspect ratio of a viewport of ``width`` x ``height`` pixels and
+        remember the size (``viewport``) for ``screen_ray``/``unproject``/``project``.
+        The renderer calls this every frame with its frame size."""
         if width <= 0 or height <= 0:
             raise ValueError(f"viewport must be positive, got {width}x{height}")
+        self.viewport = (int(width), int(height))
         self.aspect = width / height
+
+    # --- screen <-> world ---------------------------------------------------------------
+    def _viewport(self, viewport) -> tuple[int, int]:
+        if viewport is None:
+            viewport = self.viewport
+        if viewport is None:
+            raise ValueError(f"{self.name}: no viewport yet: render a frame first (the "
+                             f"renderer sets it) or pass viewport=(width, height) in pixels")
+        w, h = (int(v) for v in viewport)
+        if w <= 0 or h <= 0:
+            raise ValueError(f"viewport must be positive, got {w}x{h}")
+        return w, h
+
+    def _projection_for(self, w: int, h: int) -> np.ndarray:
+        """The projection matrix for a w x h viewport (the camera's aspect may lag)."""
+        aspect = w / h
+        if aspect == self._aspect:
+            return self.projection_matrix
+        saved, self._aspect = self._aspect, aspect
+        try:
+            return self._build_projection()
+        finally:
+            self._aspect = saved
+
+    def _ndc(self, x, y, viewport):
+        w, h = self._viewport(viewport)
+        x = np.asarray(x, np.float64)
+        y = np.asarray(y, np.float64)
+        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+            raise ValueError(f"screen coordinates must be finite, got x={x!r}, y={y!r}")
+        return 2.0 * x / w - 1.0, 1.0 - 2.0 * y / h
+
+    def unproject(self, x, y, depth=0.0, viewport=None) -> np.ndarray:
+        """World point(s) at screen pixel (x, y) and window ``depth``.
+
+        Args:
+            x, y: screen pixels (origin top-left, y down; the frame the renderer, picking
+                and the App's cursor use), scalars or arrays of one shape S.
+            depth: window depth in [0, 1] as the projectors report it: 0 is the near
+                plane, 1 the far plane.
+            viewport: (width, height) in pixels; default: the last ``set_viewport``.
+
+        Returns:
+            (3,) or S + (3,) float64 world points. Computed in view space first and then
+            moved by the camera's world matrix, so georeferenced cameras keep precision.
+
+        Raises:
+            ValueError: no viewport known, non-finite coordinates, depth outside [0, 1].
+        """
+        xn, yn = self._ndc(x, y, viewport)
+        proj = self._projection_for(*self._viewport(viewport))
+        d = np.asarray(depth, np.float64)
+        if not (np.all(d >= 0) and np.all(d <= 1)):
+            raise ValueError(f"depth must be a window depth in [0, 1], got {depth!r}")
+        xn, yn, zn = np.broadcast_arrays(xn, yn, 2.0 * d - 1.0)
+        ndc = np.stack([xn, yn, zn, np.ones_like(xn)], axis=-1)
+        view = ndc @ np.linalg.inv(proj).T
+        view = view[..., :3] / view[..., 3:4]
+        m = self.world_matrix
+        return view @ m[:3, :3].T + m[:3, 3]
+
+    def screen_ray(self, x: float, y: float, viewport=None) -> Ray:
+        """The world ray through screen pixel (x, y) (top-left origin, y down), for
+        picking and aiming: from the eye for a perspective camera, from the near plane
+        along the view direction for an orthographic one. ``viewport`` as in
+        ``unproject``. Raises ValueError like ``unproject``."""
+        near = self.unproject(x, y, 0.0, viewport)
+        far = self.unproject(x, y, 1.0, viewport)
+        d = far - near
+        origin = self.world_position if isinstance(self, PerspectiveCamera) else near
+        return Ray(np.asarray(origin, np.float64), d / np.linalg.norm(d))
+
+    def project(self, points, viewport=None):
+        """Screen positions of world points, as the projectors compute them (float64).
+
+        Args:
+            points: (3,) or (N, 3) world points.
+            viewport: as in ``unproject``.
+
+        Returns:
+            (screen_xy (N, 2) pixels, depth (N,) window depth in [0, 1], visible (N,) bool:
+            inside the view volume); N = 1 for a single point.
+        """
+        p = np.asarray(points, np.float64).reshape(-1, 3)
+        w, h = self._viewport(viewport)
+        m = self.world_matrix
+        r = m[:3, :3]
+        view = (p - m[:3, 3]) @ np.linalg.inv(r).T  # camera-relative first: precision
+        proj = self._projection_for(w, h)
+        clip = np.concatenate([view, np.ones((len(p), 1))], axis=1) @ proj.T
+        cw = clip[:, 3]
+        ok = (cw > 1e-7) & np.all(np.abs(clip[:, :3]) <= cw[:, None], axis=1)
+        safe = np.where(cw > 1e-7, cw, 1.0)
+        ndc = clip[:, :3] / safe[:, None]
+        xy = np.stack([(ndc[:, 0] * 0.5 + 0.5) * w, (0.5 - ndc[:, 1] * 0.5) * h], axis=1)
+        return xy, ndc[:, 2] * 0.5 + 0.5, ok
 
     @property
     def view_matrix(self) -> np.ndarray:
@@ -140,7 +252,9 @@ class Camera(Node):
     def forward(self) -> np.ndarray:
         """(3,) unit view direction in world coordinates (the world-space -Z axis)."""
         f = -self.world_matrix[:3, 2]
-        return f / np.linalg.norm(f)
+        f = f / np.linalg.norm(f)
+        f.setflags(write=False)
+        return f
 
 
 class PerspectiveCamera(Camera):

@@ -306,14 +306,16 @@ def test_collision_helpers_over_the_whole_float_range():
 def test_window_events_reach_input_hooks_and_controller():
     """The pyglet event protocol the Viewer forwards, without opening a window."""
     from engine.controls.controllers import OrbitController
+    from engine.display.viewport import Viewport
     from engine.game.app import _WindowEvents
 
     class FakeWindow:
         def get_size(self):
             return (200, 100)
 
-    class FakeViewer:
+    class FakeViewer:  # ratio 1: window points are frame pixels
         window = FakeWindow()
+        viewport = Viewport(200, 100, 2.0)
 
     cam = PerspectiveCamera(position=(0, 0, 5))
     orbit = OrbitController(cam)
