@@ -7,6 +7,7 @@ layout).
 """
 
 from .animation.camera_path import CameraPath, CameraScript, Keyframe
+from .animation.video import render_video
 from .io import load
 from .render.backends import get_projector
 from .render.batch import VertexBatch
@@ -75,6 +76,7 @@ __all__ = [
     "quat_multiply",
     "quat_to_matrix",
     "rasterize_points",
+    "render_video",
     "set_transforms",
     "slerp",
 ]

@@ -345,23 +345,39 @@ class App:
         """Run ``frames`` frames of ``frame_dt`` simulated seconds each, as fast as
         possible, and return the last Frame.
 
-        ``out``: None, a PNG path written with the last frame, or a pattern containing
-        ``{frame}`` (e.g. ``"out/f{frame:04d}.png"``) written for every frame.
-        Raises ValueError for frames < 1.
+        ``out``: None; a PNG path written with the last frame; a pattern containing
+        ``{frame}`` (e.g. ``"out/f{frame:04d}.png"``) written for every frame; or a
+        ``.mp4`` / ``.gif`` video of every frame at 1 / ``frame_dt`` frames per second
+        (the gameplay as simulated, whatever the machine's speed).
+        Raises ValueError for frames < 1, OutputError for an output that cannot be
+        written.
         """
         from ..io.image import save_image
+        from ..io.video import VIDEO_SUFFIXES, open_frame_writer
 
         frames = int(frames)
         if frames < 1:
             raise ValueError(f"frames must be >= 1, got {frames}")
         per_frame = out is not None and "{frame" in str(out)
+        video = None
+        if out is not None and not per_frame and str(out).lower().endswith(VIDEO_SUFFIXES):
+            video = open_frame_writer(out, self.size, 1.0 / float(frame_dt))
         frame = None
-        for i in range(frames):
-            self.advance(frame_dt)
-            frame = self.render_frame()
-            if per_frame:
-                save_image(str(out).format(frame=i), frame.color)
-        if out is not None and not per_frame:
+        try:
+            for i in range(frames):
+                self.advance(frame_dt)
+                frame = self.render_frame()
+                if per_frame:
+                    save_image(str(out).format(frame=i), frame.color)
+                elif video is not None:
+                    video.write(frame.color)
+        except BaseException:
+            if video is not None:
+                video.abort()
+            raise
+        if video is not None:
+            video.close()
+        elif out is not None and not per_frame:
             save_image(out, frame.color)
         return frame
 
