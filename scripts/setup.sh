@@ -3,30 +3,51 @@
 # virtual environment in .venv with the engine and its extras. Safe to run repeatedly:
 # packages are reinstalled only when pyproject.toml or the extras change.
 #
-# The GPU extra follows one CUDA major (docs/gpu.md): the driver's CUDA version from
-# nvidia-smi, else the CUDA toolkit's (nvcc), else FRUSTUM_CUDA_MAJOR (default 13, the
-# GPU machine's). CUDA 13 -> gpu-cuda13 (cupy-cuda13x, NVRTC 13.0), CUDA 12 -> gpu.
+# Numba (the CPU backend) is a plain dependency. The GPU *runtime* extra (CuPy) is
+# installed only where a CUDA driver is present (nvidia-smi reports a CUDA version);
+# elsewhere the script says how to add it. The CUDA major (docs/gpu.md) is the driver's,
+# else the CUDA toolkit's (nvcc), else FRUSTUM_CUDA_MAJOR (default 13, the GPU
+# machine's): CUDA 13 -> gpu-cuda13 (cupy-cuda13x, NVRTC 13.0), CUDA 12 -> gpu. The NVRTC
+# compiler the tests compile every kernel with is in the development extra of the same
+# major (dev, or dev-cuda12), so CI compiles every kernel without the GPU runtime.
 # A CuPy wheel of the other major is uninstalled first: two side by side break the import.
+# FRUSTUM_EXTRAS overrides the extras (e.g. FRUSTUM_EXTRAS=dev,gpu-cuda13).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GL_PACKAGES="xvfb xauth libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 VENV_PACKAGE="python3-venv"
 
-cuda_major() {
-  local v=""
+driver_major() {
   if command -v nvidia-smi >/dev/null 2>&1; then
-    v="$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\)\..*/\1/p' | head -n1)"
+    nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\)\..*/\1/p' | head -n1
   fi
+}
+cuda_major() {
+  local v="$1"
   if [ -z "$v" ] && command -v nvcc >/dev/null 2>&1; then
     v="$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\)\..*/\1/p' | head -n1)"
   fi
   echo "${v:-${FRUSTUM_CUDA_MAJOR:-13}}"
 }
-CUDA_MAJOR="$(cuda_major)"
-if [ "$CUDA_MAJOR" -ge 13 ]; then GPU_EXTRA="gpu-cuda13"; OTHER_CUPY="cupy-cuda12x nvidia-cuda-nvrtc-cu12"
-else GPU_EXTRA="gpu"; OTHER_CUPY="cupy-cuda13x nvidia-cuda-nvrtc"; fi
-EXTRAS="${FRUSTUM_EXTRAS:-dev,fast,$GPU_EXTRA}"
+DRIVER_MAJOR="$(driver_major)"
+CUDA_MAJOR="$(cuda_major "$DRIVER_MAJOR")"
+if [ "$CUDA_MAJOR" -ge 13 ]; then
+  GPU_EXTRA="gpu-cuda13"; DEV_EXTRA="dev"; OTHER_CUPY="cupy-cuda12x nvidia-cuda-nvrtc-cu12"
+else
+  GPU_EXTRA="gpu"; DEV_EXTRA="dev-cuda12"; OTHER_CUPY="cupy-cuda13x nvidia-cuda-nvrtc"
+fi
+if [ -n "$DRIVER_MAJOR" ]; then
+  DEFAULT_EXTRAS="$DEV_EXTRA,$GPU_EXTRA"
+else
+  DEFAULT_EXTRAS="$DEV_EXTRA"
+  if [ -z "${FRUSTUM_EXTRAS:-}" ]; then
+    echo "setup: no CUDA driver here (nvidia-smi): the GPU runtime (CuPy) is not installed;" \
+         "the CPU backends and the NVRTC compile tests work without it. To add it:" \
+         "FRUSTUM_EXTRAS=$DEV_EXTRA,$GPU_EXTRA scripts/setup.sh" >&2
+  fi
+fi
+EXTRAS="${FRUSTUM_EXTRAS:-$DEFAULT_EXTRAS}"
 
 missing=""
 if command -v dpkg >/dev/null 2>&1; then

@@ -26,7 +26,7 @@ from ..scene.camera import Camera
 from ..scene.transforms import quat_normalize, slerp
 from .easing import get_easing
 from .interpolation import MODES, evaluate_segment, find_segment, monotone_tangents
-from .pose import CameraPose, apply_pose, camera_pose, look_rotation
+from .pose import CameraPose, apply_pose, camera_pose, look_rotation, look_rotations
 
 __all__ = ["CameraPath", "CameraScript", "Keyframe"]
 
@@ -116,6 +116,10 @@ class CameraPath:
     ``pose(t)`` clamps t to [0, duration]: before the first key the camera holds the
     first key, after the last it holds the last. Raises ValueError for non-increasing
     times, unknown modes, or fov given on some keys but not others.
+
+    Storage: the keys are kept as arrays (``times``, ``positions``, ...), so a path of a
+    million keys loads, checks and evaluates with array operations (``from_arrays``,
+    ``engine.animation.pathfile``); ``keyframes`` builds ``Keyframe`` objects on demand.
     """
 
     def __init__(self, keyframes: Iterable[Keyframe] = (), interpolation: str = "catmull_rom",
@@ -125,32 +129,170 @@ class CameraPath:
         get_easing(easing)
         self.interpolation = interpolation
         self.easing = easing
-        self._keys: list[Keyframe] = []
+        self._keys: list[Keyframe] | None = []
+        self._cols: dict | None = None
         self._cache = None
         for k in keyframes:
             self.append(k)
 
+    @classmethod
+    def from_arrays(cls, times, positions, targets=None, orientations=None, fovs=None,
+                    modes=None, easings=None, interpolation: str = "catmull_rom",
+                    easing: str = "linear") -> CameraPath:
+        """A path from K keys given as arrays, checked with array operations.
+
+        Args:
+            times: (K,) strictly increasing seconds >= 0.
+            positions: (K, 3) eye positions.
+            targets: (K, 3) look-at points with NaN rows for keys that have an orientation
+                instead, or None (every key has an orientation).
+            orientations: (K, 4) quaternions with NaN rows for keys that have a target, or
+                None (every key has a target).
+            fovs: (K,) degrees in (0, 180), or None.
+            modes, easings: (K,) per-key segment mode / easing names or None entries, or
+                None.
+
+        Raises ValueError naming the first bad key (index) and field.
+        """
+        t = np.asarray(times, np.float64).reshape(-1)
+        k = len(t)
+        p = np.asarray(positions, np.float64).reshape(k, 3)
+        tgt = None if targets is None else np.asarray(targets, np.float64).reshape(k, 3)
+        q = None if orientations is None else np.asarray(orientations, np.float64).reshape(k, 4)
+        has_t = np.zeros(k, bool) if tgt is None else ~np.isnan(tgt).all(axis=1)
+        has_q = np.zeros(k, bool) if q is None else ~np.isnan(q).all(axis=1)
+
+        def first(mask, what):
+            if mask.any():
+                raise ValueError(f"keyframe {int(np.argmax(mask))}: {what}")
+
+        first(~(np.isfinite(t) & (t >= 0)), "time must be a finite number >= 0")
+        if k > 1:
+            first(np.concatenate([[False], ~(t[1:] > t[:-1])]),
+                  "time must be greater than the previous key's time")
+        first(~np.isfinite(p).all(axis=1), "position must be finite")
+        first(has_t == has_q, "give exactly one of target and orientation")
+        if tgt is not None:
+            first(has_t & ~np.isfinite(tgt).all(axis=1), "target must be finite")
+            first(has_t & np.all(np.abs(np.where(has_t[:, None], tgt, 0) - p) <= 1e-12, axis=1),
+                  "target must differ from position")
+        if q is not None:
+            first(has_q & ~np.isfinite(q).all(axis=1), "orientation must be finite")
+            n = np.linalg.norm(np.where(has_q[:, None], q, 1.0), axis=1)
+            first(has_q & ~(n > 1e-12), "orientation must be a non-zero quaternion")
+            q = np.where(has_q[:, None], q / n[:, None], np.nan)
+        f = None
+        if fovs is not None:
+            f = np.asarray(fovs, np.float64).reshape(k)
+            first(~((f > 0) & (f < 180)), "fov must be in (0, 180) degrees")
+        codes = {}
+        for name, values, allowed in (("interpolation", modes, MODES),
+                                      ("easing", easings, None)):
+            c = np.full(k, -1, np.int16)
+            if values is not None:
+                table = {}
+                for i, v in enumerate(values):
+                    if v is None:
+                        continue
+                    if v not in table:
+                        if allowed is not None and v not in allowed:
+                            raise ValueError(f"keyframe {i}: unknown {name} {v!r}")
+                        if allowed is None:
+                            get_easing(v)
+                        table[v] = len(table)
+                    c[i] = table[v]
+                codes[name] = (c, list(table))
+            else:
+                codes[name] = (c, [])
+        path = cls(interpolation=interpolation, easing=easing)
+        path._keys = None
+        path._cols = {"times": t, "positions": p,
+                      "targets": tgt if tgt is not None and has_t.any() else None,
+                      "has_target": has_t, "orientations": q if has_q.any() else None,
+                      "fovs": f, "modes": codes["interpolation"], "easings": codes["easing"]}
+        return path
+
+    # --- keys ----------------------------------------------------------------------------
+    def _columns(self) -> dict:
+        if self._cols is None:
+            keys = self._keys
+            k = len(keys)
+            tgt = np.full((k, 3), np.nan)
+            q = np.full((k, 4), np.nan)
+            has_t = np.zeros(k, bool)
+            for i, key in enumerate(keys):
+                if key.target is not None:
+                    tgt[i], has_t[i] = key.target, True
+                else:
+                    q[i] = key.orientation
+            cols = {"times": np.array([key.time for key in keys], np.float64),
+                    "positions": np.array([key.position for key in keys]).reshape(k, 3),
+                    "targets": tgt if has_t.any() else None, "has_target": has_t,
+                    "orientations": q if not has_t.all() else None,
+                    "fovs": (np.array([key.fov for key in keys], np.float64)
+                             if k and keys[0].fov is not None else None)}
+            for name, attr in (("modes", "interpolation"), ("easings", "easing")):
+                table, c = {}, np.full(k, -1, np.int16)
+                for i, key in enumerate(keys):
+                    v = getattr(key, attr)
+                    if v is not None:
+                        c[i] = table.setdefault(v, len(table))
+                cols[name] = (c, list(table))
+            self._cols = cols
+        return self._cols
+
     @property
     def keyframes(self) -> tuple[Keyframe, ...]:
+        """The keys as ``Keyframe`` objects (built on first use for array-made paths)."""
+        if self._keys is None:
+            c = self._cols
+            mode_c, mode_names = c["modes"]
+            ease_c, ease_names = c["easings"]
+            keys = []
+            for i in range(len(c["times"])):
+                has_t = bool(c["has_target"][i])
+                keys.append(Keyframe(
+                    float(c["times"][i]), c["positions"][i],
+                    c["targets"][i] if has_t else None,
+                    None if has_t else c["orientations"][i],
+                    None if c["fovs"] is None else float(c["fovs"][i]),
+                    mode_names[mode_c[i]] if mode_c[i] >= 0 else None,
+                    ease_names[ease_c[i]] if ease_c[i] >= 0 else None))
+            self._keys = keys
         return tuple(self._keys)
 
+    @property
+    def times(self) -> np.ndarray:
+        """(K,) float64 key times, seconds (a copy)."""
+        return self._columns()["times"].copy()
+
+    @property
+    def positions(self) -> np.ndarray:
+        """(K, 3) float64 key eye positions (a copy)."""
+        return self._columns()["positions"].copy()
+
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._keys) if self._keys is not None else len(self._cols["times"])
 
     @property
     def duration(self) -> float:
         """Time of the last key, seconds (0 for an empty or one-key path)."""
-        return self._keys[-1].time if self._keys else 0.0
+        if not len(self):
+            return 0.0
+        return float(self._columns()["times"][-1])
 
     def append(self, key: Keyframe) -> Keyframe:
         """Add ``key`` at the end; its time must be later than the last key's."""
-        if self._keys and not key.time > self._keys[-1].time:
+        if self._keys is None:
+            self.keyframes  # noqa: B018 - materialise the Keyframe list once
+        keys = self._keys
+        if keys and not key.time > keys[-1].time:
             raise ValueError(f"keyframe times must increase: {key.time} after "
-                             f"{self._keys[-1].time}")
-        if self._keys and (key.fov is None) != (self._keys[0].fov is None):
+                             f"{keys[-1].time}")
+        if keys and (key.fov is None) != (keys[0].fov is None):
             raise ValueError("fov must be given on every keyframe or on none")
-        self._keys.append(key)
-        self._cache = None
+        keys.append(key)
+        self._cols, self._cache = None, None
         return key
 
     def add(self, time: float, position, target=None, orientation=None, fov=None,
@@ -164,50 +306,60 @@ class CameraPath:
         """Append the camera's current world pose (orientation and fov) as a key at
         ``time`` (default: ``interval`` seconds after the last key, or 0)."""
         if time is None:
-            time = self.duration + interval if self._keys else 0.0
+            time = self.duration + interval if len(self) else 0.0
         pose = camera_pose(camera)
-        fov = pose.fov_y if (not self._keys or self._keys[0].fov is not None) else None
+        first_fov = self._columns()["fovs"] if len(self) else None
+        fov = pose.fov_y if (not len(self) or first_fov is not None) else None
         return self.add(time, pose.position, orientation=pose.rotation, fov=fov)
 
     def _arrays(self):
         if self._cache is None:
-            keys = self._keys
-            times = np.array([k.time for k in keys])
-            pos = np.array([k.position for k in keys])
-            use_target = all(k.target is not None for k in keys)
-            tgt = np.array([k.target for k in keys]) if use_target else None
-            rot = None if use_target else np.array([k.rotation for k in keys])
-            fov = (np.array([[k.fov] for k in keys]) if keys[0].fov is not None else None)
-            tangents = {}
-            if len(keys) > 1:
-                for name, v in (("position", pos), ("target", tgt), ("fov", fov)):
-                    if v is not None:
-                        tangents[name] = monotone_tangents(times, v)
-            self._cache = (times, pos, tgt, rot, fov, tangents)
+            c = self._columns()
+            times, pos = c["times"], c["positions"]
+            use_target = bool(c["has_target"].all())
+            tgt = c["targets"] if use_target else None
+            rot = None
+            if not use_target:
+                rot = np.array(c["orientations"] if c["orientations"] is not None
+                               else np.full((len(times), 4), np.nan))
+                has_t = c["has_target"]
+                if has_t.any():
+                    rot[has_t] = look_rotations(pos[has_t], c["targets"][has_t])
+            fov = c["fovs"][:, None] if c["fovs"] is not None else None
+            tangents, closed = {}, {}
+            for name, v in (("position", pos), ("target", tgt), ("fov", fov)):
+                if v is None:
+                    continue
+                if len(times) > 1:
+                    tangents[name] = monotone_tangents(times, v)
+                # Closed within rounding (a full orbit's last key is cos/sin of 2*pi).
+                scale = 1.0 + float(np.abs(v).max())
+                closed[name] = bool(np.allclose(v[0], v[-1], rtol=0, atol=1e-9 * scale))
+            self._cache = (times, pos, tgt, rot, fov, tangents, closed)
         return self._cache
 
     def pose(self, t: float) -> CameraPose:
         """World ``CameraPose`` at time ``t`` seconds. Raises ValueError on an empty path
         or a non-finite t."""
-        if not self._keys:
+        if not len(self):
             raise ValueError("camera path has no keyframes")
         t = float(t)
         if not math.isfinite(t):
             raise ValueError(f"time must be finite, got {t}")
-        times, pos, tgt, rot, fov, tangents = self._arrays()
-        if len(self._keys) == 1:
-            key = self._keys[0]
-            return CameraPose(key.position.copy(), key.rotation.copy(), key.fov)
+        times, pos, tgt, rot, fov, tangents, closed = self._arrays()
+        c = self._columns()
+        if len(times) == 1:
+            q = rot[0].copy() if rot is not None else look_rotation(pos[0], tgt[0])
+            return CameraPose(pos[0].copy(), q, None if fov is None else float(fov[0, 0]))
         k, u = find_segment(times, t)
-        key = self._keys[k]
-        mode = key.interpolation or self.interpolation
-        u = get_easing(key.easing or self.easing)(u)
+        mode_c, mode_names = c["modes"]
+        ease_c, ease_names = c["easings"]
+        mode = mode_names[mode_c[k]] if mode_c[k] >= 0 else self.interpolation
+        u = get_easing(ease_names[ease_c[k]] if ease_c[k] >= 0 else self.easing)(u)
 
         def channel(name, values):
-            # Closed within rounding (a full orbit's last key is cos/sin of 2*pi).
-            scale = 1.0 + float(np.abs(values).max())
-            closed = bool(np.allclose(values[0], values[-1], rtol=0, atol=1e-9 * scale))
-            return evaluate_segment(mode, times, values, k, u, tangents.get(name), closed)
+            return evaluate_segment(mode, times, values, k, u, tangents.get(name),
+                                    closed[name])
 
         p = channel("position", pos)
         if tgt is not None:
@@ -216,7 +368,7 @@ class CameraPath:
                 q = look_rotation(p, target)
             except ValueError:
                 # Eye passes through its target mid-segment: keep the key's own view.
-                q = self._keys[k].rotation
+                q = look_rotation(pos[k], tgt[k])
         else:
             q = rot[k].copy() if mode == "step" else slerp(rot[k], rot[k + 1], u)
         f = None if fov is None else float(np.clip(channel("fov", fov)[0], 1e-3, 179.999))
@@ -227,7 +379,7 @@ class CameraPath:
         return apply_pose(camera, self.pose(t))
 
     def __repr__(self) -> str:
-        return (f"CameraPath({len(self._keys)} keys, {self.duration:g} s, "
+        return (f"CameraPath({len(self)} keys, {self.duration:g} s, "
                 f"{self.interpolation}, {self.easing})")
 
 

@@ -46,8 +46,13 @@ def monotone_tangents(times: np.ndarray, values: np.ndarray) -> np.ndarray:
     """(K, D) Fritsch-Carlson tangents (value units per second), per component.
 
     Each component is treated as its own monotone data set: the cubic Hermite curve
-    with these tangents never overshoots its neighbouring keys.
+    with these tangents never overshoots its neighbouring keys. The rescaling step runs
+    segment by segment (each may shrink the tangent the next one starts from), so long
+    paths use a Numba loop (``_monotone_rescale``) and short ones the same loop in
+    Python; both give the same tangents.
     """
+    times = np.asarray(times, np.float64)
+    values = np.asarray(values, np.float64)
     h = np.diff(times)[:, None]
     d = np.diff(values, axis=0) / h  # secants (K-1, D)
     m = np.empty_like(values)
@@ -56,6 +61,20 @@ def monotone_tangents(times: np.ndarray, values: np.ndarray) -> np.ndarray:
         m[1:-1] = 0.5 * (d[:-1] + d[1:])
         # A local extremum (secant sign change or a flat neighbour) gets a flat tangent.
         m[1:-1][d[:-1] * d[1:] <= 0] = 0.0
+    if len(d) > NUMBA_FROM:
+        from ._kernels import monotone_rescale
+
+        monotone_rescale(d, m)
+    else:
+        _monotone_rescale(d, m)
+    return m
+
+
+NUMBA_FROM = 256  # segments from which the rescaling loop runs compiled
+
+
+def _monotone_rescale(d: np.ndarray, m: np.ndarray):
+    """Fritsch-Carlson steps 3-5 in place, segment by segment (reference loop)."""
     for k in range(len(d)):
         flat = d[k] == 0
         m[k][flat] = 0.0
@@ -69,7 +88,6 @@ def monotone_tangents(times: np.ndarray, values: np.ndarray) -> np.ndarray:
             tau = 3.0 / np.sqrt(s[big])
             m[k][big] = tau * a[big] * d[k][big]
             m[k + 1][big] = tau * b[big] * d[k][big]
-    return m
 
 
 def _clip_between(v, p1, p2):

@@ -94,7 +94,7 @@ def fit_clip_to_path(camera, bounds, path: CameraPath):
     b = np.asarray(bounds, dtype=np.float64)
     center = 0.5 * (b[0] + b[1])
     radius = max(0.5 * float(np.linalg.norm(b[1] - b[0])), 1e-6)
-    far_key = max(float(np.linalg.norm(k.position - center)) for k in path.keyframes)
+    far_key = float(np.max(np.linalg.norm(path.positions - center, axis=1)))
     far = 1.5 * (far_key + radius)
     camera.set_clip(far * 1e-4, far)
 

@@ -19,14 +19,28 @@ Schema (version 1; docs/camera.md shows full examples)::
 Anything else is an error. Every problem raises ``engine.errors.EngineError`` whose
 message names the file, the keyframe index and the field, e.g.
 ``tour.json: keyframe 2: time: must be greater than the previous key's time 4.0``.
+That includes values no pose can be computed from: coordinates beyond ``MAX_COORDINATE``
+(1e150: squared distances between keys would overflow float64), numbers too large for a
+float (a 400-digit integer), and keys so close in time for their distance that the
+curve's slope overflows.
 Files are parsed with ``json`` / ``tomllib`` only: nothing is evaluated or unpickled.
+
+Scale: the keys are checked and stored as arrays (``CameraPath.from_arrays``), and a
+JSON file is decoded key by key into those arrays (each key object is turned into a few
+numbers as soon as it is parsed, so no tree of a million dicts and lists is kept): a
+path of 10^6 keyframes loads in seconds and about the size of its text in memory. A
+file that breaks a rule is checked again key by key to name the first problem exactly.
 """
 
 from __future__ import annotations
 
+import array
 import json
 import math
+from itertools import chain
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import EngineError
 from .camera_path import CameraPath, Keyframe
@@ -48,6 +62,7 @@ __all__ = [
 ]
 
 PATH_SUFFIXES = (".json", ".toml")
+MAX_COORDINATE = 1e150  # larger coordinates overflow float64 in the pose computations
 TOP_KEYS = ("version", "interpolation", "easing", "keyframes")
 KEY_FIELDS = ("time", "position", "target", "orientation", "fov", "interpolation", "easing")
 
@@ -57,22 +72,30 @@ def is_path_file(name) -> bool:
     return str(name).lower().endswith(PATH_SUFFIXES)
 
 
-def _number(v, where: str) -> float:
+def _number(v, where: str, limit: float | None = None) -> float:
     # bool is an int subclass in Python; true/false are not numbers in a path file.
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise EngineError(f"{where}: must be a number, got {v!r}")
-    x = float(v)
+    try:
+        x = float(v)
+    except OverflowError:
+        digits = len(str(abs(v)))
+        raise EngineError(f"{where}: a {digits}-digit integer is too large for a number "
+                          f"(at most about 1.8e308)") from None
     if not math.isfinite(x):
         raise EngineError(f"{where}: must be finite, got {v!r}")
+    if limit is not None and abs(x) > limit:
+        raise EngineError(f"{where}: {x:g} is too large: coordinates must be within "
+                          f"+-{limit:g} (beyond it the camera pose overflows)")
     return x
 
 
-def _vector(v, n: int, where: str) -> list[float]:
+def _vector(v, n: int, where: str, limit: float | None = None) -> list[float]:
     if not isinstance(v, list):
         raise EngineError(f"{where}: must be a list of {n} numbers, got {v!r}")
     if len(v) != n:
         raise EngineError(f"{where}: must have {n} numbers, got {len(v)}")
-    return [_number(x, f"{where}[{i}]") for i, x in enumerate(v)]
+    return [_number(x, f"{where}[{i}]", limit) for i, x in enumerate(v)]
 
 
 def _choice(v, allowed, where: str) -> str:
@@ -81,11 +104,7 @@ def _choice(v, allowed, where: str) -> str:
     return v
 
 
-def path_from_dict(data, source: str = "<path>") -> CameraPath:
-    """Validate parsed path data (dicts/lists as from JSON or TOML) into a CameraPath.
-
-    ``source`` names the origin in error messages. Raises EngineError (see module doc).
-    """
+def _check_top(data, source: str):
     if not isinstance(data, dict):
         raise EngineError(f"{source}: a camera path must be a table/object with 'keyframes'")
     for k in data:
@@ -97,8 +116,31 @@ def path_from_dict(data, source: str = "<path>") -> CameraPath:
     interp = _choice(data.get("interpolation", "catmull_rom"), MODES, f"{source}: interpolation")
     easing = _choice(data.get("easing", "linear"), tuple(EASINGS), f"{source}: easing")
     keys = data.get("keyframes")
-    if not isinstance(keys, list) or not keys:
+    if not isinstance(keys, (list, _Columns)) or not len(keys):
         raise EngineError(f"{source}: keyframes: must be a non-empty list of keyframes")
+    return interp, easing, keys
+
+
+def path_from_dict(data, source: str = "<path>") -> CameraPath:
+    """Validate parsed path data (dicts/lists as from JSON or TOML) into a CameraPath.
+
+    The keys are checked with array operations; when a rule is broken they are checked
+    again one by one so the error names the first bad keyframe and field exactly.
+    ``source`` names the origin in error messages. Raises EngineError (see module doc).
+    """
+    interp, easing, keys = _check_top(data, source)
+    cols = keys if isinstance(keys, _Columns) else _Columns.of(keys)
+    if cols is not None:
+        path = _from_columns(cols, interp, easing, source)
+        if path is not None:
+            return path
+    if isinstance(keys, _Columns):
+        raise _Recheck  # load_path parses again into plain lists for exact messages
+    return _path_key_by_key(keys, interp, easing, source)
+
+
+def _path_key_by_key(keys, interp, easing, source) -> CameraPath:
+    """The reference check, one key at a time (exact messages for broken files)."""
     path = CameraPath(interpolation=interp, easing=easing)
     prev_time = None
     has_fov = None
@@ -119,12 +161,12 @@ def path_from_dict(data, source: str = "<path>") -> CameraPath:
             raise EngineError(f"{here}: time: must be greater than the previous key's time "
                               f"{prev_time} (got {t})")
         prev_time = t
-        pos = _vector(kd["position"], 3, f"{here}: position")
+        pos = _vector(kd["position"], 3, f"{here}: position", MAX_COORDINATE)
         if ("target" in kd) == ("orientation" in kd):
             raise EngineError(f"{here}: target/orientation: give exactly one of the two")
         target = orient = None
         if "target" in kd:
-            target = _vector(kd["target"], 3, f"{here}: target")
+            target = _vector(kd["target"], 3, f"{here}: target", MAX_COORDINATE)
             if target == pos:
                 raise EngineError(f"{here}: target: equals position (no view direction)")
         else:
@@ -146,7 +188,157 @@ def path_from_dict(data, source: str = "<path>") -> CameraPath:
             path.append(Keyframe(t, pos, target, orient, fov, ki, ke))
         except ValueError as exc:  # defensive: Keyframe re-checks the same rules
             raise EngineError(f"{here}: {exc}") from None
+    _check_finite_curve(path, source)
     return path
+
+
+def _check_finite_curve(path: CameraPath, source: str):
+    """Refuse a path whose curve cannot be evaluated to finite poses: the slopes of
+    keys too close in time for their distance overflow."""
+    _, _, _, rot, _, tangents, _ = path._arrays()
+    for name, m in tangents.items():
+        bad = ~np.isfinite(m).all(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise EngineError(f"{source}: keyframe {i}: {name}: the change from its "
+                              f"neighbouring keys is too fast for their times (the curve's "
+                              f"slope overflows); move the keys apart in time")
+    if rot is not None and not np.isfinite(rot).all():
+        i = int(np.argmax(~np.isfinite(rot).all(axis=1)))
+        raise EngineError(f"{source}: keyframe {i}: orientation: no finite rotation")
+
+
+class _Recheck(Exception):
+    """The streamed columns broke a rule: parse again for the exact message."""
+
+
+_NUMBER = (int, float)
+_FIELDS = frozenset(KEY_FIELDS)
+
+
+class _Columns:
+    """Keyframes as columns (array.array of doubles, lists of names): what the JSON
+    decoder hook builds while parsing, or ``of(list of dicts)``. ``ok`` is False once a
+    key broke a structural rule (then the file is checked key by key)."""
+
+    def __init__(self):
+        self.times = array.array("d")
+        self.pos = array.array("d")
+        self.tgt = array.array("d")
+        self.quat = array.array("d")
+        self.fov = array.array("d")
+        self.modes: list = []
+        self.easings: list = []
+        self.count = 0
+        self.fov_count = 0
+        self.ok = True
+
+    def __len__(self):
+        return self.count
+
+    def add(self, kd) -> bool:
+        """Append one key object (dict or list of pairs); False when it breaks a rule
+        the columns cannot carry (the caller then keeps the object as it is)."""
+        if not (kd.keys() <= _FIELDS) or "time" not in kd or "position" not in kd:
+            return False
+        t, p = kd["time"], kd["position"]
+        tg, q = kd.get("target"), kd.get("orientation")
+        if type(t) not in _NUMBER or type(p) is not list or len(p) != 3 \
+                or (tg is None) == (q is None):
+            return False
+        if tg is not None:
+            if type(tg) is not list or len(tg) != 3:
+                return False
+            q = (math.nan,) * 4
+        elif type(q) is not list or len(q) != 4:
+            return False
+        else:
+            tg = (math.nan,) * 3
+        for v in chain(p, tg, q):
+            if type(v) not in _NUMBER:
+                return False
+        try:
+            self.times.append(t)
+            self.pos.extend(p)
+            self.tgt.extend(tg)
+            self.quat.extend(q)
+        except OverflowError:  # an integer too large for a double
+            return False
+        f = kd.get("fov")
+        if f is not None:
+            if type(f) not in _NUMBER:
+                return False
+            self.fov.append(f)
+            self.fov_count += 1
+        self.modes.append(kd.get("interpolation"))
+        self.easings.append(kd.get("easing"))
+        self.count += 1
+        return True
+
+    @classmethod
+    def of(cls, keys) -> _Columns | None:
+        cols = cls()
+        for kd in keys:
+            if type(kd) is not dict or not cols.add(kd):
+                return None
+        return cols
+
+
+def _from_columns(c: _Columns, interp, easing, source) -> CameraPath | None:
+    """The path from columns, with every rule checked on arrays; None when a rule is
+    broken (the caller re-checks key by key for the message)."""
+    k = c.count
+    if not c.ok or c.fov_count not in (0, k):
+        return None
+    t = np.frombuffer(c.times, np.float64)
+    p = np.frombuffer(c.pos, np.float64).reshape(k, 3)
+    tg = np.frombuffer(c.tgt, np.float64).reshape(k, 3)
+    q = np.frombuffer(c.quat, np.float64).reshape(k, 4)
+    has_t = ~np.isnan(tg[:, 0])
+    tg_f = np.where(has_t[:, None], tg, 0.0)
+    q_f = np.where(has_t[:, None], 1.0, q)
+    fov = np.frombuffer(c.fov, np.float64) if c.fov_count else None
+    if not (np.isfinite(t).all() and (t >= 0).all() and (k < 2 or (t[1:] > t[:-1]).all())
+            and np.isfinite(p).all() and (np.abs(p) <= MAX_COORDINATE).all()
+            and np.isfinite(tg_f).all() and (np.abs(tg_f) <= MAX_COORDINATE).all()
+            and np.isfinite(q_f).all() and (np.abs(q_f).sum(axis=1) > 0).all()
+            and not (has_t & (tg_f == p).all(axis=1)).any()
+            and (fov is None or ((fov > 0) & (fov < 180)).all())):
+        return None
+    for names, allowed in ((c.modes, MODES), (c.easings, tuple(EASINGS))):
+        if any(v is not None and v not in allowed for v in set(names)):
+            return None
+    try:
+        path = CameraPath.from_arrays(
+            t, p, tg if has_t.any() else None, q if not has_t.all() else None, fov,
+            c.modes, c.easings, interpolation=interp, easing=easing)
+    except ValueError:
+        return None
+    _check_finite_curve(path, source)
+    return path
+
+
+def _decode_json(text: str):
+    """json.loads with key objects turned into columns as they are parsed."""
+    cols = _Columns()
+
+    def hook(pairs):
+        d = dict(pairs)
+        if "keyframes" in d or not cols.ok:
+            return d
+        if cols.add(d):
+            return cols  # a stand-in entry: the list holds the columns object
+        cols.ok = False
+        return d
+
+    data = json.loads(text, object_pairs_hook=hook)
+    if isinstance(data, dict) and isinstance(data.get("keyframes"), list):
+        entries = data["keyframes"]
+        if cols.ok and entries and all(e is cols for e in entries) \
+                and len(entries) == cols.count:
+            data["keyframes"] = cols
+            return data
+    raise _Recheck
 
 
 def load_path(filename) -> CameraPath:
@@ -166,7 +358,10 @@ def load_path(filename) -> CameraPath:
         raise EngineError(f"{p}: cannot read camera path file: {exc}") from None
     try:
         if p.suffix.lower() == ".json":
-            data = json.loads(text)
+            try:
+                return path_from_dict(_decode_json(text), str(p))
+            except _Recheck:
+                data = json.loads(text)  # a rule is broken somewhere: name it exactly
         else:
             data = tomllib.loads(text)
     except json.JSONDecodeError as exc:
@@ -174,6 +369,8 @@ def load_path(filename) -> CameraPath:
                           f"{exc.msg}") from None
     except tomllib.TOMLDecodeError as exc:
         raise EngineError(f"{p}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise EngineError(f"{p}: nested too deeply to be a camera path") from None
     return path_from_dict(data, str(p))
 
 

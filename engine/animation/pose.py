@@ -33,6 +33,7 @@ __all__ = [
     "apply_pose",
     "camera_pose",
     "look_rotation",
+    "look_rotations",
     "yaw_pitch_of",
     "yaw_pitch_rotation",
 ]
@@ -64,6 +65,19 @@ def look_rotation(eye, target, up=(0.0, 1.0, 0.0)) -> np.ndarray:
     Raises ValueError when eye == target (see ``transforms.look_at_rotation``).
     """
     return matrix_to_quat(look_at_rotation(eye, target, up))
+
+
+def look_rotations(eyes, targets, up=(0.0, 1.0, 0.0)) -> np.ndarray:
+    """(M, 4) ``look_rotation`` of M eye/target pairs ((M, 3) each). Raises ValueError
+    naming the row when an eye equals its target."""
+    eyes, targets = np.asarray(eyes, np.float64), np.asarray(targets, np.float64)
+    out = np.empty((len(eyes), 4))
+    for i in range(len(eyes)):
+        try:
+            out[i] = look_rotation(eyes[i], targets[i], up)
+        except ValueError as exc:
+            raise ValueError(f"row {i}: {exc}") from None
+    return out
 
 
 def yaw_pitch_rotation(yaw: float, pitch: float) -> np.ndarray:

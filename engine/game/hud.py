@@ -116,10 +116,12 @@ class Hud:
             self._fonts[size] = ImageFont.load_default(size=size)
         return self._fonts[size]
 
-    def _sprite(self, text: str, size: int, color, shadow: int) -> tuple[np.ndarray, int, int]:
-        """(RGBA (h, w, 4) uint8, dx, dy): ``text`` drawn at (dx, dy) relative to the
-        position Pillow would draw it at; cached."""
-        key = (text, size, color, shadow)
+    def _sprite(self, text: str, size: int, shadow: int, frac=(0.0, 0.0)):
+        """(shadow mask, text mask, dx, dy): glyph coverage (uint8 (h, w)) of ``text``
+        and of its shadow ``shadow`` pixels down-right, placed so that the masks'
+        top-left corner goes at (floor(x) + dx, floor(y) + dy) for text Pillow would draw
+        at (x, y) with the fractional part ``frac``; cached."""
+        key = (text, size, shadow, frac)
         hit = self._sprites.get(key)
         if hit is not None:
             self._sprites.move_to_end(key)
@@ -127,17 +129,19 @@ class Hud:
         from PIL import Image, ImageDraw
 
         font = self._font(size)
-        x0, y0, x1, y1 = ImageDraw.Draw(Image.new("RGBA", (1, 1))).textbbox((0, 0), text,
-                                                                          font=font)
-        w, h = max(x1 - x0 + shadow + 2, 1), max(y1 - y0 + shadow + 2, 1)
-        img = Image.new("RGBA", (w, h), (0, 0, 0, 0))
-        draw = ImageDraw.Draw(img)
-        origin = (1 - x0, 1 - y0)
-        if shadow:
-            draw.text((origin[0] + shadow, origin[1] + shadow), text, font=font,
-                      fill=(0, 0, 0, color[3]))
-        draw.text(origin, text, font=font, fill=color)
-        sprite = (np.asarray(img).copy(), x0 - 1, y0 - 1)
+        x0, y0, x1, y1 = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text,
+                                                                        font=font)
+        w, h = max(x1 - x0 + shadow + 3, 1), max(y1 - y0 + shadow + 3, 1)
+        origin = (1 - x0 + frac[0], 1 - y0 + frac[1])
+        masks = []
+        for offset in (shadow, 0):
+            img = Image.new("L", (w, h), 0)
+            ImageDraw.Draw(img).text((origin[0] + offset, origin[1] + offset), text,
+                                     font=font, fill=255)
+            masks.append(np.asarray(img).copy())
+        if not shadow:
+            masks[0][...] = 0
+        sprite = (masks[0], masks[1], x0 - 1, y0 - 1)
         self._sprites[key] = sprite
         self.sprites_drawn += 1
         if len(self._sprites) > SPRITE_CACHE:
@@ -145,25 +149,26 @@ class Hud:
         return sprite
 
     def _placements(self, width: int, height: int, camera=None):
-        """(sprite, x, y) of everything to draw, top-left corners in pixels."""
+        """(sprite, x, y, colour) of everything to draw, masks' top-left in pixels."""
         out = []
         y = self.margin
         for line in self._lines.values():
-            sprite, dx, dy = self._sprite(line, self.font_size, self.color, 1)
-            out.append((sprite, self.margin + dx, y + dy))
+            sprite = self._sprite(line, self.font_size, 1)
+            out.append((sprite, self.margin + sprite[2], y + sprite[3], self.color))
             y += int(self.font_size * 1.3)
         if self._labels and camera is not None:
             out += self._label_placements(width, height, camera)
         if self.banner:
             size = max(self.font_size * 2, min(width, height) // 10)
-            sprite, dx, dy = self._sprite(self.banner, size, self.color, 2)
-            font = self._font(size)
             from PIL import Image, ImageDraw
 
-            x0, y0, x1, y1 = ImageDraw.Draw(Image.new("RGBA", (1, 1))).textbbox(
-                (0, 0), self.banner, font=font)
-            pos = ((width - (x1 - x0)) / 2 - x0, (height - (y1 - y0)) / 2 - y0)
-            out.append((sprite, round(pos[0]) + dx, round(pos[1]) + dy))
+            x0, y0, x1, y1 = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox(
+                (0, 0), self.banner, font=self._font(size))
+            px, py = (width - (x1 - x0)) / 2 - x0, (height - (y1 - y0)) / 2 - y0
+            fx, fy = px - np.floor(px), py - np.floor(py)
+            sprite = self._sprite(self.banner, size, 2, (float(fx), float(fy)))
+            out.append((sprite, int(np.floor(px)) + sprite[2], int(np.floor(py)) + sprite[3],
+                        self.color))
         return out
 
     def _label_placements(self, width, height, camera):
@@ -175,15 +180,18 @@ class Hud:
         for lb, (x, y), ok in zip(labels, xy, visible):
             if not ok:
                 continue
-            sprite, _, _ = self._sprite(lb.text, self.font_size, lb.color or self.color, 1)
-            h, w = sprite.shape[:2]
-            out.append((sprite, round(x + lb.offset[0] - w / 2), round(y + lb.offset[1] - h / 2)))
+            sprite = self._sprite(lb.text, self.font_size, 1)
+            h, w = sprite[1].shape
+            out.append((sprite, round(x + lb.offset[0] - w / 2), round(y + lb.offset[1] - h / 2),
+                        lb.color or self.color))
         return out
 
     # --- output ---------------------------------------------------------------------------
     def draw(self, color: np.ndarray, camera=None) -> np.ndarray:
         """Blend the HUD into ``color`` ((H, W, 4) uint8 RGBA, host) in place; returns it.
-        Labels are drawn when ``camera`` (the camera of the frame) is given.
+        Labels are drawn when ``camera`` (the camera of the frame) is given. The blend is
+        Pillow's own (``out = (dst * (255 - m) + ink * m) / 255`` with its rounding), so
+        the pixels equal text drawn straight onto the frame.
 
         Raises ValueError for another shape or dtype.
         """
@@ -192,8 +200,9 @@ class Hud:
         if not self.enabled or (not self._lines and not self.banner and not self._labels):
             return color
         h, w = color.shape[:2]
-        for sprite, x, y in self._placements(w, h, camera):
-            _blend(color, sprite, x, y)
+        for (shadow, text, _, _), x, y, ink in self._placements(w, h, camera):
+            _blend(color, shadow, x, y, (0, 0, 0, ink[3]))
+            _blend(color, text, x, y, ink)
         return color
 
     def overlay(self, size, camera=None) -> np.ndarray:
@@ -202,41 +211,22 @@ class Hud:
         w, h = int(size[0]), int(size[1])
         img = np.zeros((h, w, 4), np.uint8)
         if self.enabled:
-            for sprite, x, y in self._placements(w, h, camera):
-                _over_transparent(img, sprite, x, y)
+            for (shadow, text, _, _), x, y, ink in self._placements(w, h, camera):
+                _blend(img, shadow, x, y, (0, 0, 0, ink[3]))
+                _blend(img, text, x, y, ink)
         return img
 
 
-def _clip(dst_shape, sprite, x, y):
-    h, w = sprite.shape[:2]
+def _blend(dst: np.ndarray, mask: np.ndarray, x: int, y: int, ink):
+    """Pillow's fill-with-mask on every channel: DIV255(dst * (255 - m) + ink * m)."""
+    h, w = mask.shape
     x0, y0 = max(x, 0), max(y, 0)
-    x1, y1 = min(x + w, dst_shape[1]), min(y + h, dst_shape[0])
+    x1, y1 = min(x + w, dst.shape[1]), min(y + h, dst.shape[0])
     if x1 <= x0 or y1 <= y0:
-        return None
-    return (slice(y0, y1), slice(x0, x1)), sprite[y0 - y:y1 - y, x0 - x:x1 - x]
-
-
-def _blend(dst: np.ndarray, sprite: np.ndarray, x: int, y: int):
-    """Source-over blend of an RGBA sprite onto an opaque RGBA frame region."""
-    c = _clip(dst.shape, sprite, x, y)
-    if c is None:
         return
-    region, src = c
-    a = src[..., 3:4].astype(np.uint32)
-    d = dst[region]
-    d[..., :3] = ((src[..., :3] * a + d[..., :3] * (255 - a) + 127) // 255).astype(np.uint8)
-
-
-def _over_transparent(dst: np.ndarray, sprite: np.ndarray, x: int, y: int):
-    """Source-over of a sprite onto a transparent overlay (non-premultiplied RGBA)."""
-    c = _clip(dst.shape, sprite, x, y)
-    if c is None:
+    m = mask[y0 - y:y1 - y, x0 - x:x1 - x, None].astype(np.uint32)
+    if not m.any():
         return
-    region, src = c
-    sa = src[..., 3:4].astype(np.float32) / 255.0
-    d = dst[region].astype(np.float32)
-    da = d[..., 3:4] / 255.0
-    oa = sa + da * (1 - sa)
-    rgb = np.where(oa > 0, (src[..., :3] * sa + d[..., :3] * da * (1 - sa)) / np.maximum(oa, 1e-9),
-                   0)
-    dst[region] = np.concatenate([np.rint(rgb), np.rint(oa * 255)], axis=-1).astype(np.uint8)
+    region = dst[y0:y1, x0:x1]
+    tmp = region * (255 - m) + np.asarray(ink, np.uint32) * m + 128
+    region[...] = ((tmp >> 8) + tmp) >> 8

@@ -227,7 +227,15 @@ class Camera(Node):
         if b.shape != (2, 3) or not np.all(np.isfinite(b)):
             raise ValueError(f"bounds must be a finite (2, 3) array, got {b!r}")
         center = (b[0] + b[1]) * 0.5
-        radius = max(float(np.linalg.norm(b[1] - b[0])) * 0.5, 1e-6)
+        # A single point, identical points or an object smaller than the coordinates'
+        # float64 resolution has (almost) no size: frame a sphere of a radius relative to
+        # the coordinates' magnitude (2**-30 of it: far above the ~2**-52 spacing, so
+        # eye and target stay distinct at 4e6 as at 0; at least 2**-20, far above the
+        # projection's w > 1e-7 cut-off), and it shows at the centre.
+        magnitude = float(np.max(np.abs(b)))
+        scale = max(magnitude, float(np.max(np.abs(b[1] - b[0]))), 1e-300)
+        radius = max(float(np.linalg.norm((b[1] - b[0]) / scale)) * 0.5 * scale,
+                     magnitude * 2.0**-30, 2.0**-20)
         if distance is None:
             distance = self._fit_distance(radius * margin)
         distance = float(distance)

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from engine.render.backends import crossover as X
 from engine.render.backends import cuda_env
@@ -46,11 +47,35 @@ def test_extras_in_pyproject_name_one_major_each():
 
 
 def test_installed_cupy_matches_the_hints():
-    """This environment (set up by scripts/setup.sh) holds one CuPy wheel, and the hint
-    for its NVRTC names the package of the same major."""
+    """This environment (set up by scripts/setup.sh) holds one CuPy wheel where a CUDA
+    driver is present, and the hint for its NVRTC names the package of the same major;
+    without a driver it holds none (the GPU runtime is installed only with a driver)."""
     major = cuda_env.cupy_wheel_major()
+    if major is None:
+        assert cuda_env.driver_cuda_version() is None
+        assert cuda_env.cuda_major() is None
+        return
     assert major in cuda_env.EXTRAS
     assert cuda_env.cuda_major() == major
+
+
+def test_the_dev_extra_compiles_kernels_without_the_gpu_runtime():
+    """dev / dev-cuda12 hold NVRTC and its Python binding of one major, never CuPy, so
+    CI compiles every kernel without downloading the GPU runtime; numba is a plain
+    dependency and fast an empty extra kept for old install commands."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = meta["optional-dependencies"]
+    assert any(d.startswith("numba") for d in meta["dependencies"])
+    assert extras["fast"] == []
+    for name, major in (("dev", 13), ("dev-cuda12", 12)):
+        reqs = " ".join(extras[name])
+        assert "cupy" not in reqs and "cuda-bindings" in reqs, name
+        assert cuda_env.NVRTC_PACKAGES[major] in extras[name], name
 
 
 def test_crossover_is_the_smallest_size_from_which_the_gpu_keeps_winning():

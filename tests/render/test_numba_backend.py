@@ -32,7 +32,8 @@ def _scene(n, k, seed=0):
 @pytest.mark.parametrize("n,k", [(1000, 7), (2 * CHUNK + 1, 1), (5 * CHUNK + 123, 40)])
 def test_matches_numpy_backend_serial_and_parallel(n, k, threads, monkeypatch):
     # Large batches take the multi-threaded kernel when Numba has threads; force both.
-    monkeypatch.setattr("engine.render.backends.numba_backend.use_threads", lambda: threads)
+    monkeypatch.setattr("engine.render.backends.numba_backend.use_threads",
+                        lambda n=None: threads)
     pos, oid, model, vp = _scene(n, k)
     ref = NumpyProjector().project(pos, oid, model, vp, (640, 480))
     nb = NumbaProjector()
@@ -46,7 +47,7 @@ def test_matches_numpy_backend_serial_and_parallel(n, k, threads, monkeypatch):
 
 
 def test_object_beyond_model_is_not_visible_in_a_parallel_batch(monkeypatch):
-    monkeypatch.setattr("engine.render.backends.numba_backend.use_threads", lambda: True)
+    monkeypatch.setattr("engine.render.backends.numba_backend.use_threads", lambda n=None: True)
     n = 3 * CHUNK
     pos, oid, model, vp = _scene(n, 3)
     oid[oid == 2] = 9  # K = 3 matrices, the last object points past them

@@ -2,7 +2,8 @@
 
 ``get_projector(name)`` with name ``"auto"`` (default, or ``ENGINE_BACKEND``), ``"cupy"``,
 ``"numba"`` or ``"numpy"``. Auto picks CuPy when a device is available and the kernel
-compiles, else the Numba CPU accelerator when installed, else NumPy. Given the scene's
+compiles, else Numba (a dependency: normally always there), else NumPy, logging one line
+on the ``engine`` logger when it has to fall back to NumPy. Given the scene's
 ``vertex_count``, auto picks Numba instead of CuPy for scenes below this machine's
 measured crossover (``engine.render.backends.crossover``: measured once, cached), where
 the GPU's fixed per-frame host cost outweighs its speed. Asking for a backend that
@@ -27,15 +28,18 @@ log = logging.getLogger("engine")
 def _make(name: str):
     if name == "numpy":
         return NumpyProjector()
-    if name == "numba":
-        from .numba_backend import NumbaProjector
+    if name not in ("numba", "cupy"):
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    try:
+        if name == "numba":
+            from .numba_backend import NumbaProjector
 
-        return NumbaProjector()
-    if name == "cupy":
+            return NumbaProjector()
         from .cupy_backend import CupyProjector
 
         return CupyProjector()
-    raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    except ImportError as exc:  # a package missing or broken below the backend module
+        raise BackendUnavailable(f"cannot use the {name} backend: {exc}") from None
 
 
 def get_projector(name: str | None = None, vertex_count: int | None = None):
@@ -52,18 +56,27 @@ def get_projector(name: str | None = None, vertex_count: int | None = None):
             return _make(name)
         except ValueError as exc:
             raise ValueError(f"{exc}{source}") from None
+    why = {}
     for candidate in ("cupy", "numba"):
         try:
             projector = _make(candidate)
         except (BackendUnavailable, ImportError) as exc:
             log.debug("backend %s unavailable: %s", candidate, exc)
+            why[candidate] = exc
             continue
         if candidate == "cupy" and vertex_count is not None:
             small = _below_crossover(vertex_count)
             if small is not None:
                 return small
         return projector
+    if not _fallback_logged:
+        _fallback_logged.append(True)
+        log.info("backend auto: using the NumPy reference backend (slower): %s",
+                 why.get("numba", "Numba is unavailable"))
     return NumpyProjector()
+
+
+_fallback_logged: list = []
 
 
 def _below_crossover(vertex_count: int):

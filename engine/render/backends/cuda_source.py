@@ -67,6 +67,11 @@ def load_cuda_source(name: str) -> str:
 def nvrtc_compile(name: str, arch: str = "compute_90", options=None) -> tuple[str, float]:
     """Compile ``shaders/<name>`` to PTX with NVRTC as the runtime does; no GPU needed.
 
+    NVRTC is reached through CuPy when it is installed (the runtime's own path), else
+    through cuda-python's ``cuda.bindings.nvrtc``: the development extra installs that
+    binding and NVRTC without the GPU runtime, so machines without a CUDA driver still
+    compile every kernel.
+
     Args:
         name: a file of ``CUDA_SOURCES``.
         arch: the virtual architecture (``compute_90``: Hopper).
@@ -76,29 +81,74 @@ def nvrtc_compile(name: str, arch: str = "compute_90", options=None) -> tuple[st
         (PTX text, seconds the NVRTC compile took: the cost of a kernel-cache miss).
 
     Raises:
-        ImportError: CuPy (which wraps NVRTC) is not installed.
+        ImportError: neither CuPy nor cuda-python (``cuda.bindings``) is installed.
         RuntimeError: the compile failed; the message holds NVRTC's log.
     """
-    import time
-
-    from cupy.cuda import nvrtc
-
     opts = [*(NVRTC_OPTIONS + CUPY_ADDED_OPTIONS if options is None else options),
             f"-arch={arch}"]
-    source = load_cuda_source(name)
-    t0 = time.perf_counter()
-    prog = nvrtc.createProgram(source, name, [], [])
+    return nvrtc_compile_source(load_cuda_source(name), name, opts)
+
+
+def nvrtc_compile_source(source: str, name: str, opts: list[str]) -> tuple[str, float]:
+    """``nvrtc_compile`` of a source text with the full option list (``-arch`` included).
+    Raises ImportError without CuPy and cuda-python, RuntimeError with NVRTC's log when
+    the compile fails."""
+    import time
+
     try:
+        from cupy.cuda import nvrtc
+    except ImportError:
+        nvrtc = None
+    t0 = time.perf_counter()
+    if nvrtc is None:
+        ptx = _compile_with_cuda_bindings(source, name, opts)
+    else:
+        prog = nvrtc.createProgram(source, name, [], [])
         try:
-            nvrtc.compileProgram(prog, opts)
-        except nvrtc.NVRTCError as exc:
-            raise RuntimeError(f"NVRTC cannot compile shaders/{name}: {exc}\n"
-                               f"{nvrtc.getProgramLog(prog)}") from exc
-        ptx = nvrtc.getPTX(prog)
-    finally:
-        nvrtc.destroyProgram(prog)
+            try:
+                nvrtc.compileProgram(prog, opts)
+            except nvrtc.NVRTCError as exc:
+                raise RuntimeError(f"NVRTC cannot compile shaders/{name}: {exc}\n"
+                                   f"{nvrtc.getProgramLog(prog)}") from exc
+            ptx = nvrtc.getPTX(prog)
+        finally:
+            nvrtc.destroyProgram(prog)
     seconds = time.perf_counter() - t0
     return (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00"), seconds
+
+
+def _compile_with_cuda_bindings(source: str, name: str, opts: list[str]) -> bytes:
+    """PTX of ``source`` through ``cuda.bindings.nvrtc`` (calls return (status, ...))."""
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as exc:
+        raise ImportError(f"compiling CUDA sources needs NVRTC through CuPy or cuda-python: "
+                          f"pip install -e '.[dev]' ({exc})") from None
+    ok = nvrtc.nvrtcResult.NVRTC_SUCCESS
+
+    def check(result, what):
+        status, *rest = result if isinstance(result, tuple) else (result,)
+        if status != ok:
+            raise RuntimeError(f"NVRTC {what} failed for shaders/{name}: {status!r}")
+        return rest[0] if len(rest) == 1 else rest
+
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []),
+                 "createProgram")
+    try:
+        args = [o.encode() for o in opts]
+        status = nvrtc.nvrtcCompileProgram(prog, len(args), args)[0]
+        if status != ok:
+            size = check(nvrtc.nvrtcGetProgramLogSize(prog), "getProgramLogSize")
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise RuntimeError(f"NVRTC cannot compile shaders/{name}: {status!r}\n"
+                               f"{log.decode(errors='replace').rstrip(chr(0))}")
+        size = check(nvrtc.nvrtcGetPTXSize(prog), "getPTXSize")
+        ptx = b" " * size
+        check(nvrtc.nvrtcGetPTX(prog, ptx), "getPTX")
+        return ptx
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
 
 
 def nvrtc_version() -> tuple[int, int]:

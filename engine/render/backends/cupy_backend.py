@@ -110,6 +110,9 @@ class CupyProjector:
     name = "cupy"
 
     def __init__(self):
+        reason = cupy_unavailable_reason()  # before importing CuPy: it may be absent
+        if reason:
+            raise BackendUnavailable(f"cannot use the cupy backend: {reason}")
         import cupy
 
         self._kernel = get_function("transform.cu", "project_points")

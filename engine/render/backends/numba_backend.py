@@ -1,6 +1,7 @@
 """CPU projector JIT-compiled by Numba: fused, vectorised, multi-threaded passes.
 
-Optional accelerator (``pip install frustum[fast]``): the NumPy backend makes several
+The default CPU backend (Numba is a dependency of frustum; the NumPy backend stays as
+the reference and the fallback where Numba cannot be imported): the NumPy backend makes several
 passes over (N, 4) temporaries, while this kernel reads 12 bytes and writes 13 bytes per
 vertex once, which is what the memory-bound transform needs. The arithmetic is the same
 float32 sequence as ``shaders/transform.cuh``.
@@ -16,13 +17,15 @@ Why it is shaped this way (measured with ``benchmarks/transform.py``):
   the outputs of culled vertices to screen (0, 0), depth 1.
 - ``error_model="numpy"`` drops the Python zero-division check (a branch per division);
   w = 0 gives inf/NaN in the raw pass, which the reset pass overwrites.
-- Small batches run on one thread: waking the thread pool costs more than they take.
-- Large batches (more than two chunks) run on all of Numba's threads
-  (``NUMBA_NUM_THREADS``). On a machine whose cores are busy with other processes,
-  waking the thread pool waits for a scheduler time slice (measured on a shared 2-core
-  machine at 10^6 vertices: one thread 3.5 ms; two threads 1.6 ms idle, 8-16 ms loaded);
-  set ``NUMBA_NUM_THREADS=1`` there. An earlier load-average switch was removed: the
-  caller's own process raised the load it read, so timings flipped between the kernels.
+- Threads are used where they were measured to pay off (``engine.render.backends.
+  threads``): below ``parallel_from()`` vertices the serial kernel runs. On a machine
+  whose cores are busy with other processes, waking the thread pool waits for a
+  scheduler time slice (measured on a shared 2-core machine at 10^6 vertices: one thread
+  2.7-3.5 ms; two threads 1.6 ms idle, 6-16 ms loaded), so the threshold is measured
+  once per machine and thread count and cached; ``FRUSTUM_THREADS`` / ``set_threads``
+  choose the thread count, ``FRUSTUM_PARALLEL_FROM`` the threshold. An earlier
+  load-average switch was removed: the caller's own process raised the load it read, so
+  timings flipped between the kernels.
 """
 
 from __future__ import annotations
@@ -41,11 +44,16 @@ def numba_available() -> bool:
     return True
 
 
-def use_threads() -> bool:
-    """True when Numba has more than one thread to run the parallel kernel on."""
-    import numba
+def use_threads(n: int | None = None) -> bool:
+    """True when the projection of ``n`` vertices should run on Numba's threads: more
+    than one thread, and n at least the measured ``threads.parallel_from()`` (and more
+    than two chunks). Without ``n``: whether there is more than one thread."""
+    from . import threads
+    from .numba_kernels import CHUNK
 
-    return numba.get_num_threads() > 1
+    if threads.thread_count() <= 1:
+        return False
+    return n is None or (n > 2 * CHUNK and n >= threads.parallel_from())
 
 
 class NumbaProjector:
@@ -60,9 +68,11 @@ class NumbaProjector:
 
     def __init__(self):
         if not numba_available():
-            raise BackendUnavailable("the numba backend needs Numba: pip install 'frustum[fast]'")
-        from . import numba_kernels
+            raise BackendUnavailable("the numba backend needs Numba, a dependency of frustum: "
+                                     "pip install numba")
+        from . import numba_kernels, threads
 
+        threads.apply_environment()
         self._k = numba_kernels
         self._out = OutputBuffers(np)
 
@@ -84,7 +94,7 @@ class NumbaProjector:
         runs = k.find_runs(oid) if runs is None else np.ascontiguousarray(runs, dtype=np.int64)
         if runs.ndim != 2 or runs.shape[1] != 3:
             raise ValueError(f"runs must have shape (R, 3), got {runs.shape}")
-        kernel = k.project_parallel if n > 2 * k.CHUNK and use_threads() else k.project_serial
+        kernel = k.project_parallel if use_threads(n) else k.project_serial
         status = kernel(pos.reshape(-1), runs, mdl, vp, np.float32(vw), np.float32(vh),
                         out.screen_xy.reshape(-1), out.depth, out.visible.view(np.uint8))
         if status:

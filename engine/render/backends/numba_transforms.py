@@ -56,22 +56,16 @@ def _mul(a, b, out):
 
 @numba.njit(inline="always", **_opts)
 def _model(world, go, origin, out):
-    """out (float32) = T(-origin) @ world @ T(go)."""
+    """out (float32) = T(-origin) @ world @ T(go), every sum in float64 before the cast
+    (origins are georeferenced magnitudes: float32 partial sums would lose the offset)."""
+    t3 = world[3, 0] * go[0] + world[3, 1] * go[1] + world[3, 2] * go[2] + world[3, 3]
     for i in range(4):
         t = world[i, 0] * go[0] + world[i, 1] * go[1] + world[i, 2] * go[2] + world[i, 3]
-        if i < 3:
-            o = origin[i]
-            out[i, 0] = world[i, 0] - o * world[3, 0]
-            out[i, 1] = world[i, 1] - o * world[3, 1]
-            out[i, 2] = world[i, 2] - o * world[3, 2]
-        else:
-            out[i, 0] = world[i, 0]
-            out[i, 1] = world[i, 1]
-            out[i, 2] = world[i, 2]
-        out[i, 3] = t
-    t3 = out[3, 3]
-    for i in range(3):
-        out[i, 3] = out[i, 3] - origin[i] * t3
+        o = origin[i] if i < 3 else 0.0
+        out[i, 0] = world[i, 0] - o * world[3, 0]
+        out[i, 1] = world[i, 1] - o * world[3, 1]
+        out[i, 2] = world[i, 2] - o * world[3, 2]
+        out[i, 3] = t - o * t3
 
 
 @numba.njit(**_opts)

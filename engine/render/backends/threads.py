@@ -1,0 +1,178 @@
+"""Threads of the Numba CPU kernels: how many, and from which size the projection uses
+them, measured on this machine rather than guessed.
+
+Why measured: waking Numba's thread pool costs a scheduler time slice. On an idle
+machine two threads halve a large projection; on a busy shared one the parallel kernel
+waits for a free core (measured on a shared 2-core machine: 10^4 vertices 0.03 ms on
+one thread, 7.5 ms on two; 10^6 vertices 2.7 ms on one, 6.1 ms on two), so a fixed
+threshold is wrong somewhere. The projection therefore runs on one thread below
+``parallel_from()`` vertices: the smallest measured size from which the parallel kernel
+was faster at that and every larger measured size (``2 * max(SIZES)``, i.e. never, when
+it never wins). The measurement (median of a few runs of both kernels at each of
+``SIZES``, about half a second) happens once per machine and thread count and is cached
+in ``$FRUSTUM_CACHE_DIR`` (see ``engine.render.backends.crossover``) as
+``numba-threads.json``.
+
+Configuration:
+    FRUSTUM_THREADS=N          threads for every Numba kernel (projection, rasterizers,
+                               shading); ``set_threads(N)`` does the same at run time.
+                               At most Numba's pool size (``NUMBA_NUM_THREADS``, the
+                               core count by default).
+    FRUSTUM_PARALLEL_FROM=N    the projection's threshold in vertices, not measured
+                               (0: always parallel when there are threads).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+from .crossover import cache_path
+
+__all__ = ["SIZES", "measure_parallel_from", "parallel_from", "set_threads", "thread_count"]
+
+SIZES = (3 * 10**4, 10**5, 3 * 10**5, 10**6, 3 * 10**6)
+CACHE_NAME = "numba-threads.json"
+log = logging.getLogger("engine")
+_memo: dict[str, int] = {}
+_env_applied = [False]
+
+
+def _numba():
+    import numba
+
+    return numba
+
+
+def set_threads(n: int) -> int:
+    """Run every Numba kernel on ``n`` threads (1 = no thread pool). Returns n.
+
+    Raises ValueError for n outside 1..NUMBA_NUM_THREADS (Numba's pool size, fixed
+    when the process starts: the core count unless the variable is set)."""
+    numba = _numba()
+    most = int(numba.config.NUMBA_NUM_THREADS)
+    try:
+        n = int(n)
+    except (TypeError, ValueError):
+        raise ValueError(f"threads must be a whole number, got {n!r}") from None
+    if not 1 <= n <= most:
+        raise ValueError(f"threads must be between 1 and {most} (NUMBA_NUM_THREADS), got {n}")
+    numba.set_num_threads(n)
+    return n
+
+
+def thread_count() -> int:
+    """Threads the Numba kernels run on now (``FRUSTUM_THREADS`` applied first)."""
+    apply_environment()
+    return int(_numba().get_num_threads())
+
+
+def apply_environment():
+    """Apply ``FRUSTUM_THREADS`` once per process. Raises ValueError for a bad value."""
+    if _env_applied[0]:
+        return
+    _env_applied[0] = True
+    env = os.environ.get("FRUSTUM_THREADS")
+    if env:
+        try:
+            set_threads(env)
+        except ValueError as exc:
+            raise ValueError(f"FRUSTUM_THREADS: {exc}") from None
+
+
+def _key(threads: int) -> str:
+    numba = _numba()
+    return (f"{platform.processor() or platform.machine()}|{os.cpu_count()} cpus|"
+            f"{threads} threads|numba {numba.__version__}")
+
+
+def _kernel_seconds(parallel: bool, n: int, repeats: int = 7) -> float:
+    """Median seconds of one projection of n vertices (one object) by one kernel."""
+    from . import numba_kernels as k
+    from .base import OutputBuffers
+
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(-1, 1, (n, 3)).astype(np.float32).reshape(-1)
+    runs = np.array([[0, n, 0]], np.int64)
+    model = np.eye(4, dtype=np.float32)[None].copy()
+    model[0, 2, 3] = -3.0
+    vp = np.eye(4, dtype=np.float32)
+    vp[3, 2], vp[2, 3] = -1.0, -0.2
+    out = OutputBuffers(np).get(n)
+    kernel = k.project_parallel if parallel else k.project_serial
+    args = (pos, runs, model, vp, np.float32(640), np.float32(480),
+            out.screen_xy.reshape(-1), out.depth, out.visible.view(np.uint8))
+    kernel(*args)  # compile or load from the cache, warm the buffers
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        kernel(*args)
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def measure_parallel_from(sizes=SIZES, seconds=_kernel_seconds) -> tuple[int, dict]:
+    """(threshold in vertices, {"serial": {n: s}, "parallel": {n: s}}) measured now.
+    ``seconds(parallel, n)`` is injectable for tests."""
+    times = {"serial": {}, "parallel": {}}
+    for n in sorted(int(s) for s in sizes):
+        times["serial"][n] = seconds(False, n)
+        times["parallel"][n] = seconds(True, n)
+    threshold = 2 * max(int(s) for s in sizes)
+    for n in sorted(times["serial"])[::-1]:
+        if times["parallel"][n] >= times["serial"][n]:
+            break
+        threshold = n
+    return threshold, times
+
+
+def parallel_from(measure=measure_parallel_from) -> int:
+    """Vertices from which the Numba projection runs on all threads (see the module
+    docstring): ``FRUSTUM_PARALLEL_FROM``, else the cached measurement for this machine
+    and thread count, else measured now (and cached; an unwritable cache is logged).
+    With one thread there is nothing to measure: never. Raises ValueError for a bad
+    ``FRUSTUM_PARALLEL_FROM``."""
+    env = os.environ.get("FRUSTUM_PARALLEL_FROM")
+    if env:
+        try:
+            value = int(float(env))
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise ValueError(f"FRUSTUM_PARALLEL_FROM must be a vertex count >= 0, got {env!r}")
+        return value
+    threads = thread_count()
+    if threads <= 1:
+        return 1 << 62
+    key = _key(threads)
+    if key in _memo:
+        return _memo[key]
+    path = cache_path().with_name(CACHE_NAME)
+    try:
+        cached = json.loads(path.read_text())
+        if cached.get("key") == key and int(cached["parallel_from"]) >= 0:
+            _memo[key] = int(cached["parallel_from"])
+            return _memo[key]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    value, times = measure()
+    record = {"key": key, "parallel_from": int(value),
+              "seconds": {k: {str(n): t for n, t in v.items()} for k, v in times.items()},
+              "measured_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1) + "\n")
+        tmp.replace(path)
+    except OSError as exc:
+        log.info("cannot cache the Numba thread threshold in %s: %s", path, exc)
+    log.info("measured where %d Numba threads pay off: from %d vertices (cached in %s)",
+             threads, value, path)
+    _memo[key] = int(value)
+    return _memo[key]
