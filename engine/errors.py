@@ -18,3 +18,15 @@ class OutputError(EngineError):
     """An output file or folder cannot be written (a missing or read-only folder, a file
     where a folder should be, an encoder that failed, an fps the format cannot store);
     the message starts with the output path."""
+
+
+def as_number(value, name: str) -> float:
+    """``value`` as a float, or ValueError naming ``name`` (for a string, None, a bool
+    or anything float() refuses: "fov_y must be a number, got 'wide'"), so argument
+    errors never surface as a bare "could not convert string to float"."""
+    if isinstance(value, (str, bytes, bool)) or value is None:
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None

@@ -104,6 +104,10 @@ class Keyframe:
         return look_rotation(self.position, self.target)
 
 
+def _no_check(mask, what):
+    """Stands in for ``from_arrays``'s checks when the caller has made them."""
+
+
 class CameraPath:
     """A keyframed camera move.
 
@@ -138,7 +142,7 @@ class CameraPath:
     @classmethod
     def from_arrays(cls, times, positions, targets=None, orientations=None, fovs=None,
                     modes=None, easings=None, interpolation: str = "catmull_rom",
-                    easing: str = "linear") -> CameraPath:
+                    easing: str = "linear", _checked: bool = False) -> CameraPath:
         """A path from K keys given as arrays, checked with array operations.
 
         Args:
@@ -166,6 +170,8 @@ class CameraPath:
             if mask.any():
                 raise ValueError(f"keyframe {int(np.argmax(mask))}: {what}")
 
+        if _checked:  # the caller (the path-file loader) has checked every rule
+            first = _no_check
         first(~(np.isfinite(t) & (t >= 0)), "time must be a finite number >= 0")
         if k > 1:
             first(np.concatenate([[False], ~(t[1:] > t[:-1])]),
@@ -176,7 +182,7 @@ class CameraPath:
             first(has_t & ~np.isfinite(tgt).all(axis=1), "target must be finite")
             first(has_t & np.all(np.abs(np.where(has_t[:, None], tgt, 0) - p) <= 1e-12, axis=1),
                   "target must differ from position")
-        if q is not None:
+        if q is not None and has_q.any():
             first(has_q & ~np.isfinite(q).all(axis=1), "orientation must be finite")
             n = np.linalg.norm(np.where(has_q[:, None], q, 1.0), axis=1)
             first(has_q & ~(n > 1e-12), "orientation must be a non-zero quaternion")
@@ -327,10 +333,14 @@ class CameraPath:
                     rot[has_t] = look_rotations(pos[has_t], c["targets"][has_t])
             fov = c["fovs"][:, None] if c["fovs"] is not None else None
             tangents, closed = {}, {}
+            mode_c, mode_names = c["modes"]
+            monotone = self.interpolation == "monotone" if not len(mode_names) else (
+                "monotone" in mode_names or (self.interpolation == "monotone"
+                                             and bool((mode_c < 0).any())))
             for name, v in (("position", pos), ("target", tgt), ("fov", fov)):
                 if v is None:
                     continue
-                if len(times) > 1:
+                if len(times) > 1 and monotone:  # only monotone segments use tangents
                     tangents[name] = monotone_tangents(times, v)
                 # Closed within rounding (a full orbit's last key is cos/sin of 2*pi).
                 scale = 1.0 + float(np.abs(v).max())

@@ -37,7 +37,6 @@ from __future__ import annotations
 import array
 import json
 import math
-from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -213,7 +212,9 @@ class _Recheck(Exception):
 
 
 _NUMBER = (int, float)
-_FIELDS = frozenset(KEY_FIELDS)
+_NUMBER_SET = frozenset(_NUMBER)
+_NAN3 = (math.nan,) * 3
+_NAN4 = (math.nan,) * 4
 
 
 class _Columns:
@@ -237,41 +238,56 @@ class _Columns:
         return self.count
 
     def add(self, kd) -> bool:
-        """Append one key object (dict or list of pairs); False when it breaks a rule
-        the columns cannot carry (the caller then keeps the object as it is)."""
-        if not (kd.keys() <= _FIELDS) or "time" not in kd or "position" not in kd:
-            return False
-        t, p = kd["time"], kd["position"]
-        tg, q = kd.get("target"), kd.get("orientation")
+        """Append one key object (a dict, or the (name, value) pairs the JSON decoder
+        gives); False when it breaks a rule the columns cannot carry (the file is then
+        checked key by key)."""
+        t = p = tg = q = f = mode = ease = None
+        for name, v in (kd.items() if type(kd) is dict else kd):
+            if name == "time":
+                t = v
+            elif name == "position":
+                p = v
+            elif name == "target":
+                tg = v
+            elif name == "orientation":
+                q = v
+            elif name == "fov":
+                f = v
+            elif name == "interpolation":
+                mode = v
+            elif name == "easing":
+                ease = v
+            else:
+                return False
         if type(t) not in _NUMBER or type(p) is not list or len(p) != 3 \
                 or (tg is None) == (q is None):
             return False
         if tg is not None:
-            if type(tg) is not list or len(tg) != 3:
+            if type(tg) is not list or len(tg) != 3 or not _NUMBER_SET.issuperset(map(type, tg)):
                 return False
-            q = (math.nan,) * 4
-        elif type(q) is not list or len(q) != 4:
+            q = _NAN4
+        elif type(q) is not list or len(q) != 4 or not _NUMBER_SET.issuperset(map(type, q)):
             return False
         else:
-            tg = (math.nan,) * 3
-        for v in chain(p, tg, q):
-            if type(v) not in _NUMBER:
-                return False
-        try:
-            self.times.append(t)
-            self.pos.extend(p)
-            self.tgt.extend(tg)
-            self.quat.extend(q)
-        except OverflowError:  # an integer too large for a double
+            tg = _NAN3
+        if not _NUMBER_SET.issuperset(map(type, p)) or (f is not None and type(f) not in _NUMBER):
             return False
-        f = kd.get("fov")
+        try:  # an integer too large for a double fails here, before anything is kept
+            row = (float(t), float(p[0]), float(p[1]), float(p[2]),
+                   float(tg[0]), float(tg[1]), float(tg[2]),
+                   float(q[0]), float(q[1]), float(q[2]), float(q[3]),
+                   0.0 if f is None else float(f))
+        except OverflowError:
+            return False
+        self.times.append(row[0])
+        self.pos.extend(row[1:4])
+        self.tgt.extend(row[4:7])
+        self.quat.extend(row[7:11])
         if f is not None:
-            if type(f) not in _NUMBER:
-                return False
-            self.fov.append(f)
+            self.fov.append(row[11])
             self.fov_count += 1
-        self.modes.append(kd.get("interpolation"))
-        self.easings.append(kd.get("easing"))
+        self.modes.append(mode)
+        self.easings.append(ease)
         self.count += 1
         return True
 
@@ -295,25 +311,31 @@ def _from_columns(c: _Columns, interp, easing, source) -> CameraPath | None:
     tg = np.frombuffer(c.tgt, np.float64).reshape(k, 3)
     q = np.frombuffer(c.quat, np.float64).reshape(k, 4)
     has_t = ~np.isnan(tg[:, 0])
-    tg_f = np.where(has_t[:, None], tg, 0.0)
-    q_f = np.where(has_t[:, None], 1.0, q)
+    all_t = bool(has_t.all())
     fov = np.frombuffer(c.fov, np.float64) if c.fov_count else None
-    if not (np.isfinite(t).all() and (t >= 0).all() and (k < 2 or (t[1:] > t[:-1]).all())
-            and np.isfinite(p).all() and (np.abs(p) <= MAX_COORDINATE).all()
-            and np.isfinite(tg_f).all() and (np.abs(tg_f) <= MAX_COORDINATE).all()
-            and np.isfinite(q_f).all() and (np.abs(q_f).sum(axis=1) > 0).all()
-            and not (has_t & (tg_f == p).all(axis=1)).any()
-            and (fov is None or ((fov > 0) & (fov < 180)).all())):
+
+    def rows(a, mask):
+        return a if mask is None else a[mask]
+
+    t_rows = None if all_t else has_t
+    q_rows = None if not has_t.any() else ~has_t
+    ok = (np.isfinite(t).all() and (t >= 0).all() and (k < 2 or (t[1:] > t[:-1]).all())
+          and np.isfinite(p).all() and (np.abs(p) <= MAX_COORDINATE).all())
+    if ok and has_t.any():
+        tgt = rows(tg, t_rows)
+        ok = (np.isfinite(tgt).all() and (np.abs(tgt) <= MAX_COORDINATE).all()
+              and not (tgt == rows(p, t_rows)).all(axis=1).any())
+    if ok and not all_t:
+        quat = rows(q, q_rows)
+        ok = np.isfinite(quat).all() and (np.abs(quat).sum(axis=1) > 0).all()
+    if not ok or (fov is not None and not ((fov > 0) & (fov < 180)).all()):
         return None
     for names, allowed in ((c.modes, MODES), (c.easings, tuple(EASINGS))):
         if any(v is not None and v not in allowed for v in set(names)):
             return None
-    try:
-        path = CameraPath.from_arrays(
-            t, p, tg if has_t.any() else None, q if not has_t.all() else None, fov,
-            c.modes, c.easings, interpolation=interp, easing=easing)
-    except ValueError:
-        return None
+    path = CameraPath.from_arrays(
+        t, p, tg if has_t.any() else None, None if all_t else q, fov,
+        c.modes, c.easings, interpolation=interp, easing=easing, _checked=True)
     _check_finite_curve(path, source)
     return path
 
@@ -323,13 +345,12 @@ def _decode_json(text: str):
     cols = _Columns()
 
     def hook(pairs):
-        d = dict(pairs)
-        if "keyframes" in d or not cols.ok:
-            return d
-        if cols.add(d):
+        if not cols.ok or any(name == "keyframes" for name, _ in pairs):
+            return dict(pairs)
+        if cols.add(pairs):
             return cols  # a stand-in entry: the list holds the columns object
         cols.ok = False
-        return d
+        return dict(pairs)
 
     data = json.loads(text, object_pairs_hook=hook)
     if isinstance(data, dict) and isinstance(data.get("keyframes"), list):
@@ -359,9 +380,16 @@ def load_path(filename) -> CameraPath:
     try:
         if p.suffix.lower() == ".json":
             try:
-                return path_from_dict(_decode_json(text), str(p))
+                data = _decode_json(text)
             except _Recheck:
-                data = json.loads(text)  # a rule is broken somewhere: name it exactly
+                data = None
+            text = None  # the columns hold the keys now: let the text go
+            if data is not None:
+                try:
+                    return path_from_dict(data, str(p))
+                except _Recheck:
+                    pass
+            data = json.loads(p.read_text(encoding="utf-8"))  # name the broken rule exactly
         else:
             data = tomllib.loads(text)
     except json.JSONDecodeError as exc:

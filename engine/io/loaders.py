@@ -33,6 +33,7 @@ import logging
 import re
 import struct
 import warnings
+import os
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,8 @@ def load(path, point_size: float = 2.0) -> Node:
         LoadError: one line naming the file and the problem.
     """
     size = _checked_point_size(point_size)
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path must be a file path (str or pathlib.Path), got {path!r}")
     path = Path(path)
     suffix = path.suffix.lower()
     if not path.exists():

@@ -81,6 +81,12 @@ def check_points(screen_xy, depth, visible, colors, size, xp=np):
     shapes and dtypes: (xy (N, 2) float32, depth (N,) float32, visible (N,) bool,
     colors (N, 4) uint8, (width, height)). With ``xp=np`` device arrays are copied to the
     host; with CuPy, host arrays are uploaded. Raises ValueError naming what is wrong."""
+    if size is None or isinstance(size, (str, bytes)) or np.ndim(size) != 1 or len(size) != 2:
+        raise ValueError(f"size must be (width, height) in pixels, got {size!r}")
+    for name, a in (("screen_xy", screen_xy), ("depth", depth), ("visible", visible),
+                    ("colors", colors)):
+        if a is None:
+            raise ValueError(f"{name} must be an array, got None")
     w, h = (int(v) for v in size)
     if w <= 0 or h <= 0:
         raise ValueError(f"image size must be positive, got {w}x{h}")

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import as_number
 from .graph import _TABLE, Node, _stamps
 from .transforms import orthographic_matrix, perspective_matrix
 
@@ -66,7 +67,7 @@ class Camera(Node):
 
     @aspect.setter
     def aspect(self, value: float):
-        value = float(value)
+        value = as_number(value, f"{self.name}: aspect")
         if not (value > 0 and math.isfinite(value)):
             raise ValueError(f"{self.name}: aspect must be positive and finite, got {value}")
         if value != self._aspect:
@@ -83,7 +84,7 @@ class Camera(Node):
 
     def set_clip(self, near: float, far: float):
         """Set the near/far clip distances (world units). Raises ValueError unless 0 < near < far."""
-        near, far = float(near), float(far)
+        near, far = as_number(near, f"{self.name}: near"), as_number(far, f"{self.name}: far")
         if not (0 < near < far and math.isfinite(far)):
             raise ValueError(f"{self.name}: need 0 < near < far < inf, got near={near}, far={far}")
         self._near, self._far = near, far
@@ -279,7 +280,7 @@ class PerspectiveCamera(Camera):
 
     @fov_y.setter
     def fov_y(self, value: float):
-        value = float(value)
+        value = as_number(value, f"{self.name}: fov_y")
         if not (0 < value < 180):
             raise ValueError(f"{self.name}: fov_y must be in (0, 180) degrees, got {value}")
         self._fov_y = value
@@ -309,7 +310,7 @@ class OrthographicCamera(Camera):
 
     @height.setter
     def height(self, value: float):
-        value = float(value)
+        value = as_number(value, f"{self.name}: height")
         if not (value > 0 and math.isfinite(value)):
             raise ValueError(f"{self.name}: height must be positive, got {value}")
         self._height = value

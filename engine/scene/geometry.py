@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import to_host
+from ..errors import as_number
 from .color import as_rgba
 from .material import Material
 
@@ -93,7 +94,7 @@ class Geometry:
         self.positions = np.ascontiguousarray(p.astype(np.float32))
         n = self.positions.shape[0]
         self.colors = None if colors is None else _colors_to_rgba8(colors, n)
-        point_size = float(point_size)
+        point_size = as_number(point_size, "point_size")
         if not (point_size > 0 and np.isfinite(point_size)):
             raise ValueError(f"point_size must be a positive number of pixels, got {point_size}")
         self.point_size = point_size

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from ..errors import as_number
 from .graph import Node
 
 __all__ = ["AmbientLight", "DirectionalLight", "Light", "PointLight"]
@@ -34,7 +35,7 @@ class Light(Node):
                  **node_kwargs):
         super().__init__(name, **node_kwargs)
         self.color = color
-        i = float(intensity)
+        i = as_number(intensity, f"{name}: intensity")
         if not (math.isfinite(i) and i >= 0):
             raise ValueError(f"{name}: intensity must be a finite number >= 0, got {intensity!r}")
         self.intensity = i
