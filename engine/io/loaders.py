@@ -30,10 +30,10 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import re
 import struct
 import warnings
-import os
 from pathlib import Path
 
 import numpy as np

@@ -22,8 +22,8 @@ from engine import (
 from engine.animation.pathfile import load_path
 from engine.cli import main
 from engine.errors import EngineError
-from engine.render.backends import threads as T
 from engine.render.backends import get_projector
+from engine.render.backends import threads as T
 
 
 def write_ply(path, points):
