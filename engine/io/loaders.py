@@ -70,12 +70,13 @@ def load(path, point_size: float = 2.0) -> Node:
         ``PointCloud`` (a PLY/OBJ without faces), positions in the node's local frame.
 
     Raises:
+        TypeError: ``path`` is not a str or os.PathLike (None, say), naming it.
         ValueError: ``point_size`` is not a finite number > 0 (checked before reading).
         LoadError: one line naming the file and the problem.
     """
     size = _checked_point_size(point_size)
     if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"path must be a file path (str or pathlib.Path), got {path!r}")
+        raise TypeError(f"path must be a file path (str or pathlib.Path), got {path!r}")
     path = Path(path)
     suffix = path.suffix.lower()
     if not path.exists():

@@ -184,12 +184,14 @@ def test_auto_falls_back_to_numpy_with_one_log_line(monkeypatch, caplog):
     (lambda: rasterize_points(np.zeros((2, 2), np.float32), np.zeros(2, np.float32),
                               np.ones(2, bool), np.zeros((2, 4), np.uint8), None),
      r"size must be \(width, height\) in pixels, got None"),
-    (lambda: load(None), r"path must be a file path \(str or pathlib.Path\), got None"),
     (lambda: Renderer(Scene(), PerspectiveCamera(), None), "size must be"),
 ])
 def test_argument_errors_name_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+    with pytest.raises(TypeError, match=r"path must be a file path \(str or pathlib.Path\), "
+                                        r"got None"):
+        load(None)
 
 
 # --- the threading policy ---------------------------------------------------------------------------
