@@ -59,7 +59,7 @@ class Camera(Node):
         if self._children:
             super()._touch()
         else:
-            _TABLE.rev[self._row] = next(_stamps)
+            _TABLE.revs[self._row] = next(_stamps)
 
     @property
     def aspect(self) -> float:
