@@ -1,6 +1,7 @@
 """VertexBatch: every visible node's geometry packed into contiguous arrays.
 
 Layout (N vertices, K object slots, on the projector's array module, NumPy or CuPy)::
+
     positions  (N, 3) float32, each object's local frame
     colors     (N, 4) uint8 RGBA (geometry colours times the node's ``color`` tint and,
                for instances, the instance's colour)

@@ -45,7 +45,7 @@ class Instances(Node):
         scales: (K, 3) per-axis scales, (K,) uniform scales, or one number for all.
         colors: (K, 3|4) floats in [0, 1], or one colour for all (a CSS name works).
         active: (K,) bool, default all True.
-        name, **node_kwargs: as ``Node`` (position, rotation, scale of the whole group...).
+        name, ``**node_kwargs``: as ``Node`` (position, rotation, scale of the whole group).
 
     Attributes (arrays of length ``capacity``, edit in place):
         positions (K, 3) float64, rotations (K, 4) float64, scales (K, 3) float64,
