@@ -14,6 +14,9 @@ rotation every frame, drawn as points, through
     (b') set_transforms  ``set_transforms(nodes, positions=P, rotations=Q)`` on K nodes
     (c) baseline    the (K, 4, 4) model matrices built by NumPy (``trs_matrices``) and fed
                     straight to the engine's projection kernel and rasterizer
+    (peer) panda3d  where Panda3D is installed (not a dependency): the same nodes moved with
+                    ``setPosHpr`` and drawn by its headless GL (llvmpipe on a CPU machine),
+                    frame read back (benchmarks/peer_panda3d.py, in its own process)
 
 in one run, frames alternating between the paths so machine load hits them alike. Per
 frame it reports the Python transform work (setters or array writes plus the batch's
@@ -232,6 +235,13 @@ def run_transforms(args):
             results[(k, path.name)] = total / base
             print(f"{k:6d} {path.name:22} {med[0]:9.2f} {med[1]:8.2f} {med[2]:7.2f} "
                   f"{total:7.2f} {total / base:6.2f}x")
+        peer = _panda3d(k, args)
+        if peer is not None:
+            results[(k, "panda3d")] = peer["frame_ms"] / base
+            print(f"{k:6d} {'(peer) panda3d':22} {peer['transform_ms']:9.2f} "
+                  f"{'GL: ' + format(peer['render_ms'], '.2f'):>16} "
+                  f"{peer['frame_ms']:7.2f} {peer['frame_ms'] / base:6.2f}x   "
+                  f"({peer['renderer'].split(' (')[0]}, incl. readback)")
     if (1000, "(a) setters") in results:
         print(f"target (a) <= 1.5x (c) at K=1,000: {results[(1000, '(a) setters')]:.2f}x")
     if (10000, "(b) instances") in results:
@@ -239,6 +249,28 @@ def run_transforms(args):
         print(f"target (b) <= 1.2x (c) at K=10,000: instances "
               f"{results[(10000, InstancesPath.name)]:.2f}x, set_transforms {st:.2f}x")
     return results
+
+
+def _panda3d(k, args):
+    """The same workload in Panda3D (benchmarks/peer_panda3d.py, its own process), or
+    None when Panda3D is not installed or cannot open a headless GL context."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if importlib.util.find_spec("panda3d") is None:
+        return None
+    script = Path(__file__).with_name("peer_panda3d.py")
+    r = subprocess.run([sys.executable, str(script), str(k), "--points", str(args.points),
+                        "--frames", str(args.frames), "--frame", args.frame],
+                       capture_output=True, text=True, timeout=900, check=False)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        print(f"(panda3d did not run: {(r.stderr or r.stdout).strip().splitlines()[-1:]})")
+        return None
+    return json.loads(lines[-1])
 
 
 # --- rocks (the asteroids workload) --------------------------------------------------------------
