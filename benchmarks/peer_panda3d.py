@@ -6,7 +6,8 @@ K nodes sharing one GeomNode of ``--points`` points, every node given a new posi
 rotation (``setPosHpr``) every frame, rendered offscreen by Panda3D's headless GL
 (``p3headlessgl``: EGL, Mesa llvmpipe on the CPU machines) and read back to host memory
 (``getScreenshot``), as the engine's frames end as host images. Prints one JSON line:
-{"k": K, "transform_ms": median, "render_ms": median, "frame_ms": median, "renderer": GL}.
+{"k": K, "transform_ms": median, "render_ms": median, "frame_ms": median, "drawn_pixels":
+pixels that are not background in the last frame, "renderer": GL}.
 Run by entities.py in a subprocess when Panda3D is installed (it is not a dependency:
 ``pip install panda3d``); Panda3D's window layer and pyglet's must not share a process.
 """
@@ -45,6 +46,8 @@ def main(argv=None):
     )
 
     base = ShowBase()
+    base.setBackgroundColor(0, 0, 0, 1)
+    base.disableMouse()  # else the default trackball moves the camera every frame
     rng = np.random.default_rng(0)
     vdata = GeomVertexData("pts", GeomVertexFormat.getV3(), Geom.UHStatic)
     vdata.setNumRows(args.points)
@@ -59,7 +62,17 @@ def main(argv=None):
     gnode.addGeom(geom)
     k = args.k
     side = max(1.0, k ** (1 / 3) * 1.2)
-    nodes = [base.render.attachNewNode(gnode) for _ in range(k)]
+    nodes = []
+    for i in range(k):  # one transform node per object, all sharing the points
+        holder = base.render.attachNewNode(f"o{i}")
+        holder.attachNewNode(gnode)  # (a node can have many parents, not one twice)
+        nodes.append(holder)
+    import math
+
+    vfov = 60.0  # the engine workload's camera: 60 degrees vertical at this aspect
+    base.camLens.setFov(math.degrees(2 * math.atan(math.tan(math.radians(vfov / 2)) * w / h)),
+                        vfov)
+    base.camLens.setNearFar(0.1, 10 * side)
     base.cam.setPos(0, -3.2 * side, 0)
     base.cam.lookAt(0, 0, 0)
     base.graphicsEngine.renderFrame()
@@ -81,8 +94,11 @@ def main(argv=None):
             transform.append((t1 - t0) * 1000)
             render.append((t2 - t1) * 1000)
     tr, rd = statistics.median(transform), statistics.median(render)
+    shot = base.win.getScreenshot()
+    pixels = np.frombuffer(bytes(shot.getRamImage()), np.uint8)  # BGRA rows
+    drawn = int(np.count_nonzero(pixels.reshape(-1, 4)[:, :3].max(axis=1) > 0))
     print(json.dumps({"k": k, "transform_ms": tr, "render_ms": rd, "frame_ms": tr + rd,
-                      "renderer": base.win.getGsg().getDriverRenderer()}))
+                      "drawn_pixels": drawn, "renderer": base.win.getGsg().getDriverRenderer()}))
 
 
 if __name__ == "__main__":
