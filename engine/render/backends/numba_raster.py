@@ -7,7 +7,7 @@ with ``np.minimum.at``; this one walks each splat's pixels in a serial loop (a p
 loop would need atomics) and resolves in one pass, so a 10^6-point frame is a few
 milliseconds instead of a few hundred.
 
-Imported only when Numba is installed (``pip install frustum[fast]``).
+Imported only when the numba backend is used (Numba is a dependency of frustum).
 """
 
 from __future__ import annotations
