@@ -10,7 +10,8 @@ hiding instances keep it.
 
     triangles     (T, 3) int64 vertex indices into the batch arrays
     tri_material  (T,) int32 index into ``materials``
-    lines         (L, 2) int64 vertex indices (each mesh edge once, for wireframe)
+    lines         (L, 2) int64 vertex indices (each mesh edge once, for wireframe, and
+                  the segments of Lines geometry)
     point_mask    (N,) bool: vertices drawn as points (point clouds, "points" mode)
     uvs           (N, 2) float32 texture coordinates (0 where a mesh has none)
     normals       (N, 3) float32 vertex normals in each object's local frame
@@ -64,6 +65,14 @@ class Primitives:
                 out.point_mask[start:stop] = True
                 continue
             copies = batch.copies(node)
+            if hasattr(g, "segments"):  # Lines: their segments (once per instance)
+                seg = to_host(g.segments).astype(np.int64) + start
+                if copies > 1:
+                    shift = g.vertex_count * np.arange(copies)
+                    seg = (seg[None] + shift[:, None, None]).reshape(-1, 2)
+                if len(seg):
+                    lines.append(seg)
+                continue
             faces = to_host(g.faces).astype(np.int64) + start
             if copies > 1:  # an Instances node: its geometry once per instance
                 nv = g.vertex_count

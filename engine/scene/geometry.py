@@ -22,7 +22,7 @@ from ..errors import as_number
 from .color import as_rgba
 from .material import Material
 
-__all__ = ["Geometry", "Mesh", "PointCloud"]
+__all__ = ["Geometry", "Lines", "Mesh", "PointCloud"]
 
 
 def _as_array(a, name: str):
@@ -71,6 +71,9 @@ class Geometry:
             constructor takes (N, 3|4) uint8 or floats in [0, 1], or one colour for every
             vertex: 3-4 floats in [0, 1], a CSS name or "#rrggbb".
         point_size: splat size in pixels (float > 0) used by point rendering.
+        attributes: dict of extra per-vertex arrays (name -> (N,) or (N, k) NumPy array)
+            that loaders keep and renderers ignore, e.g. a LAS file's ``intensity`` and
+            ``classification``. Empty by default.
 
     Raises:
         ValueError: wrong shapes, NaN colours, colours outside [0, 1], point_size <= 0.
@@ -98,6 +101,7 @@ class Geometry:
         if not (point_size > 0 and np.isfinite(point_size)):
             raise ValueError(f"point_size must be a positive number of pixels, got {point_size}")
         self.point_size = point_size
+        self.attributes: dict = {}
 
     @property
     def vertex_count(self) -> int:
@@ -123,6 +127,38 @@ class Geometry:
 class PointCloud(Geometry):
     """Points: positions (N, 3), optional colours (N, 3|4) uint8 or float in [0, 1], or
     one colour for all (``colors=(0.15, 0.2, 0.35)``, ``colors="orange"``)."""
+
+
+class Lines(Geometry):
+    """Line segments between vertices, drawn one pixel wide (``Node.draw`` "wireframe",
+    the default) or as their vertices ("points").
+
+    Args:
+        positions: (N, 3) float, local frame.
+        segments: (L, 2) integer vertex indices, 0-based, each in [0, N).
+        colors: optional (N, 3|4) per-vertex colours (a segment is drawn in the mean of
+            its two vertices' colours).
+
+    Raises:
+        ValueError: segments not (L, 2), an index outside [0, N).
+    """
+
+    def __init__(self, positions, segments, colors=None, point_size=1.0):
+        super().__init__(positions, colors, point_size)
+        s = _as_array(segments, "segments")
+        if s.ndim != 2 or s.shape[1] != 2:
+            raise ValueError(f"segments must have shape (L, 2), got {tuple(s.shape)}")
+        if s.shape[0] and not np.issubdtype(s.dtype, np.integer):
+            raise TypeError(f"segments must be integer indices, got dtype {s.dtype}")
+        n = self.vertex_count
+        if s.shape[0] and (int(np.min(s)) < 0 or int(np.max(s)) >= n):
+            raise ValueError(f"segment indices must be in [0, {n}), got range "
+                             f"[{int(np.min(s))}, {int(np.max(s))}]")
+        self.segments = np.ascontiguousarray(s.astype(np.int32))
+
+    @property
+    def segment_count(self) -> int:
+        return int(self.segments.shape[0])
 
 
 class Mesh(Geometry):

@@ -542,10 +542,13 @@ class Node:
 
     @property
     def draw_mode(self) -> str | None:
-        """The mode in effect: ``draw`` or the geometry's default; None without geometry."""
+        """The mode in effect: ``draw`` or the geometry's default; None without geometry.
+        Line geometry (``segments``) draws as "wireframe" unless "points" is asked for."""
         g = self._geometry
         if g is None:
             return None
+        if hasattr(g, "segments"):
+            return "points" if self._draw == "points" else "wireframe"
         if self._draw is None or not hasattr(g, "faces"):
             return "solid" if hasattr(g, "faces") else "points"
         return self._draw

@@ -113,13 +113,21 @@ class Material:
         alpha_cutoff: None (opaque) or a threshold in [0, 1]: pixels whose alpha is below
             it are not drawn (glTF alphaMode MASK). Blending is not supported yet.
 
+    Kept for files that describe them, not drawn yet (loaders warn when a file uses them):
+        blend: the file asks for alpha blending (glTF alphaMode BLEND); drawn opaque.
+        emissive: emitted colour, 3 floats >= 0 (sRGB-encoded like ``color``; glTF
+            emissiveFactor times KHR_materials_emissive_strength).
+        maps: other textures by role, e.g. "normal", "occlusion", "metallic_roughness",
+            "emissive" (name -> ``Texture``).
+
     Raises:
         ValueError: a value out of range or an unknown shading.
     """
 
     def __init__(self, color=(1.0, 1.0, 1.0, 1.0), shading: str = "lit", texture=None,
                  vertex_colors: bool = True, specular: float = 0.0, shininess: float = 32.0,
-                 double_sided: bool = False, alpha_cutoff: float | None = None):
+                 double_sided: bool = False, alpha_cutoff: float | None = None,
+                 blend: bool = False, emissive=(0.0, 0.0, 0.0), maps: dict | None = None):
         c = np.asarray(color, np.float64).reshape(-1)
         if c.shape not in ((3,), (4,)) or not np.all((c >= 0) & (c <= 1)):
             raise ValueError(f"color must be 3 or 4 floats in [0, 1], got {color!r}")
@@ -135,6 +143,16 @@ class Material:
         self.shininess = _unit_float("shininess", shininess, 1.0, 10000.0)
         self.double_sided = bool(double_sided)
         self.alpha_cutoff = None if alpha_cutoff is None else _unit_float("alpha_cutoff", alpha_cutoff)
+        self.blend = bool(blend)
+        e = np.asarray(emissive, np.float64).reshape(-1)
+        if e.shape != (3,) or not np.all(np.isfinite(e) & (e >= 0)):
+            raise ValueError(f"emissive must be 3 finite floats >= 0, got {emissive!r}")
+        self.emissive = tuple(float(x) for x in e)
+        self.maps = dict(maps or {})
+        for role, tex in self.maps.items():
+            if not isinstance(tex, Texture):
+                raise TypeError(f"maps[{role!r}] must be an engine.scene.Texture, "
+                                 f"got {type(tex).__name__}")
 
     def __repr__(self) -> str:
         return (f"Material(color={self.color}, shading={self.shading!r}, "
