@@ -371,7 +371,19 @@ def _check_ascii(path: Path, header: PlyHeader, body: bytes):
 
 def _check_binary(path: Path, header: PlyHeader, body_size: int):
     if any(p.is_list for el in header.elements for p in el.properties):
-        return  # record sizes depend on the data; trimesh checks the total itself
+        # record sizes depend on the data: check the least each element can take (its
+        # scalars and list counts, with empty lists) before anything is read
+        need = 0
+        for el in header.elements:
+            least = sum(np.dtype(p.count_dtype if p.is_list else p.dtype).itemsize
+                        for p in el.properties)
+            need += el.count * least
+            if need > body_size:
+                raise LoadError(
+                    f"{path}: truncated binary PLY: the header declares {el.count:,} "
+                    f"'{el.name}' records of at least {least} B each, but only "
+                    f"{body_size:,} bytes follow the header (at least {need:,} needed)")
+        return  # trimesh and fan_binary_ply_faces check the exact total
     need = 0
     for el in header.elements:
         need += el.count * int(sum(np.dtype(p.dtype).itemsize for p in el.properties))

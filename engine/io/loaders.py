@@ -1,28 +1,33 @@
-"""3D files -> scene-graph nodes: OBJ, PLY (ASCII/binary; meshes and point clouds),
-glTF/GLB and STL, read by trimesh and converted to engine geometry.
+"""3D files -> scene-graph nodes: glTF/GLB (engine.io.gltf, from the specification),
+OBJ (+ MTL), PLY and STL (read by trimesh, with the repairs in ``engine.io.fixups`` and
+materials from ``engine.io.mtl``), and point clouds: LAS/LAZ, PCD, XYZ/PTS/TXT
+(``engine.io.pointclouds``).
 
-What is kept:
-  - Node hierarchy and transforms (glTF): every trimesh scene-graph node becomes a
-    ``Node`` whose TRS reproduces the file's local matrix; instanced meshes share one
-    geometry object. Camera and empty nodes become plain nodes (no cameras are imported).
+What is kept (OBJ/PLY/STL):
   - Positions as float64, so ``Geometry`` recentres them on their bounding-box midpoint
     (``geometry.origin``) and georeferenced data keeps its precision in float32.
   - Colours, first that applies: per-vertex colours from the file (uchar / 255, so PLY
     ``255 128 0`` -> (1.0, 0.50196, 0.0)); per-face colours (averaged onto vertices);
-    the texture image sampled at each vertex UV (times the glTF base colour factor);
-    the material's base/diffuse colour; else None (the batch then draws the geometry
-    opaque white).
+    the texture image sampled at each vertex UV with the material's sampler rules; the
+    material's diffuse colour; else None (the batch then draws the geometry opaque
+    white).
+  - Back faces: OBJ, PLY and STL declare no sidedness, so back faces are culled only on
+    closed meshes (``is_closed``), where none can show; glTF says it per material.
   - Faces (triangulated: quads and n-gons as fans), normals (from the file, else
-    area-weighted face normals computed by trimesh) and UVs.
+    area-weighted face normals) and UVs.
 
-Axes are taken as they are in the file (glTF is +Y up like the engine; OBJ/PLY/STL have
-no declared up axis). Loader defects worked around before trimesh reads the file are in
-``engine.io.fixups``.
+Axes: every format is read in its own axes, then ``up`` decides: "y" keeps them (the
+engine is +Y up, like glTF), "z" turns a Z-up file into the engine's frame by a -90
+degree rotation about X on the returned root ((x, y, z) -> (x, z, -y)); the default
+None means the format's convention: Z-up for LAS/LAZ (projected coordinates with
+elevation in Z), as-is for everything else.
 
 Errors: every problem raises ``engine.errors.LoadError`` with one line that names the
 file and what is wrong (missing file, not a regular file, unknown format, an empty
-file, malformed or truncated data with its line or byte counts, a file with no
-vertices). A bad ``point_size`` argument is a ValueError, raised before the file is read.
+file, malformed or truncated data with its line, element or JSON path, a file with no
+vertices). Bad ``point_size`` / ``up`` arguments are ValueErrors, raised before the file
+is read. Features a file uses that the renderer does not draw are listed in one warning
+line per file (logged on the "engine" logger and kept on ``Model.warnings``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import math
 import os
 import re
 import struct
@@ -41,40 +47,56 @@ import numpy as np
 from ..errors import LoadError
 from ..scene.geometry import Geometry, Mesh, PointCloud
 from ..scene.graph import Node
-from ..scene.material import Material, Texture
-from ..scene.transforms import matrix_to_quat
+from ..scene.material import Material, Sampler, Texture
+from ..scene.model import Model
+from ..scene.transforms import matrix_to_quat, quat_from_axis_angle, quat_multiply
 from . import fixups
+from .notes import Notes
 
-__all__ = ["SUPPORTED_SUFFIXES", "load"]
+__all__ = ["SUPPORTED_SUFFIXES", "UP_AXES", "load"]
 
 log = logging.getLogger("engine")
 
 #: File suffixes ``load`` reads, and the format each names.
 SUPPORTED_SUFFIXES = {".obj": "OBJ", ".ply": "PLY", ".gltf": "glTF", ".glb": "GLB",
-                      ".stl": "STL"}
+                      ".stl": "STL", ".las": "LAS", ".laz": "LAZ", ".pcd": "PCD",
+                      ".xyz": "XYZ", ".pts": "PTS", ".txt": "XYZ text"}
+UP_AXES = ("y", "z")
+#: Formats whose files are Z-up by their specification (used when ``up`` is None).
+_Z_UP = {".las", ".laz"}
+# Readers built on third-party parsers whose own exceptions are turned into LoadError;
+# the engine's own readers (glTF, point clouds) raise LoadError themselves.
+_WRAPPED = {".obj", ".ply", ".stl"}
 
 
-def load(path, point_size: float = 2.0) -> Node:
+def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
     """Load the 3D file at ``path`` as a scene-graph subtree.
 
     Args:
-        path: a .obj, .ply, .gltf, .glb or .stl file (suffix decides the format; case
-            does not matter). OBJ materials/textures and glTF buffers are found next to it.
+        path: a file with one of ``SUPPORTED_SUFFIXES`` (the suffix decides the format;
+            case does not matter). OBJ materials/textures and glTF buffers/images are
+            found next to it.
         point_size: splat size in pixels given to every geometry.
+        up: "y" (the file is +Y up, like the engine), "z" (Z-up: rotated into +Y up at
+            load) or None for the format's convention (module docstring).
 
     Returns:
-        A ``Node`` named after the file stem. A file with one geometry gives that node
-        with the geometry attached; a file with a scene graph (glTF, OBJ split by
-        material) gives a root node whose children mirror the file's hierarchy with
-        their local transforms. Geometry is a ``Mesh`` (vertices, triangles) or a
-        ``PointCloud`` (a PLY/OBJ without faces), positions in the node's local frame.
+        A ``Model`` (a ``Node``) named after the file stem. A file with one geometry
+        gives that node with the geometry attached; a file with a scene graph (glTF, OBJ
+        split by material) gives a root whose children mirror the file's hierarchy with
+        their local transforms. Geometry is a ``Mesh`` (triangles), ``Lines`` (glTF line
+        modes) or ``PointCloud``, positions in the node's local frame. ``Model.cameras``
+        and ``Model.clips`` hold a glTF file's cameras and animations.
 
     Raises:
         TypeError: ``path`` is not a str or os.PathLike (None, say), naming it.
-        ValueError: ``point_size`` is not a finite number > 0 (checked before reading).
+        ValueError: ``point_size`` is not a finite number > 0, or ``up`` is not one of
+            None, "y", "z" (checked before reading).
         LoadError: one line naming the file and the problem.
     """
     size = _checked_point_size(point_size)
+    if up is not None and up not in UP_AXES:
+        raise ValueError(f"up must be 'y', 'z' or None, got {up!r}")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or pathlib.Path), got {path!r}")
     path = Path(path)
@@ -90,35 +112,62 @@ def load(path, point_size: float = 2.0) -> Node:
     fmt = SUPPORTED_SUFFIXES[suffix]
     if path.stat().st_size == 0:
         raise LoadError(f"{path}: the file is empty (0 bytes)")
-    reader = {".obj": _load_obj, ".ply": _load_ply, ".stl": _load_stl, ".gltf": _load_gltf,
-              ".glb": _load_glb}[suffix]
     try:
-        with _quiet_trimesh():
-            node = reader(path, size)
-    except LoadError:
-        raise
-    except (ValueError, TypeError, KeyError, IndexError, OSError, AttributeError,
-            AssertionError, EOFError, ImportError, NotImplementedError,
-            struct.error) as exc:
-        raise LoadError(f"{path}: cannot read {fmt} file: {_one_line(exc)}") from exc
+        if suffix in _WRAPPED:
+            node = _read_wrapped(path, suffix, fmt, size)
+        elif suffix in (".gltf", ".glb"):
+            from .gltf import load_gltf
+
+            node = load_gltf(path, size)
+        else:
+            from .pointclouds import load_point_cloud
+
+            node = load_point_cloud(path, size)
+    except MemoryError:
+        raise LoadError(f"{path}: ran out of memory reading this {fmt} file") from None
+    except OSError as exc:  # the file vanished or cannot be read while loading
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not any(n.geometry is not None and n.geometry.vertex_count for n in node.traverse()):
         raise LoadError(f"{path}: the file contains no vertices")
+    if (up or ("z" if suffix in _Z_UP else "y")) == "z":
+        node.rotation = quat_multiply(Z_UP_TO_Y_UP, node.rotation)
     return node
 
 
+#: Rotation taking a Z-up frame into the engine's +Y-up frame: -90 degrees about X.
+Z_UP_TO_Y_UP = quat_from_axis_angle((1.0, 0.0, 0.0), -math.pi / 2)
+
+
+def _read_wrapped(path: Path, suffix: str, fmt: str, size: float) -> Model:
+    reader = {".obj": _load_obj, ".ply": _load_ply, ".stl": _load_stl}[suffix]
+    try:
+        with _quiet_trimesh():
+            return reader(path, size)
+    except LoadError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError,
+            EOFError, ImportError, NotImplementedError, struct.error) as exc:
+        raise LoadError(f"{path}: cannot read {fmt} file: {_one_line(exc)}") from exc
+
+
 # --------------------------------------------------------------------------- formats
-def _load_obj(path: Path, point_size: float) -> Node:
-    import trimesh
+def _load_obj(path: Path, point_size: float) -> Model:
     from trimesh.exchange.obj import load_obj
 
+    notes = Notes(path)
     text = fixups.normalize_obj(fixups.decode_text(path.read_bytes()))
-    resolver = trimesh.resolvers.FilePathResolver(str(path))
-    # each mesh keeps the vertices its faces use (trimesh's default)
-    kw = load_obj(io.StringIO(text), resolver=resolver)
+    library = _obj_materials(path, text, notes)
+    # trimesh parses the geometry and splits it by `usemtl`; it is handed a library
+    # that only names the materials (so it keeps the names and loads no images), and
+    # the materials themselves come from engine.io.mtl
+    used = sorted({m.group(1).strip() for m in re.finditer(r"(?m)^usemtl[ \t]+(.*)$", text)})
+    kw = load_obj(io.StringIO(text), resolver=_MaterialNames(used, path.name))
     if "geometry" not in kw:  # no faces: a point cloud
         colors = kw.get("vertex_colors")
-        return Node(path.stem, geometry=PointCloud(
+        return Model(path.stem, source=path, geometry=PointCloud(
             _positions(kw["vertices"]), _rgba8(colors), point_size=point_size))
+    import trimesh
+
     # trimesh replaces `v x y z r g b` colours by a texture visual when the file also
     # has `vt` lines; keep the colours from the parsed data instead.
     tscene = trimesh.Scene()
@@ -129,10 +178,140 @@ def _load_obj(path: Path, point_size: float) -> Node:
                                visual=g.get("visual"), process=False)
         tscene.add_geometry(mesh, geom_name=name, node_name=name)
         raw_colors[name] = g.get("vertex_colors")
-    return _from_trimesh_scene(path, tscene, point_size, raw_colors)
+    textures: dict = {}
+
+    def convert(gname, mesh):
+        material = getattr(getattr(mesh.visual, "material", None), "name", None)
+        mtl = library.get(material) if material is not None else None
+        return _obj_geometry(path, mesh, mtl, raw_colors.get(gname), point_size, textures,
+                             notes)
+
+    model = _from_trimesh_scene(path, tscene, point_size, raw_colors, convert)
+    notes.emit(model)
+    return model
 
 
-def _load_ply(path: Path, point_size: float) -> Node:
+class _MaterialNames:
+    """A trimesh resolver that answers every request for a material library with one
+    that only declares ``names`` (see ``_load_obj``)."""
+
+    def __init__(self, names, file_name):
+        self.file_name = file_name
+        self._text = "".join(f"newmtl {n}\n" for n in names).encode()
+
+    def get(self, name):
+        return self._text
+
+    def __getitem__(self, name):
+        return self._text
+
+
+def _obj_materials(path: Path, text: str, notes: Notes) -> dict:
+    """Every material of the libraries an OBJ names (``mtllib``), by name; a library
+    that cannot be found or read is noted and skipped."""
+    from .mtl import parse_mtl, resolve_texture
+
+    library: dict = {}
+    for m in re.finditer(r"(?m)^mtllib[ \t]+(.*)$", text):
+        rest = m.group(1).strip()
+        names = [rest]
+        found = resolve_texture(rest, path.parent, path.parent)
+        if found is None and " " in rest:  # several libraries on one line
+            names = rest.split()
+        for name in names:
+            found = found if len(names) == 1 else resolve_texture(name, path.parent,
+                                                                  path.parent)
+            if found is None:
+                notes.left_out(f"material library {name!r} (not found; default material)")
+                continue
+            try:
+                mtl_text = fixups.decode_text(found.read_bytes()[: 64 << 20])
+            except OSError as exc:
+                notes.left_out(f"material library {name!r} ({exc.strerror or exc})")
+                continue
+            for mname, mat in parse_mtl(mtl_text, notes).items():
+                mat.folder = found.parent
+                library.setdefault(mname, mat)
+    return library
+
+
+def _obj_texture(path: Path, mtl, textures: dict, notes: Notes):
+    """The engine Texture of an MTL material's ``map_Kd`` (cached), or None (noted)."""
+    from .mtl import resolve_texture
+    from .textures import decode_image
+
+    found = resolve_texture(mtl.map_kd, mtl.folder, path.parent)
+    if found is None:
+        notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} (not found; drawn "
+                       "in its Kd colour)")
+        return None
+    key = (found, mtl.clamp)
+    if key not in textures:
+        try:
+            image = decode_image(found.read_bytes())
+        except (ValueError, OSError) as exc:
+            notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} ({exc}; drawn "
+                           "in its Kd colour)")
+            image = None
+        wrap = "clamp" if mtl.clamp else "repeat"
+        textures[key] = None if image is None else Texture(image, Sampler(wrap, wrap))
+    return textures[key]
+
+
+def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures: dict,
+                  notes: Notes) -> Geometry:
+    """A trimesh mesh parsed from an OBJ -> engine Mesh with its MTL material (see
+    engine.io.mtl for the mapping)."""
+    from .textures import sample_texture, to_rgba8
+
+    faces = np.asarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
+    n = len(mesh.vertices)
+    normals = _normals(mesh, faces)
+    uv = getattr(mesh.visual, "uv", None)
+    uv = None if uv is None or len(uv) != n else np.asarray(uv, np.float64)
+    colors = _rgba8(raw_colors) if raw_colors is not None else None
+    # back faces are culled only where no back face can show: on closed meshes
+    double_sided = not is_closed(faces, np.asarray(mesh.vertices))
+    if mtl is None:
+        if uv is not None:
+            uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
+        return Mesh(_positions(mesh.vertices), faces, colors=colors, normals=normals, uvs=uv,
+                    point_size=point_size, material=Material(double_sided=double_sided))
+    if mtl.ignored_options:
+        for opt in mtl.ignored_options:
+            notes.add(f"map_Kd option {opt}", mtl.name)
+    for other in mtl.other_maps:
+        notes.add(other, mtl.name)
+    if mtl.alpha < 1.0:
+        notes.add("transparency (drawn opaque)", mtl.name)
+    shading = "unlit" if mtl.illum == 0 else "lit"
+    texture = None
+    if mtl.map_kd:
+        texture = _obj_texture(path, mtl, textures, notes)
+        if texture is not None and uv is None:
+            notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} (the faces have "
+                           "no texture coordinates; drawn in its Kd colour)")
+    if uv is not None:
+        # -s / -o act in the OBJ's UV space; then v flips (engine (0, 0) = image top-left)
+        uv = uv * np.asarray(mtl.uv_scale) + np.asarray(mtl.uv_offset)
+        uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
+    if texture is not None and uv is not None:
+        material = Material(color=(1.0, 1.0, 1.0, mtl.alpha), shading=shading,
+                            texture=texture, vertex_colors=False, specular=mtl.specular,
+                            shininess=mtl.shininess, double_sided=double_sided)
+        if colors is None:
+            colors = to_rgba8(sample_texture(texture, uv))
+            colors[:, 3] = to_rgba8(colors[:, 3] / 255.0 * mtl.alpha)
+    else:
+        material = Material(shading=shading, specular=mtl.specular, shininess=mtl.shininess,
+                            double_sided=double_sided)
+        if colors is None:
+            colors = np.tile(to_rgba8([*mtl.kd, mtl.alpha]), (n, 1))
+    return Mesh(_positions(mesh.vertices), faces, colors=colors, normals=normals, uvs=uv,
+                point_size=point_size, material=material)
+
+
+def _load_ply(path: Path, point_size: float) -> Model:
     import trimesh
 
     header = fixups.read_ply_header(path)
@@ -164,7 +343,7 @@ def _load_ply(path: Path, point_size: float) -> Node:
         colors = obj.colors if len(obj.colors) else None
         geom = Mesh(_positions(obj.vertices), faces, colors=_rgba8(colors),
                     point_size=point_size)
-        return Node(path.stem, geometry=geom)
+        return Model(path.stem, source=path, geometry=geom)
     return _from_trimesh_object(path, obj, point_size)
 
 
@@ -180,7 +359,7 @@ def _strip_indices(data) -> np.ndarray:
     return np.concatenate([rows, np.full((len(rows), 1), -1)], axis=1).ravel()
 
 
-def _load_stl(path: Path, point_size: float) -> Node:
+def _load_stl(path: Path, point_size: float) -> Model:
     import trimesh
 
     data = path.read_bytes()
@@ -195,42 +374,26 @@ def _load_stl(path: Path, point_size: float) -> Node:
     return _from_trimesh_object(path, obj, point_size)
 
 
-def _load_gltf(path: Path, point_size: float) -> Node:
-    import trimesh
-
-    text = fixups.check_gltf_json(path, path.read_bytes())
-    obj = trimesh.load(io.BytesIO(text), file_type="gltf", process=False,
-                       resolver=trimesh.resolvers.FilePathResolver(str(path)))
-    return _from_trimesh_object(path, obj, point_size)
-
-
-def _load_glb(path: Path, point_size: float) -> Node:
-    import trimesh
-
-    data = path.read_bytes()
-    fixups.check_glb(path, data)
-    obj = trimesh.load(io.BytesIO(data), file_type="glb", process=False,
-                       resolver=trimesh.resolvers.FilePathResolver(str(path)))
-    return _from_trimesh_object(path, obj, point_size)
-
-
 # ------------------------------------------------------------------ trimesh -> engine
-def _from_trimesh_object(path: Path, obj, point_size: float) -> Node:
+def _from_trimesh_object(path: Path, obj, point_size: float) -> Model:
     import trimesh
 
     if isinstance(obj, trimesh.Scene):
         return _from_trimesh_scene(path, obj, point_size, {})
-    return Node(path.stem, geometry=_geometry(obj, point_size))
+    return Model(path.stem, source=path, geometry=_geometry(obj, point_size))
 
 
-def _from_trimesh_scene(path: Path, tscene, point_size: float, raw_colors: dict) -> Node:
+def _from_trimesh_scene(path: Path, tscene, point_size: float, raw_colors: dict,
+                        convert=None) -> Model:
+    """A trimesh Scene -> Model mirroring its graph; ``convert(name, mesh)`` builds each
+    geometry (default: ``_geometry``)."""
     graph = tscene.graph
     parents = graph.transforms.parents  # child -> parent
     children: dict = {}
     for child, parent in parents.items():
         children.setdefault(parent, []).append(child)
     geometries: dict[str, Geometry] = {}
-    root = Node(path.stem)
+    root = Model(path.stem, source=path)
     if graph.base_frame not in children:
         return root
     stack = [(graph.base_frame, root)]
@@ -243,8 +406,10 @@ def _from_trimesh_scene(path: Path, tscene, point_size: float, raw_colors: dict)
             geom = None
             if gname is not None and gname in tscene.geometry:
                 if gname not in geometries:
-                    geometries[gname] = _geometry(tscene.geometry[gname], point_size,
-                                                  raw_colors.get(gname))
+                    tmesh = tscene.geometry[gname]
+                    geometries[gname] = (
+                        convert(gname, tmesh) if convert is not None
+                        else _geometry(tmesh, point_size, raw_colors.get(gname)))
                 geom = geometries[gname]
             sub = Node(str(child), geometry=geom, **trs)
             node.add(sub)
@@ -258,6 +423,7 @@ def _from_trimesh_scene(path: Path, tscene, point_size: float, raw_colors: dict)
 
 
 def _geometry(obj, point_size: float, raw_colors=None) -> Geometry:
+    """A trimesh object from a PLY or STL file -> engine geometry (module doc)."""
     import trimesh
 
     if isinstance(obj, trimesh.PointCloud):
@@ -265,7 +431,6 @@ def _geometry(obj, point_size: float, raw_colors=None) -> Geometry:
         return PointCloud(_positions(obj.vertices), _rgba8(colors), point_size=point_size)
     if not isinstance(obj, trimesh.Trimesh):  # e.g. a Path3D of polylines: its vertices
         return PointCloud(_positions(obj.vertices), point_size=point_size)
-    colors = _rgba8(raw_colors) if raw_colors is not None else _visual_colors(obj)
     faces = np.asarray(obj.faces, dtype=np.int64).reshape(-1, 3)
     normals = _normals(obj, faces)
     uv = getattr(obj.visual, "uv", None)
@@ -274,7 +439,16 @@ def _geometry(obj, point_size: float, raw_colors=None) -> Geometry:
     if uv is not None:
         # trimesh keeps UVs with v up (OBJ/GL); the engine's (0, 0) is the image's top-left
         uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
-    material = _texture_material(obj, uv) or Material()
+    material = _texture_material(obj, uv)
+    if raw_colors is not None:
+        colors = _rgba8(raw_colors)
+    elif material is not None:  # the texture at each vertex, for drawing as points
+        from .textures import sample_texture, to_rgba8
+
+        colors = to_rgba8(sample_texture(material.texture, uv))
+    else:
+        colors = _visual_colors(obj)
+    material = material or Material()
     # back faces are culled only where no back face can show: on closed meshes
     material.double_sided = not is_closed(faces, np.asarray(obj.vertices))
     return Mesh(_positions(obj.vertices), faces, colors=colors, normals=normals, uvs=uv,
@@ -301,23 +475,15 @@ def is_closed(faces, vertices) -> bool:
 
 
 def _texture_material(mesh, uv):
-    """A lit Material sampling the mesh's base-colour texture per pixel (times the glTF
-    baseColorFactor), or None when the mesh has no texture image with UVs. The vertex
-    colours (the texture sampled at each vertex) then serve the point mode only."""
+    """A lit Material sampling the mesh's texture per pixel (a PLY ``TextureFile``
+    comment), or None when the mesh has no texture image with UVs."""
     material = getattr(mesh.visual, "material", None)
     if mesh.visual.kind != "texture" or material is None or uv is None:
         return None
-    if hasattr(material, "baseColorTexture"):  # glTF PBR material
-        image = material.baseColorTexture
-    else:
-        image = _file_image(getattr(material, "image", None))
+    image = _file_image(getattr(material, "image", None))
     if image is None:
         return None
-    factor = getattr(material, "baseColorFactor", None)
-    color = (1.0, 1.0, 1.0, 1.0) if factor is None else tuple(
-        float(c) / 255.0 for c in np.asarray(factor, dtype=np.float64)[:4])
-    return Material(color=color, texture=Texture(np.asarray(image.convert("RGBA"))),
-                    vertex_colors=False)
+    return Material(texture=Texture(np.asarray(image.convert("RGBA"))), vertex_colors=False)
 
 
 def _normals(mesh, faces):
@@ -342,35 +508,14 @@ def _normals(mesh, faces):
 
 
 def _visual_colors(mesh):
-    """(N, 4) uint8 vertex colours of a trimesh mesh, or None (see module doc)."""
-    from trimesh.visual.color import uv_to_color
-
+    """(N, 4) uint8 vertex colours of a trimesh mesh (its vertex or face colours), or
+    None."""
     visual = mesh.visual
-    kind = visual.kind
-    if kind == "vertex":
+    if visual.kind == "vertex":
         return _rgba8(visual.vertex_colors)
-    if kind == "face":
+    if visual.kind == "face":
         return _face_to_vertex_colors(np.asarray(mesh.faces), _rgba8(visual.face_colors),
                                       len(mesh.vertices))
-    material = getattr(visual, "material", None)
-    if kind != "texture" or material is None:
-        return None
-    factor = getattr(material, "baseColorFactor", None)
-    if hasattr(material, "baseColorTexture"):  # glTF PBR material
-        image = material.baseColorTexture
-    else:
-        image = _file_image(getattr(material, "image", None))
-    uv = getattr(visual, "uv", None)
-    n = len(mesh.vertices)
-    if image is not None and uv is not None and len(uv) == n:
-        rgba = uv_to_color(uv, image).astype(np.float64)
-        if factor is not None:
-            rgba *= np.asarray(factor, dtype=np.float64)[:4] / 255.0
-        return np.clip(np.rint(rgba), 0, 255).astype(np.uint8)
-    if factor is not None:
-        return np.tile(np.asarray(factor, dtype=np.uint8)[:4], (n, 1))
-    if getattr(material, "kwargs", None):  # a material defined by an MTL file
-        return np.tile(np.asarray(material.main_color, dtype=np.uint8)[:4], (n, 1))
     return None
 
 

@@ -1,0 +1,506 @@
+"""glTF 2.0 document -> engine scene graph: nodes, meshes and their primitives, cameras,
+morph targets at their default weights, skinned meshes in their bind pose, animations.
+
+Primitive modes (spec 3.7.2.1, "Topology types"), for vertex (or index) list v:
+    0 POINTS          PointCloud of the referenced vertices
+    1 LINES           Lines: segments {v_2i, v_2i+1}
+    2 LINE_LOOP       Lines: {v_i, v_i+1} and {v_n-1, v_0}
+    3 LINE_STRIP      Lines: {v_i, v_i+1}
+    4 TRIANGLES       Mesh: {v_3i, v_3i+1, v_3i+2}
+    5 TRIANGLE_STRIP  Mesh: {v_i, v_i+(1+i%2), v_i+(2-i%2)}
+    6 TRIANGLE_FAN    Mesh: {v_i+1, v_i+2, v_0}
+Each primitive is its own geometry: a mesh with one primitive puts it on its node; with
+several, each goes on a child node "<mesh name>/<i>" (identity transform).
+
+A primitive without NORMAL gets flat shading (the spec asks for flat normals then).
+Nodes keep their TRS (a ``matrix`` is decomposed; it must be a rotation-scale-translation
+as the spec requires). Cameras become ``PerspectiveCamera`` / ``OrthographicCamera``
+children of the nodes using them (yfov radians -> fov_y degrees; ortho height =
+2 |ymag|); the aspect ratio follows the viewport (``aspectRatio`` is not imposed) and a
+perspective camera without ``zfar`` gets a far plane twice the distance to the far side
+of the model's bounding sphere.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ...scene.camera import OrthographicCamera, PerspectiveCamera
+from ...scene.clips import Clip, TransformTrack
+from ...scene.geometry import Lines, Mesh, PointCloud
+from ...scene.graph import Node
+from ...scene.model import Model
+from ...scene.transforms import matrix_to_quat
+from ..notes import Notes
+from ..textures import linear_to_srgb, sample_texture, srgb_to_linear, to_rgba8
+from .accessors import COMPONENT_NAMES, AccessorReader
+from .document import Document, read_document
+from .materials import Materials
+
+__all__ = ["SUPPORTED_EXTENSIONS", "load_gltf"]
+
+#: Extensions the loader implements (others in extensionsRequired refuse the file).
+SUPPORTED_EXTENSIONS = frozenset({
+    "KHR_materials_unlit", "KHR_texture_transform", "KHR_mesh_quantization",
+    "KHR_materials_emissive_strength", "EXT_texture_webp"})
+_HINTS = {
+    "KHR_draco_mesh_compression": "Draco-compressed geometry; decompress it first, e.g. "
+                                  "with glTF-Transform or Blender",
+    "EXT_meshopt_compression": "meshoptimizer-compressed buffers; decompress it first",
+    "KHR_texture_basisu": "KTX2/Basis Universal textures",
+}
+_MODES = {0: "POINTS", 1: "LINES", 2: "LINE_LOOP", 3: "LINE_STRIP", 4: "TRIANGLES",
+          5: "TRIANGLE_STRIP", 6: "TRIANGLE_FAN"}
+
+
+def load_gltf(path: Path, point_size: float) -> Model:
+    """Load a .gltf or .glb file (see the package docstring); raises LoadError."""
+    data = path.read_bytes()
+    doc = read_document(path, data)
+    return _Builder(doc, point_size).build()
+
+
+class _Builder:
+    def __init__(self, doc: Document, point_size: float):
+        self.doc = doc
+        self.point_size = point_size
+        self.notes = Notes(doc.path)
+        self.accessors = AccessorReader(doc)
+        self.materials = Materials(doc, self.notes)
+        self.meshes: dict = {}
+
+    # ------------------------------------------------------------------ top level
+    def build(self) -> Model:
+        doc = self.doc
+        self._check_extensions()
+        path = doc.path
+        model = Model(path.stem, source=path)
+        nodes = doc.array("nodes")
+        parent = self._hierarchy(len(nodes))
+        scenes = doc.array("scenes")
+        if scenes:
+            si = doc.ref(doc.json, "scene", "(root)", "scenes", default=0)
+            scene = doc.item("scenes", si)
+            roots = [doc.ref({"n": r}, "n", f"scenes[{si}].nodes[{k}]", "nodes")
+                     for k, r in enumerate(doc.list(scene, "nodes", f"scenes[{si}]"))]
+            for k, r in enumerate(roots):
+                if parent[r] is not None:
+                    raise doc.error(f"scenes[{si}].nodes[{k}]", f"nodes[{r}] is not a root: it "
+                                    f"is a child of nodes[{parent[r]}]")
+        else:  # no scene: every root node (the spec leaves this to the client)
+            roots = [i for i in range(len(nodes)) if parent[i] is None]
+            if not nodes:  # meshes alone: each once at the origin
+                for mi in range(len(doc.array("meshes"))):
+                    self._attach(model.add(Node(f"mesh {mi}")), self._mesh(mi, None), mi)
+        objs: list[Node | None] = [None] * len(nodes)
+        cameras: dict[int, Node] = {}
+        stack = [(r, model) for r in reversed(roots)]
+        while stack:
+            i, up = stack.pop()
+            node = self._node(i, model, cameras)
+            objs[i] = node
+            up.add(node)
+            kids = doc.list(doc.item("nodes", i), "children", f"nodes[{i}]")
+            stack.extend((int(c), node) for c in reversed(kids))
+        for ci in range(len(doc.array("cameras"))):
+            if ci not in cameras:  # defined but used by no node: at the model's origin
+                cam = self._camera(ci, f"camera {ci}")
+                model.add(cam)
+                cameras[ci] = cam
+        model.cameras = [cameras[ci] for ci in sorted(cameras)]
+        self._far_planes(model)
+        model.clips = self._animations(objs)
+        for name in doc.json.get("extensionsUsed", []) if isinstance(
+                doc.json.get("extensionsUsed"), list) else []:
+            if (isinstance(name, str) and name not in SUPPORTED_EXTENSIONS
+                    and not name.startswith("KHR_materials_")):
+                self.notes.add(f"extension {name}")
+        self.notes.emit(model)
+        return model
+
+    def _check_extensions(self):
+        doc = self.doc
+        for k, name in enumerate(doc.list(doc.json, "extensionsRequired", "(root)")):
+            if not isinstance(name, str):
+                raise doc.error(f"extensionsRequired[{k}]", "must be a string")
+            if name not in SUPPORTED_EXTENSIONS:
+                hint = _HINTS.get(name)
+                raise doc.error("extensionsRequired", f"the file needs extension {name}"
+                                f"{f' ({hint})' if hint else ''}, which this engine does "
+                                f"not implement (supported: "
+                                f"{', '.join(sorted(SUPPORTED_EXTENSIONS))})")
+
+    def _hierarchy(self, n: int) -> list[int | None]:
+        """Parent of every node; LoadError for a bad child index, a node with two
+        parents, or a cycle (glTF node hierarchies are forests)."""
+        doc = self.doc
+        parent: list[int | None] = [None] * n
+        for i in range(n):
+            where = f"nodes[{i}]"
+            node = doc.item("nodes", i)
+            for k, c in enumerate(doc.list(node, "children", where)):
+                c = doc.ref({"c": c}, "c", f"{where}.children[{k}]", "nodes")
+                if c == i:
+                    raise doc.error(f"{where}.children[{k}]", "a node cannot be its own child")
+                if parent[c] is not None:
+                    raise doc.error(f"{where}.children[{k}]", f"nodes[{c}] is already a child "
+                                    f"of nodes[{parent[c]}] (a node has one parent)")
+                parent[c] = i
+        # with one parent each, a cycle is a chain that never reaches a root
+        state = [0] * n  # 0 unknown, 1 reaches a root
+        for i in range(n):
+            chain, j = [], i
+            while j is not None and state[j] == 0:
+                if len(chain) > n:
+                    raise doc.error(f"nodes[{i}]", "the node hierarchy has a cycle")
+                chain.append(j)
+                j = parent[j]
+            for c in chain:
+                state[c] = 1
+        return parent
+
+    # ------------------------------------------------------------------- nodes
+    def _node(self, i: int, model: Model, cameras: dict) -> Node:
+        doc = self.doc
+        where = f"nodes[{i}]"
+        d = doc.item("nodes", i)
+        name = doc.name(d, where, f"node {i}")
+        if "matrix" in d:
+            m = np.array(doc.numbers(d, "matrix", where, 16)).reshape(4, 4).T  # column-major
+            trs = self._decompose(m, f"{where}.matrix")
+        else:
+            q = np.array(doc.numbers(d, "rotation", where, 4, default=(0.0, 0.0, 0.0, 1.0)))
+            if np.linalg.norm(q) < 1e-12:
+                raise doc.error(f"{where}.rotation", "must be a unit quaternion, got zero")
+            trs = {"position": doc.numbers(d, "translation", where, 3, default=(0.0, 0.0, 0.0)),
+                   "rotation": q,
+                   "scale": doc.numbers(d, "scale", where, 3, default=(1.0, 1.0, 1.0))}
+        node = Node(name, **trs)
+        mesh = doc.ref(d, "mesh", where, "meshes", default=None)
+        if mesh is not None:
+            weights = None
+            if "weights" in d:
+                weights = tuple(self._weights(d, where))
+            prims = self._mesh(mesh, weights)
+            target = node
+            if "skin" in d:
+                doc.ref(d, "skin", where, "skins")
+                self.notes.add("skinning (bind pose drawn)", where)
+                # the spec ignores a skinned mesh node's own transform: the bind pose
+                # sits in the model's frame
+                target = model.add(Node(f"{name} (bind pose)"))
+            self._attach(target, prims, mesh)
+        cam = doc.ref(d, "camera", where, "cameras", default=None)
+        if cam is not None:
+            c = node.add(self._camera(cam, f"{name} camera"))
+            cameras.setdefault(cam, c)
+        return node
+
+    def _attach(self, node: Node, prims, mesh_index: int):
+        mesh_name = self.doc.name(self.doc.item("meshes", mesh_index), "", f"mesh {mesh_index}")
+        geoms = [g for g in prims if g is not None]
+        if len(geoms) == 1:
+            node.geometry = geoms[0]
+            return
+        for k, g in enumerate(geoms):
+            node.add(Node(f"{mesh_name}/{k}", geometry=g))
+
+    def _decompose(self, m: np.ndarray, where: str) -> dict:
+        if not np.allclose(m[3], [0, 0, 0, 1]):
+            raise self.doc.error(where, "is not an affine transform (its last row is not "
+                                 "0, 0, 0, 1)")
+        a = m[:3, :3]
+        scale = np.linalg.norm(a, axis=0)
+        if np.linalg.det(a) < 0:
+            scale[0] = -scale[0]
+        safe = np.where(scale == 0, 1.0, scale)
+        rot = a / safe
+        rot[:, scale == 0] = np.eye(3)[:, scale == 0]
+        if not np.allclose(rot.T @ rot, np.eye(3), atol=1e-5):
+            raise self.doc.error(where, "has shear, which glTF does not allow (a node matrix "
+                                 "must decompose into translation, rotation and scale)")
+        return {"position": m[:3, 3], "rotation": matrix_to_quat(rot), "scale": scale}
+
+    def _weights(self, d: dict, where: str) -> list[float]:
+        doc = self.doc
+        out = []
+        for k, w in enumerate(doc.list(d, "weights", where)):
+            out.append(doc.number({"w": w}, "w", f"{where}.weights[{k}]"))
+        return out
+
+    # ------------------------------------------------------------------ cameras
+    def _camera(self, index: int, name: str):
+        doc = self.doc
+        where = f"cameras[{index}]"
+        c = doc.item("cameras", index)
+        kind = doc.string(c, "type", where, choices=("perspective", "orthographic"))
+        p = doc.obj(c, kind, where, required=True)
+        pw = f"{where}.{kind}"
+        if kind == "perspective":
+            yfov = doc.number(p, "yfov", pw, lo=0.0, lo_open=True, hi=math.pi - 1e-9)
+            near = doc.number(p, "znear", pw, lo=0.0, lo_open=True)
+            far = doc.number(p, "zfar", pw, default=None, lo=near, lo_open=True)
+            if "aspectRatio" in p:
+                doc.number(p, "aspectRatio", pw, lo=0.0, lo_open=True)
+            cam = PerspectiveCamera(fov_y=math.degrees(yfov), near=near,
+                                    far=far if far is not None else near * 2.0, name=name)
+            cam._gltf_infinite = far is None
+            return cam
+        xmag = doc.number(p, "xmag", pw)
+        ymag = doc.number(p, "ymag", pw)
+        if xmag == 0 or ymag == 0:
+            raise doc.error(pw, "xmag and ymag must not be zero")
+        near = doc.number(p, "znear", pw, lo=0.0)
+        far = doc.number(p, "zfar", pw, lo=near, lo_open=True)
+        cam = OrthographicCamera(height=2.0 * abs(ymag), near=max(near, far * 1e-7), far=far,
+                                 name=name)
+        cam._gltf_infinite = False
+        return cam
+
+    def _far_planes(self, model: Model):
+        """Finite far planes for perspective cameras without zfar (module doc)."""
+        if not any(getattr(c, "_gltf_infinite", False) for c in model.cameras):
+            return
+        boxes = []
+        for n in model.traverse():
+            g = n.geometry
+            b = None if g is None else g.bounds()
+            if b is not None:
+                corners = np.array([[b[i, 0], b[j, 1], b[k, 2], 1.0]
+                                    for i in (0, 1) for j in (0, 1) for k in (0, 1)])
+                boxes.append((corners @ n.world_matrix.T)[:, :3])
+        if boxes:
+            pts = np.concatenate(boxes)
+            center = 0.5 * (pts.min(0) + pts.max(0))
+            radius = 0.5 * float(np.linalg.norm(pts.max(0) - pts.min(0)))
+        else:
+            center, radius = np.zeros(3), 1.0
+        for cam in model.cameras:
+            if getattr(cam, "_gltf_infinite", False):
+                dist = float(np.linalg.norm(cam.world_position - center))
+                far = max(2.0 * (dist + radius), cam.near * 1000.0)
+                cam.set_clip(cam.near, far)
+
+    # ------------------------------------------------------------------- meshes
+    def _mesh(self, index: int, weights):
+        key = (index, weights)
+        if key not in self.meshes:
+            doc = self.doc
+            where = f"meshes[{index}]"
+            m = doc.item("meshes", index)
+            prims = doc.list(m, "primitives", where, required=True, min_len=1)
+            if weights is None and "weights" in m:
+                weights = tuple(self._weights(m, where))
+            self.meshes[key] = [self._primitive(index, k, weights) for k in range(len(prims))]
+        return self.meshes[key]
+
+    def _attribute(self, attrs: dict, name: str, where: str, count: int | None,
+                   widths=(1, 2, 3, 4)):
+        """Float64 (count, k) data of attribute ``name`` or None when absent."""
+        doc = self.doc
+        if name not in attrs:
+            return None
+        i = doc.ref(attrs, name, where, "accessors")
+        acc = self.accessors.read(i)
+        if acc.data.shape[1] not in widths:
+            raise doc.error(f"{where}.{name}", f"accessors[{i}] is {acc.type}, not "
+                            f"{' or '.join(('SCALAR', 'VEC2', 'VEC3', 'VEC4')[w - 1] for w in widths)}")
+        if count is not None and acc.count != count:
+            raise doc.error(f"{where}.{name}", f"accessors[{i}] has {acc.count:,} elements but "
+                            f"POSITION has {count:,} (all attributes of a primitive have the "
+                            "same count)")
+        return acc.floats()
+
+    def _primitive(self, mesh: int, k: int, weights):
+        doc = self.doc
+        where = f"meshes[{mesh}].primitives[{k}]"
+        p = doc.item("meshes", mesh)["primitives"][k]
+        if not isinstance(p, dict):
+            raise doc.error(where, "must be an object")
+        attrs = doc.obj(p, "attributes", where, required=True)
+        mode = doc.integer(p, "mode", where, default=4, hi=6)
+        pos = self._attribute(attrs, "POSITION", f"{where}.attributes", None, (3,))
+        if pos is None:
+            self.notes.left_out(f"{where} (no POSITION)")
+            return None
+        n = len(pos)
+        normals = self._attribute(attrs, "NORMAL", f"{where}.attributes", n, (3,))
+        targets = doc.list(p, "targets", where)
+        if targets:
+            pos, normals = self._morph(targets, weights, pos, normals, where)
+        mat_index = doc.ref(p, "material", where, "materials", default=None)
+        info = self.materials.get(mat_index)
+        uv = self._attribute(attrs, f"TEXCOORD_{info.texcoord}", f"{where}.attributes", n, (2,))
+        if uv is not None and info.transform is not None:
+            uv = uv @ info.transform[:2, :2].T + info.transform[:2, 2]
+        color0 = self._attribute(attrs, "COLOR_0", f"{where}.attributes", n, (3, 4))
+        idx = self._indices(p, where, n)
+        # colours in linear space: factor x COLOR_0 (x the texture at the vertex for points)
+        lin = np.tile(info.factor, (n, 1))
+        if color0 is not None:
+            c = np.ones((n, 4))
+            c[:, :color0.shape[1]] = color0
+            lin *= np.clip(c, 0.0, 1.0)
+        textured = info.texture is not None and uv is not None
+        if info.texture is not None and uv is None:
+            self.notes.left_out(f"{where}: texture without TEXCOORD_{info.texcoord}")
+        if textured and color0 is None:
+            t = sample_texture(info.texture, uv)
+            t[:, :3] = srgb_to_linear(t[:, :3])
+            lin = lin * t
+        colors = np.concatenate([to_rgba8(linear_to_srgb(lin[:, :3])), to_rgba8(lin[:, 3:])],
+                                axis=1)
+        material = info.engine_material(vertex_colors=color0 is not None or not textured,
+                                        flat=normals is None)
+        if not textured:
+            uv = None
+        if mode == 0:
+            keep = idx if idx is not None else slice(None)
+            return PointCloud(pos[keep], colors[keep], point_size=self.point_size)
+        if idx is None:
+            idx = np.arange(n, dtype=np.int64)
+        if mode in (1, 2, 3):
+            return Lines(pos, self._segments(idx, mode, where), colors,
+                         point_size=self.point_size)
+        faces = self._triangles(idx, mode, where)
+        if normals is not None:
+            length = np.linalg.norm(normals, axis=1, keepdims=True)
+            normals = np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
+        return Mesh(pos, faces, colors=colors, normals=normals, uvs=uv,
+                    point_size=self.point_size, material=material)
+
+    def _indices(self, p: dict, where: str, n: int):
+        doc = self.doc
+        if "indices" not in p:
+            return None
+        i = doc.ref(p, "indices", where, "accessors")
+        comp, type_, _, normalized = self.accessors.header(i)
+        if type_ != "SCALAR" or comp not in (5121, 5123, 5125) or normalized:
+            raise doc.error(f"{where}.indices", f"accessors[{i}] must hold SCALAR unsigned "
+                            f"integers, not {type_} {COMPONENT_NAMES[comp]}"
+                            f"{' normalized' if normalized else ''}")
+        idx = self.accessors.read(i).data[:, 0].astype(np.int64)
+        if len(idx) and int(idx.max()) >= n:
+            bad = int(np.argmax(idx >= n))
+            raise doc.error(f"{where}.indices", f"index {int(idx[bad]):,} at position {bad:,} "
+                            f"of accessors[{i}] is out of range: POSITION has {n:,} vertices")
+        return idx
+
+    def _segments(self, idx: np.ndarray, mode: int, where: str) -> np.ndarray:
+        m = len(idx)
+        if mode == 1:
+            if m % 2:
+                raise self.doc.error(where, f"LINES needs an even number of vertices, got {m:,}")
+            return idx.reshape(-1, 2)
+        if m < 2:
+            return np.zeros((0, 2), np.int64)
+        seg = np.stack([idx[:-1], idx[1:]], axis=1)
+        if mode == 2:
+            seg = np.concatenate([seg, [[idx[-1], idx[0]]]])
+        return seg
+
+    def _triangles(self, idx: np.ndarray, mode: int, where: str) -> np.ndarray:
+        m = len(idx)
+        if mode == 4:
+            if m % 3:
+                raise self.doc.error(where, f"TRIANGLES needs a multiple of 3 vertices, got "
+                                     f"{m:,}")
+            return idx.reshape(-1, 3)
+        if m < 3:
+            return np.zeros((0, 3), np.int64)
+        i = np.arange(m - 2)
+        if mode == 5:
+            return np.stack([idx[i], idx[i + 1 + i % 2], idx[i + 2 - i % 2]], axis=1)
+        return np.stack([idx[i + 1], idx[i + 2], np.full(m - 2, idx[0])], axis=1)
+
+    def _morph(self, targets, weights, pos, normals, where):
+        """Positions and normals at the mesh's (or node's) default morph weights."""
+        doc = self.doc
+        w = np.zeros(len(targets)) if weights is None else np.asarray(weights, np.float64)
+        if len(w) != len(targets):
+            raise doc.error(where, f"{len(targets)} morph targets but {len(w)} weights")
+        pos = pos.copy()
+        normals = None if normals is None else normals.copy()
+        for t, (target, weight) in enumerate(zip(targets, w)):
+            tw = f"{where}.targets[{t}]"
+            if not isinstance(target, dict):
+                raise doc.error(tw, "must be an object")
+            dp = self._attribute(target, "POSITION", tw, len(pos), (3,))
+            dn = self._attribute(target, "NORMAL", tw, len(pos), (3,))
+            if weight == 0.0:
+                continue
+            if dp is not None:
+                pos += weight * dp
+            if dn is not None and normals is not None:
+                normals += weight * dn
+        if len(targets):
+            self.notes.add("morph target animation (default weights drawn)")
+        return pos, normals
+
+    # --------------------------------------------------------------- animations
+    def _animations(self, objs: list) -> list[Clip]:
+        doc = self.doc
+        clips = []
+        for a in range(len(doc.array("animations"))):
+            where = f"animations[{a}]"
+            anim = doc.item("animations", a)
+            samplers = doc.list(anim, "samplers", where, required=True, min_len=1)
+            channels = doc.list(anim, "channels", where, required=True, min_len=1)
+            tracks = []
+            for c, ch in enumerate(channels):
+                cw = f"{where}.channels[{c}]"
+                if not isinstance(ch, dict):
+                    raise doc.error(cw, "must be an object")
+                s = doc.integer(ch, "sampler", cw, hi=len(samplers) - 1)
+                target = doc.obj(ch, "target", cw, required=True)
+                tw = f"{cw}.target"
+                path = doc.string(target, "path", tw)
+                node = doc.ref(target, "node", tw, "nodes", default=None)
+                if path == "weights":
+                    self.notes.add("morph target animation (default weights drawn)")
+                    continue
+                if path not in ("translation", "rotation", "scale"):
+                    self.notes.add(f"animation path {path!r}", cw)
+                    continue
+                if node is None or objs[node] is None:
+                    continue  # not in the loaded scene (or animated through an extension)
+                tracks.append(self._track(objs[node], path, samplers[s],
+                                          f"{where}.samplers[{s}]", tw))
+            clips.append(Clip(doc.name(anim, where, f"animation {a}"), tracks))
+        return clips
+
+    def _track(self, node: Node, path: str, sampler, sw: str, tw: str) -> TransformTrack:
+        doc = self.doc
+        if not isinstance(sampler, dict):
+            raise doc.error(sw, "must be an object")
+        interp = doc.string(sampler, "interpolation", sw, default="LINEAR",
+                            choices=("LINEAR", "STEP", "CUBICSPLINE"))
+        ii = doc.ref(sampler, "input", sw, "accessors")
+        oi = doc.ref(sampler, "output", sw, "accessors")
+        times = self.accessors.read(ii)
+        if times.type != "SCALAR":
+            raise doc.error(f"{sw}.input", f"accessors[{ii}] must be SCALAR times, not {times.type}")
+        t = times.floats()[:, 0]
+        out = self.accessors.read(oi)
+        width = 4 if path == "rotation" else 3
+        if out.data.shape[1] != width:
+            raise doc.error(f"{sw}.output", f"accessors[{oi}] is {out.type}; {path} needs "
+                            f"{'VEC4' if width == 4 else 'VEC3'}")
+        v = out.floats()
+        k = len(t)
+        if interp == "CUBICSPLINE":
+            if len(v) != 3 * k:
+                raise doc.error(f"{sw}.output", f"CUBICSPLINE needs 3 x {k:,} = {3 * k:,} "
+                                f"values (in-tangent, value, out-tangent per key), "
+                                f"accessors[{oi}] has {len(v):,}")
+            v = v.reshape(k, 3, width)
+        elif len(v) != k:
+            raise doc.error(f"{sw}.output", f"accessors[{oi}] has {len(v):,} values for "
+                            f"{k:,} key times")
+        try:
+            return TransformTrack(node, path, t, v, interp.lower())
+        except ValueError as exc:
+            raise doc.error(f"{sw} (used by {tw})", str(exc)) from None

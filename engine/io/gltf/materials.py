@@ -1,0 +1,305 @@
+"""glTF 2.0 materials, textures and samplers -> engine materials.
+
+Colour spaces: glTF's ``baseColorFactor`` and ``COLOR_0`` are linear (spec 3.9.2,
+3.7.2.1), its base colour texture is sRGB-encoded; engine colours are sRGB-encoded. The
+loader multiplies factor x COLOR_0 x texture in linear space and encodes the result.
+
+pbrMetallicRoughness -> the engine's Lambert + Blinn-Phong material (``Material``):
+
+    diffuse colour   base colour (factor, texture, COLOR_0), for metals too: the engine
+                     has no environment lighting, so a metal's colour would otherwise be
+                     lost (the spec's c_diff = lerp(base, black, metallic) would draw
+                     metals black under the headlight)
+    shininess n      2 / alpha^2 - 2 with alpha = roughness^2, clamped to [1, 10000]
+                     (Walter et al., "Microfacet Models for Refraction through Rough
+                     Surfaces", EGSR 2007, section 5.2: the Phong exponent matching a
+                     Beckmann/GGX width alpha; glTF 2.0 Appendix B: alpha = roughness^2)
+    specular s       F0 * n / 8, clamped to [0, 1], with F0 = lerp(0.04, max(base colour
+                     factor RGB), metallic) (glTF 2.0 Appendix B's Fresnel F0). (n + 8) / 8
+                     is the normalisation of a Blinn-Phong lobe relative to Lambert
+                     (Akenine-Moller, Haines, Hoffman, "Real-Time Rendering", 3rd ed.,
+                     section 7.6); the "+ 8" part is left out because the diffuse term
+                     already carries the base colour at full strength, so a fully rough
+                     surface (n = 1) is nearly Lambertian, as it should be.
+
+Metallic and roughness *textures* are loaded but not sampled: the factors alone set s
+and n. ``KHR_materials_unlit`` -> shading "unlit". ``alphaMode`` MASK -> ``alpha_cutoff``
+(default 0.5); BLEND is drawn opaque (``Material.blend`` records it). ``doubleSided`` ->
+``double_sided``. Emissive factor (times ``KHR_materials_emissive_strength``) and the
+normal, occlusion, emissive and metallic-roughness textures are kept on the material
+(``emissive``, ``maps``), not drawn.
+
+Samplers: wrapS/wrapT REPEAT (10497), CLAMP_TO_EDGE (33071), MIRRORED_REPEAT (33648)
+per axis; the filter is the magnification filter (NEAREST 9728 / LINEAR 9729), else the
+minification filter's base level, else linear. Mipmap minification filters
+(9984-9987) are recorded as not drawn. ``KHR_texture_transform`` (offset, rotation,
+scale, texCoord) is applied to the UVs of the base colour texture when the mesh is
+built (an affine map of UVs is exact per vertex, since the rasterizer interpolates UVs
+linearly in perspective-correct barycentrics).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...scene.material import Material, Sampler, Texture
+from ..textures import decode_image, linear_to_srgb
+from .document import Document
+
+__all__ = ["MaterialInfo", "Materials", "texture_transform"]
+
+_WRAP = {10497: "repeat", 33071: "clamp", 33648: "mirror"}
+_FILTER = {9728: "nearest", 9729: "linear", 9984: "nearest", 9985: "linear",
+           9986: "nearest", 9987: "linear"}
+_MIPMAP = (9984, 9985, 9986, 9987)
+MAX_SHININESS = 10000.0
+
+
+def shininess_from_roughness(roughness: float) -> float:
+    """Blinn-Phong exponent for a glTF roughness (module doc)."""
+    alpha = roughness * roughness
+    if alpha * alpha < 2.0 / (MAX_SHININESS + 2.0):
+        return MAX_SHININESS
+    return float(min(MAX_SHININESS, max(1.0, 2.0 / (alpha * alpha) - 2.0)))
+
+
+def specular_strength(base_rgb_linear, metallic: float, shininess: float) -> float:
+    """Blinn-Phong specular strength for a base colour, metallic factor and exponent."""
+    f0 = 0.04 + (max(base_rgb_linear) - 0.04) * metallic
+    return float(min(1.0, max(0.0, f0 * shininess / 8.0)))
+
+
+def texture_transform(offset=(0.0, 0.0), rotation: float = 0.0, scale=(1.0, 1.0)) -> np.ndarray:
+    """(3, 3) KHR_texture_transform matrix T(offset) @ R(rotation) @ S(scale), applied
+    to column vectors (u, v, 1); R = [[cos, -sin], [sin, cos]] (the extension's GLSL,
+    whose mat3 constructor is column-major)."""
+    c, s = math.cos(rotation), math.sin(rotation)
+    t = np.array([[1.0, 0.0, offset[0]], [0.0, 1.0, offset[1]], [0.0, 0.0, 1.0]])
+    r = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    sc = np.diag([scale[0], scale[1], 1.0])
+    return t @ r @ sc
+
+
+class MaterialInfo:
+    """What a primitive needs from its glTF material.
+
+    factor: (4,) linear RGBA base colour factor; texture: engine Texture of the base
+    colour or None; texcoord: which TEXCOORD_n it reads; transform: (3, 3) UV transform
+    or None; and the engine material parameters.
+    """
+
+    def __init__(self):
+        self.factor = np.ones(4)
+        self.texture: Texture | None = None
+        self.texcoord = 0
+        self.transform: np.ndarray | None = None
+        self.shading = "lit"
+        self.specular = 0.0
+        self.shininess = 1.0
+        self.double_sided = False
+        self.alpha_cutoff: float | None = None
+        self.blend = False
+        self.emissive = (0.0, 0.0, 0.0)
+        self.maps: dict[str, Texture] = {}
+        self._engine: dict[tuple, Material] = {}
+
+    def engine_material(self, vertex_colors: bool, flat: bool = False) -> Material:
+        """The engine Material (one object per flavour, shared by primitives).
+
+        ``vertex_colors``: the geometry's colours carry factor x COLOR_0 (the material
+        colour is then white); otherwise they are only for point drawing and the
+        material carries the factor itself. ``flat``: the primitive has no normals, so
+        lit shading uses each triangle's own normal (the spec's flat normals).
+        """
+        vc = bool(vertex_colors) or self.texture is None
+        key = (vc, bool(flat))
+        if key not in self._engine:
+            color = (1.0, 1.0, 1.0, 1.0) if vc else tuple(
+                np.append(linear_to_srgb(self.factor[:3]), np.clip(self.factor[3], 0, 1)))
+            shading = "flat" if flat and self.shading == "lit" else self.shading
+            self._engine[key] = Material(
+                color=color, shading=shading, texture=self.texture, vertex_colors=vc,
+                specular=self.specular, shininess=self.shininess,
+                double_sided=self.double_sided, alpha_cutoff=self.alpha_cutoff,
+                blend=self.blend, emissive=self.emissive, maps=self.maps)
+        return self._engine[key]
+
+
+class Materials:
+    """Reads ``materials``, ``textures``, ``samplers`` and ``images`` of a Document.
+
+    ``notes`` is the loader's NotDrawn collector (``add(what, which)``).
+    """
+
+    def __init__(self, doc: Document, notes):
+        self.doc, self.notes = doc, notes
+        self._materials: dict = {}
+        self._textures: dict[int, Texture | None] = {}
+        self._images: dict[int, np.ndarray | None] = {}
+        self._samplers: dict[int, Sampler] = {}
+
+    # ------------------------------------------------------------------ samplers
+    def sampler(self, index: int | None) -> Sampler:
+        if index is None:
+            return Sampler("repeat", "repeat", "linear")
+        if index in self._samplers:
+            return self._samplers[index]
+        doc = self.doc
+        where = f"samplers[{index}]"
+        s = doc.item("samplers", index)
+        wrap = []
+        for key in ("wrapS", "wrapT"):
+            v = doc.integer(s, key, where, default=10497)
+            if v not in _WRAP:
+                raise doc.error(f"{where}.{key}", f"{v} is not a glTF wrap mode (10497 REPEAT, "
+                                "33071 CLAMP_TO_EDGE or 33648 MIRRORED_REPEAT)")
+            wrap.append(_WRAP[v])
+        mag = doc.integer(s, "magFilter", where, default=None)
+        if mag is not None and mag not in (9728, 9729):
+            raise doc.error(f"{where}.magFilter", f"{mag} is not 9728 NEAREST or 9729 LINEAR")
+        mini = doc.integer(s, "minFilter", where, default=None)
+        if mini is not None and mini not in _FILTER:
+            raise doc.error(f"{where}.minFilter", f"{mini} is not a glTF filter (9728, 9729 "
+                            "or 9984-9987)")
+        if mini in _MIPMAP:
+            self.notes.add("mipmap filters", where)
+        filt = _FILTER[mag] if mag is not None else _FILTER.get(mini, "linear")
+        out = Sampler(wrap[0], wrap[1], filt)
+        self._samplers[index] = out
+        return out
+
+    # ------------------------------------------------------------------ textures
+    def _image(self, index: int) -> np.ndarray | None:
+        if index not in self._images:
+            data, label = self.doc.image_bytes(index)
+            try:
+                self._images[index] = decode_image(data)
+            except ValueError as exc:
+                self.notes.left_out(f"images[{index}] ({label}: {exc})")
+                self._images[index] = None
+        return self._images[index]
+
+    def texture(self, index: int, where: str) -> Texture | None:
+        """Engine Texture of ``textures[index]`` (None when its image is unusable)."""
+        if index in self._textures:
+            return self._textures[index]
+        doc = self.doc
+        tw = f"textures[{index}]"
+        t = doc.item("textures", index)
+        source = doc.ref(t, "source", tw, "images", default=None)
+        ext = doc.obj(t, "extensions", tw) or {}
+        for name in ("EXT_texture_webp",):  # sources Pillow decodes
+            e = ext.get(name)
+            if isinstance(e, dict) and "source" in e:
+                source = doc.ref(e, "source", f"{tw}.extensions.{name}", "images")
+        if source is None:
+            self.notes.left_out(f"{tw} (no image the engine can decode)")
+            tex = None
+        else:
+            image = self._image(source)
+            sampler = self.sampler(doc.ref(t, "sampler", tw, "samplers", default=None))
+            tex = None if image is None else Texture(image, sampler)
+        self._textures[index] = tex
+        return tex
+
+    def texture_info(self, info: dict, where: str):
+        """(Texture or None, texCoord set, (3, 3) transform or None) of a textureInfo."""
+        doc = self.doc
+        index = doc.ref(info, "index", where, "textures")
+        texcoord = doc.integer(info, "texCoord", where, default=0)
+        transform = None
+        ext = doc.obj(info, "extensions", where) or {}
+        tt = ext.get("KHR_texture_transform")
+        if tt is not None:
+            tw = f"{where}.extensions.KHR_texture_transform"
+            if not isinstance(tt, dict):
+                raise doc.error(tw, "must be an object")
+            offset = doc.numbers(tt, "offset", tw, 2, default=(0.0, 0.0))
+            rotation = doc.number(tt, "rotation", tw, default=0.0)
+            scale = doc.numbers(tt, "scale", tw, 2, default=(1.0, 1.0))
+            texcoord = doc.integer(tt, "texCoord", tw, default=texcoord)
+            transform = texture_transform(offset, rotation, scale)
+        return self.texture(index, where), texcoord, transform
+
+    # ----------------------------------------------------------------- materials
+    def get(self, index: int | None) -> MaterialInfo:
+        """MaterialInfo of ``materials[index]``; None -> the spec's default material
+        (base colour 1, metallic 1, roughness 1, opaque, single-sided)."""
+        if index in self._materials:
+            return self._materials[index]
+        info = MaterialInfo()
+        metallic = roughness = 1.0
+        if index is not None:
+            metallic, roughness = self._read(index, info)
+        info.shininess = shininess_from_roughness(roughness)
+        info.specular = 0.0 if info.shading == "unlit" else specular_strength(
+            info.factor[:3], metallic, info.shininess)
+        self._materials[index] = info
+        return info
+
+    def _read(self, index: int, info: MaterialInfo):
+        doc = self.doc
+        where = f"materials[{index}]"
+        m = doc.item("materials", index)
+        label = f"{where} {m['name']!r}" if isinstance(m.get("name"), str) else where
+        metallic = roughness = 1.0
+        pbr = doc.obj(m, "pbrMetallicRoughness", where)
+        if pbr is not None:
+            pw = f"{where}.pbrMetallicRoughness"
+            factor = doc.numbers(pbr, "baseColorFactor", pw, 4, default=(1.0, 1.0, 1.0, 1.0))
+            for i, c in enumerate(factor):
+                if not 0.0 <= c <= 1.0:
+                    raise doc.error(f"{pw}.baseColorFactor[{i}]", f"must be in [0, 1], got {c:g}")
+            info.factor = np.array(factor)
+            metallic = doc.number(pbr, "metallicFactor", pw, default=1.0, lo=0.0, hi=1.0)
+            roughness = doc.number(pbr, "roughnessFactor", pw, default=1.0, lo=0.0, hi=1.0)
+            base = doc.obj(pbr, "baseColorTexture", pw)
+            if base is not None:
+                info.texture, info.texcoord, info.transform = self.texture_info(
+                    base, f"{pw}.baseColorTexture")
+            mr = doc.obj(pbr, "metallicRoughnessTexture", pw)
+            if mr is not None:
+                self._map(info, "metallic_roughness", mr, f"{pw}.metallicRoughnessTexture",
+                          "metallic-roughness textures", label)
+        for key, role, what in (("normalTexture", "normal", "normal textures"),
+                                ("occlusionTexture", "occlusion", "occlusion textures"),
+                                ("emissiveTexture", "emissive", "emissive textures")):
+            t = doc.obj(m, key, where)
+            if t is not None:
+                self._map(info, role, t, f"{where}.{key}", what, label)
+        emissive = np.array(doc.numbers(m, "emissiveFactor", where, 3, default=(0.0, 0.0, 0.0)))
+        for i, c in enumerate(emissive):
+            if not 0.0 <= c <= 1.0:
+                raise doc.error(f"{where}.emissiveFactor[{i}]", f"must be in [0, 1], got {c:g}")
+        ext = doc.obj(m, "extensions", where) or {}
+        strength = ext.get("KHR_materials_emissive_strength")
+        if isinstance(strength, dict):
+            emissive = emissive * doc.number(
+                strength, "emissiveStrength", f"{where}.extensions."
+                "KHR_materials_emissive_strength", default=1.0, lo=0.0)
+        if emissive.any():
+            info.emissive = tuple(float(x) for x in emissive)
+            self.notes.add("emission", label)
+        mode = doc.string(m, "alphaMode", where, default="OPAQUE",
+                          choices=("OPAQUE", "MASK", "BLEND"))
+        cutoff = doc.number(m, "alphaCutoff", where, default=0.5, lo=0.0)
+        if mode == "MASK":
+            info.alpha_cutoff = min(cutoff, 1.0)
+        elif mode == "BLEND":
+            info.blend = True
+            self.notes.add("alpha blending (drawn opaque)", label)
+        info.double_sided = doc.boolean(m, "doubleSided", where, False)
+        if "KHR_materials_unlit" in ext:
+            info.shading = "unlit"
+        for name in ext:
+            if name not in ("KHR_materials_unlit", "KHR_materials_emissive_strength"):
+                self.notes.add(f"extension {name}", label)
+        return metallic, roughness
+
+    def _map(self, info, role, tinfo, where, what, label):
+        tex, _, _ = self.texture_info(tinfo, where)
+        if tex is not None:
+            info.maps[role] = tex
+        self.notes.add(what, label)
