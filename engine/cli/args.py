@@ -13,11 +13,28 @@ from pathlib import Path
 MAX_CAMERA_DISTANCE = 1e15
 
 
+class FileCamera:
+    """``--camera gltf:N``: the N-th camera (0-based) defined in the loaded file."""
+
+    def __init__(self, index: int):
+        self.index = int(index)
+
+    def __repr__(self) -> str:
+        return f"gltf:{self.index}"
+
+
 def _camera_spec(text: str):
     """'az,el[,dist]' in degrees/world units -> (azimuth, elevation, distance or None);
-    a value ending in .json/.toml is a camera path file -> Path (loaded later)."""
+    a value ending in .json/.toml is a camera path file -> Path (loaded later);
+    'gltf:N' -> FileCamera(N), the file's own camera N."""
     from ..animation.pathfile import is_path_file
 
+    if text.lower().startswith("gltf:"):
+        index = text[5:]
+        if not index.isdigit():
+            raise argparse.ArgumentTypeError(
+                f"--camera gltf:N needs a camera number N >= 0, got {text!r}")
+        return FileCamera(int(index))
     if is_path_file(text):
         return Path(text)
     parts = text.split(",")
@@ -35,6 +52,17 @@ def _camera_spec(text: str):
         raise argparse.ArgumentTypeError(
             f"--camera distance must be in (0, {MAX_CAMERA_DISTANCE:g}] world units, got {vals[2]}")
     return vals[0], vals[1], vals[2] if len(vals) == 3 else None
+
+
+def index_arg(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return v
 
 
 def count_arg(text: str) -> int:

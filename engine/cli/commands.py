@@ -18,12 +18,14 @@ from ..scene.graph import DRAW_MODES
 from ..scene.material import SHADINGS
 from .args import (
     ArgumentParser,
+    FileCamera,
     _camera_spec,
     _debug_option,
     _positive,
     _sizes,
     color_arg,
     count_arg,
+    index_arg,
     size_arg,
 )
 
@@ -50,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "rendered at t = k / fps; Ctrl-C stops and keeps the frames so far.")
     r.add_argument("source", nargs="?", default="demo",
                    help="'demo' (built-in procedural scene) or a 3D file: .obj, .ply, .gltf, "
-                        ".glb or .stl (default: demo)")
+                        ".glb, .stl, .las, .laz, .pcd, .xyz, .pts or .txt (default: demo)")
     r.add_argument("--out", "-o", default="frustum.png",
                    help="output: image (.png/.jpg), video (.mp4/.gif) or a folder for "
                         "numbered PNG frames (a name ending in '/' or without suffix)")
@@ -164,10 +166,17 @@ def cmd_bench(args) -> int:
 
 def _add_scene_options(p: argparse.ArgumentParser):
     p.add_argument("--size", type=size_arg, default=(1280, 720), help="WIDTHxHEIGHT pixels")
-    p.add_argument("--camera", type=_camera_spec, default=None, metavar="AZ,EL[,DIST]|PATH",
+    p.add_argument("--camera", type=_camera_spec, default=None,
+                   metavar="AZ,EL[,DIST]|PATH|gltf:N",
                    help="orbit camera: azimuth and elevation in degrees, distance in world "
                         "units (default: auto-framed); or a camera path file (.json/.toml, "
-                        "see README) to follow")
+                        "see README) to follow; or gltf:N, the file's own camera N")
+    p.add_argument("--up", choices=["y", "z"], default=None,
+                   help="the file's up axis: 'z' turns Z-up data (LAS, most scans) into the "
+                        "engine's +Y up (default: the format's own: z for LAS/LAZ, else y)")
+    p.add_argument("--animation", type=index_arg, default=None, metavar="N",
+                   help="play the file's animation N (0-based): in the window, and in a "
+                        "video --out (whose length defaults to the animation's)")
     p.add_argument("--point-size", type=_positive, default=None, metavar="N",
                    help="splat size in pixels (default: per geometry)")
     p.add_argument("--backend", choices=["auto", "cupy", "numba", "numpy"], default=None,
@@ -208,7 +217,7 @@ def _apply_look(args, scene):
 VIEW_AZIMUTH, VIEW_ELEVATION = 35.0, 25.0  # default framing direction, degrees
 
 
-def load_source(source: str, aspect: float = 1.0):
+def load_source(source: str, aspect: float = 1.0, up: str | None = None):
     """(scene, camera) for 'demo' or a 3D file path.
 
     A file is loaded with ``engine.io.load`` under a new Scene, and a perspective camera
@@ -227,7 +236,7 @@ def load_source(source: str, aspect: float = 1.0):
     from ..scene.graph import Scene
 
     scene = Scene(Path(source).name, background=(0.04, 0.05, 0.08))
-    scene.add(load(source))
+    scene.add(load(source, up=up))
     bounds = scene.bounds()
     if bounds is None:
         raise LoadError(f"{source}: no vertex has finite coordinates, nothing to show")
@@ -236,10 +245,18 @@ def load_source(source: str, aspect: float = 1.0):
     return scene, camera
 
 
+def _file_options(args, scene, camera):
+    """(camera, clip): --camera gltf:N and --animation N (engine.cli.files)."""
+    from .files import file_camera, file_clip
+
+    camera = file_camera(args, scene, camera)
+    return camera, file_clip(args, scene, camera)
+
+
 def _place_camera(args, scene, camera):
     """Apply --camera: an AZ,EL[,DIST] orbit position, or the path's pose at t = 0.
     Returns the loaded CameraPath, or None."""
-    if args.camera is None:
+    if args.camera is None or isinstance(args.camera, FileCamera):
         return None
     if isinstance(args.camera, Path):
         from ..animation.offline import fit_clip_to_path
@@ -277,14 +294,15 @@ def _cmd_render(args) -> int:
                           f"(.mp4, .gif or a folder)")
     if not animated:
         prepare_output_file(args.out)  # fail before rendering, not after
-    scene, camera = load_source(args.source, args.size[0] / args.size[1])
+    scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up)
     _apply_look(args, scene)
+    camera, clip = _file_options(args, scene, camera)
     path = _place_camera(args, scene, camera)
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size, raster=args.raster)
     if animated:
         try:
-            return _render_animation(args, scene, camera, renderer, path)
+            return _render_animation(args, scene, camera, renderer, path, clip)
         finally:
             renderer.close()
     t0 = time.perf_counter()
@@ -303,8 +321,9 @@ def _cmd_render(args) -> int:
     return 0
 
 
-def _render_animation(args, scene, camera, renderer, path) -> int:
-    """--out video/frames: follow the camera path (or a turntable) at t = k / fps.
+def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
+    """--out video/frames: follow the camera path (or a turntable; a still camera when
+    an --animation plays) at t = k / fps.
 
     Exit status: 0 when every frame is written, 130 after Ctrl-C and 143 after SIGTERM
     (the frames so far are kept), 2 (EngineError) for a frame count over MAX_FRAMES or
@@ -320,6 +339,8 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
     from ..progress import Progress
 
     duration = args.duration or (6.0 if path is None else path.duration)
+    if clip is not None and not args.duration:
+        duration = max(clip.duration, 0.0 if path is None else path.duration)
     if args.frames is not None:
         try:
             n = check_frame_count(args.frames)
@@ -327,8 +348,9 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
             raise EngineError(f"--frames {args.frames}: {exc}") from None
     else:
         if not duration > 0:
-            raise EngineError(f"{args.camera}: the path lasts 0 s (one keyframe); "
-                              f"give --duration or --frames")
+            what = (f"--animation {args.animation}: the animation" if clip is not None
+                    else f"{args.camera}: the path")
+            raise EngineError(f"{what} lasts 0 s; give --duration or --frames")
         try:
             n = frame_count(duration, args.fps)
         except EngineError as exc:
@@ -338,6 +360,10 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
             raise EngineError(f"{what} at --fps {args.fps:g} needs more frames than the "
                               f"limit of {MAX_FRAMES:,}; give --frames N, a lower --fps "
                               f"or a shorter --duration") from exc
+    if clip is not None:
+        from ..animation.clips import ClipMotion
+
+        path = ClipMotion(clip, path)  # a still camera unless a path is given
     if path is None:
         # Turntable: one turn around the scene from the --camera (or framed) position.
         bounds = scene.bounds()
@@ -374,7 +400,7 @@ def _render_animation(args, scene, camera, renderer, path) -> int:
     return 0
 
 
-def load_sources(sources, aspect: float = 1.0):
+def load_sources(sources, aspect: float = 1.0, up: str | None = None):
     """(scene, camera) showing every source together; one source is ``load_source``'s.
 
     Several sources are moved under one new scene (background of the first, cameras
@@ -385,10 +411,10 @@ def load_sources(sources, aspect: float = 1.0):
     from ..scene.graph import Scene
 
     if len(sources) == 1:
-        return load_source(sources[0], aspect)
+        return load_source(sources[0], aspect, up)
     scene = None
     for source in sources:
-        part, _ = load_source(source, aspect)
+        part, _ = load_source(source, aspect, up)
         if scene is None:
             scene = Scene("view", background=part.background)
         for child in part.children:
@@ -413,12 +439,17 @@ def cmd_view(args) -> int:
 
         if not is_path_file(args.record):
             raise EngineError(f"--record {args.record}: camera path files end in .json or .toml")
-    scene, camera = load_sources(args.files, args.size[0] / args.size[1])
+    scene, camera = load_sources(args.files, args.size[0] / args.size[1], up=args.up)
     _apply_look(args, scene)
+    camera, clip = _file_options(args, scene, camera)
     playback = _place_camera(args, scene, camera)
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size)
     controls = _window_controls(args, scene, camera, renderer, playback)
+    if clip is not None:
+        from ..animation.clips import ClipPlayer
+
+        controls = ClipPlayer(clip, controls)
     try:
         path = present(renderer, raster=args.raster, out=args.out, max_frames=args.frames,
                        controller=controls)

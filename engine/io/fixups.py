@@ -1,5 +1,5 @@
-"""Repairs and checks for OBJ, PLY, STL and glTF/GLB files, applied before (PLY
-colours: after) trimesh reads them.
+"""Repairs and checks for OBJ, PLY and STL files, applied before (PLY colours: after)
+trimesh reads them (glTF is read by engine.io.gltf, from the specification).
 
 trimesh (5.2) reads these formats well, but measured against real exporters and broken
 files it gets a few cases wrong or fails with messages that do not say what is wrong;
@@ -39,15 +39,10 @@ it as ASCII text and asks for an optional charset package; we compare the sizes
 ourselves. ASCII STL missing ``endsolid`` (a truncated file) loads as empty in trimesh;
 we check the facet structure.
 
-glTF/GLB (Khronos glTF 2.0 spec): trimesh reports any bad .gltf JSON as a missing
-"model.gltf" and a bad GLB chunk length as a missing charset package; we check the JSON
-(line and column of an error), the ``asset`` object and version, and the GLB header and
-chunk lengths.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from dataclasses import dataclass, field
@@ -62,8 +57,6 @@ __all__ = [
     "PlyHeader",
     "PlyProperty",
     "check_ascii_stl",
-    "check_glb",
-    "check_gltf_json",
     "check_ply_body",
     "check_ply_colors",
     "decode_text",
@@ -612,87 +605,3 @@ def check_ascii_stl(path: Path, text: str):
                         f"at line {facet_line}")
     if not ended:
         raise LoadError(f"{path}: truncated ASCII STL: no 'endsolid' line at the end")
-
-
-# ---------------------------------------------------------------------------- glTF
-_GLB_MAGIC = b"glTF"
-_GLB_JSON, _GLB_BIN = 0x4E4F534A, 0x004E4942  # chunk types "JSON", "BIN\0"
-
-
-def check_gltf_json(path: Path, raw: bytes, where: str = "") -> bytes:
-    """Check the glTF JSON document ``raw`` (a .gltf file, or the JSON chunk of a GLB,
-    then ``where`` says so in messages) and return it without a UTF-8 byte-order mark,
-    which the glTF 2.0 spec ("JSON Encoding") lets readers ignore but trimesh rejects.
-
-    Raises LoadError naming the file when the bytes are a GLB, not UTF-8, not valid JSON
-    (with the line and column, and whether the text just ends early), not a glTF
-    document (no ``asset`` object) or not glTF version 2.
-    """
-    if raw.startswith(_GLB_MAGIC):
-        raise LoadError(f"{path}: binary glTF (GLB) data in a .gltf file (rename it to .glb)")
-    raw = raw.removeprefix(b"\xef\xbb\xbf")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LoadError(f"{path}: not a glTF file: not UTF-8 text{where} (byte {exc.start:,} "
-                        f"is 0x{raw[exc.start]:02x})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()):
-            raise LoadError(f"{path}: not valid JSON{where}: the text ends at line "
-                            f"{exc.lineno}, column {exc.colno} before the document is "
-                            "complete (truncated file?)") from None
-        raise LoadError(f"{path}: not valid JSON{where} at line {exc.lineno}, column "
-                        f"{exc.colno}: {exc.msg[:1].lower()}{exc.msg[1:]}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
-        raise LoadError(f"{path}: not a glTF file: no 'asset' object{where}, which glTF "
-                        "requires")
-    version = str(doc["asset"].get("version", ""))
-    if version.split(".")[0] != "2":
-        raise LoadError(f"{path}: glTF version {version!r} is not supported (only 2.x)")
-    return raw
-
-
-def check_glb(path: Path, data: bytes):
-    """Check the container of the binary glTF ``data`` read from ``path`` (glTF 2.0
-    spec, "GLB File Format Specification": a 12-byte header of magic 'glTF', uint32
-    version 2 and uint32 total length, then chunks of uint32 length, uint32 type and
-    data, the first one JSON; all little-endian).
-
-    Raises LoadError naming the file for a wrong magic or version, a total length that
-    differs from the file size, a chunk running past the end, or bad JSON (see
-    ``check_gltf_json``).
-    """
-    n = len(data)
-    if not data.startswith(_GLB_MAGIC):
-        hint = " (it is JSON text: a .gltf file?)" if data.lstrip()[:1] == b"{" else ""
-        raise LoadError(f"{path}: not a GLB file: it does not start with 'glTF'{hint}")
-    if n < 12:
-        raise LoadError(f"{path}: truncated GLB: {n} bytes, shorter than the 12-byte header")
-    version, length = struct.unpack_from("<II", data, 4)
-    if version != 2:
-        raise LoadError(f"{path}: GLB version {version} is not supported (only glTF 2.0)")
-    if length > n:
-        raise LoadError(f"{path}: truncated GLB: the header declares {length:,} bytes but the "
-                        f"file has {n:,} bytes ({length - n:,} missing)")
-    if length < n:
-        raise LoadError(f"{path}: corrupt GLB: the file has {n:,} bytes, {n - length:,} more "
-                        f"than the header declares ({length:,})")
-    off, index = 12, 0
-    while off < n:
-        if off + 8 > n:
-            raise LoadError(f"{path}: truncated GLB: chunk {index} header cut at byte {n:,}")
-        size, kind = struct.unpack_from("<II", data, off)
-        name = {_GLB_JSON: "JSON", _GLB_BIN: "BIN"}.get(kind, f"0x{kind:08x}")
-        if off + 8 + size > n:
-            raise LoadError(f"{path}: truncated GLB: chunk {index} ({name}) declares "
-                            f"{size:,} bytes but only {n - off - 8:,} follow")
-        if index == 0:
-            if kind != _GLB_JSON:
-                raise LoadError(f"{path}: corrupt GLB: the first chunk is {name}, not JSON")
-            check_gltf_json(path, data[off + 8: off + 8 + size], " in the JSON chunk")
-        off += 8 + size
-        index += 1
-    if index == 0:
-        raise LoadError(f"{path}: truncated GLB: no JSON chunk after the header")

@@ -13,13 +13,13 @@ import json
 
 from ..errors import LoadError
 
-__all__ = ["MAX_DEPTH", "parse_json"]
+__all__ = ["MAX_DEPTH", "deepest_point", "parse_json"]
 
 #: Nesting depth named in the message when the parser gives up (glTF needs < 10 levels).
 MAX_DEPTH = 500
 
 
-def _too_deep(text: str, limit: int):
+def deepest_point(text: str, limit: int):
     """(line, column, depth) where the nesting first exceeds ``limit``, or None.
     Strings are skipped, so brackets inside them do not count."""
     depth, line, col, in_str, esc = 0, 1, 0, False, False
@@ -71,7 +71,7 @@ def parse_json(path, raw: bytes, where: str = "", label: str = ""):
         raise LoadError(f"{path}: not valid JSON{where} at line {exc.lineno}, column "
                         f"{exc.colno}: {exc.msg[:1].lower()}{exc.msg[1:]}") from None
     except RecursionError:
-        deep = _too_deep(text, MAX_DEPTH)
+        deep = deepest_point(text, MAX_DEPTH)
         at = "" if deep is None else f" (deeper than {MAX_DEPTH} levels at line {deep[0]}, " \
                                      f"column {deep[1]})"
         raise LoadError(f"{path}: JSON{where} is nested too deeply to read{at}") from None

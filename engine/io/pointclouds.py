@@ -492,7 +492,8 @@ def _pcd_ascii(path: Path, body: bytes, dtype, points: int, header_lines: int):
 
 
 # ----------------------------------------------------------------------------- text
-_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eEdD][-+]?\d+)?$|^[-+]?(nan|inf)$", re.I)
+_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^[-+]?(nan|inf)$",
+                      re.IGNORECASE)
 _NAMES = {"x": "x", "y": "y", "z": "z", "r": "r", "red": "r", "g": "g", "green": "g",
           "b": "b", "blue": "b", "i": "intensity", "intensity": "intensity",
           "scalar_intensity": "intensity"}

@@ -1,0 +1,67 @@
+"""What ``frustum render`` and ``frustum view`` take from a loaded file besides its
+geometry: ``--camera gltf:N`` (the file's own camera N) and ``--animation N`` (its
+animation N, played in the window and in videos)."""
+
+from __future__ import annotations
+
+from ..errors import EngineError
+from ..scene.clips import Clip
+from ..scene.model import Model
+from .args import FileCamera
+
+__all__ = ["file_camera", "file_clip"]
+
+
+def _models(scene) -> list[Model]:
+    return [n for n in scene.traverse() if isinstance(n, Model)]
+
+
+def _sources(scene) -> str:
+    return ", ".join(str(m.source or m.name) for m in _models(scene)) or "the scene"
+
+
+def file_camera(args, scene, camera):
+    """The camera to render through: the file's camera for ``--camera gltf:N`` (given
+    the aspect of ``camera``, the auto-framed one), else ``camera``. Raises EngineError
+    when no loaded file has camera N."""
+    spec = getattr(args, "camera", None)
+    if not isinstance(spec, FileCamera):
+        return camera
+    have = 0
+    for model in _models(scene):
+        if spec.index < len(model.cameras):
+            cam = model.cameras[spec.index]
+            cam.aspect = camera.aspect
+            return cam
+        have = max(have, len(model.cameras))
+    raise EngineError(f"--camera gltf:{spec.index}: {_sources(scene)} "
+                      f"{'has no cameras' if not have else f'has {have} camera(s) (0 to {have - 1})'}")
+
+
+def file_clip(args, scene, camera, framed: bool = True) -> Clip | None:
+    """The animation chosen by ``--animation N`` (clip N of every loaded file that has
+    one, played together), posed at t = 0; None without the option. When ``framed``
+    and no --camera was given, the camera is framed on everything the clip sweeps.
+    Raises EngineError when no loaded file has animation N."""
+    index = getattr(args, "animation", None)
+    if index is None:
+        return None
+    tracks, have = [], 0
+    for model in _models(scene):
+        have = max(have, len(model.clips))
+        if index < len(model.clips):
+            tracks.extend(model.clips[index].tracks)
+    if not tracks and not any(index < len(m.clips) for m in _models(scene)):
+        raise EngineError(f"--animation {index}: {_sources(scene)} "
+                          f"{'has no animations' if not have else f'has {have} animation(s) (0 to {have - 1})'}")
+    clip = Clip(f"animation {index}", tracks)
+    clip.apply(0.0)
+    if framed and getattr(args, "camera", None) is None:
+        from ..animation.clips import clip_bounds
+
+        bounds = clip_bounds(scene, clip)
+        if bounds is not None:
+            from .commands import VIEW_AZIMUTH, VIEW_ELEVATION
+
+            camera.frame(bounds, azimuth=VIEW_AZIMUTH, elevation=VIEW_ELEVATION)
+    return clip
