@@ -189,10 +189,10 @@ def _read_las(path: Path):
         record = int(h.point_format.size)
         start = int(h.offset_to_point_data)
         if not np.all(np.isfinite(h.scales)) or np.any(np.asarray(h.scales) == 0):
-            raise LoadError(f"{path}: LAS header scale factors {list(h.scales)} must be "
+            raise LoadError(f"{path}: LAS header scale factors {h.scales.tolist()} must be "
                             "finite and non-zero")
         if not np.all(np.isfinite(h.offsets)):
-            raise LoadError(f"{path}: LAS header offsets {list(h.offsets)} must be finite")
+            raise LoadError(f"{path}: LAS header offsets {h.offsets.tolist()} must be finite")
         compressed = bool(h.are_points_compressed)
         if not compressed:
             need = start + count * record

@@ -67,8 +67,8 @@ class TransformTrack:
             raise ValueError("times must be at least one finite number")
         if t.size > 1 and not np.all(np.diff(t) > 0):
             k = int(np.argmax(~(np.diff(t) > 0))) + 1
-            raise ValueError(f"times must increase strictly: key {k} at {t[k]!r} s "
-                             f"follows {t[k - 1]!r} s")
+            raise ValueError(f"times must increase strictly: key {k} at {float(t[k])!r} s "
+                             f"follows {float(t[k - 1])!r} s")
         d = _WIDTH[path]
         v = np.asarray(values, np.float64)
         want = (t.size, 3, d) if interpolation == "cubicspline" else (t.size, d)
