@@ -101,6 +101,19 @@ def _join_continuations(text: str) -> str:
     return "\n".join(out)
 
 
+_INTEGER = re.compile(r"[-+]?[0-9]+")
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+                     r"|[-+]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def _int(token: str) -> int:
+    """An integer in ASCII digits (Python's int() also takes '1_000', other scripts'
+    digits and surrounding spaces, which the reader does not)."""
+    if not _INTEGER.fullmatch(token):
+        raise ValueError(token)
+    return int(token)
+
+
 def _face_refs(no: int, tokens: list[str], counts: list[int], forward: list):
     """Check the references of face line ``no`` against the ``counts`` of v/vt/vn read
     so far; returns the tokens with negative parts made absolute (1-based).
@@ -115,7 +128,7 @@ def _face_refs(no: int, tokens: list[str], counts: list[int], forward: list):
         raise ValueError(f"line {no}: a face needs at least 3 vertices, this one has "
                          f"{len(tokens) - 1}")
     try:  # the common case: plain positive indices of vertices already defined
-        plain = list(map(int, tokens[1:]))
+        plain = list(map(_int, tokens[1:]))
         if min(plain) > 0 and max(plain) <= counts[0]:
             return tokens[1:]
     except ValueError:  # v/vt/vn parts, or not a number: checked below
@@ -124,15 +137,15 @@ def _face_refs(no: int, tokens: list[str], counts: list[int], forward: list):
     for token in tokens[1:]:
         parts = token.split("/")
         if len(parts) > 3 or not parts[0]:
-            raise ValueError(f"line {no}: {token!r} is not a face vertex reference "
+            raise ValueError(f"line {no}: {_shown(token, 30)} is not a face vertex reference "
                              "(v, v/vt, v//vn or v/vt/vn)")
         for k, p in enumerate(parts):
             if not p and k:  # v//vn has no texture coordinate
                 continue
             try:
-                ref = int(p)
+                ref = _int(p)
             except ValueError:
-                raise ValueError(f"line {no}: {token!r} is not a face vertex reference "
+                raise ValueError(f"line {no}: {_shown(token, 30)} is not a face vertex reference "
                                  "(indices are integers)") from None
             if ref == 0:
                 raise ValueError(f"line {no}: face references {_REF_KINDS[k]} 0, but OBJ "
@@ -146,6 +159,28 @@ def _face_refs(no: int, tokens: list[str], counts: list[int], forward: list):
                 forward.append((no, k, ref))
         out.append("/".join(parts))
     return out
+
+
+# least numbers on a coordinate line, and what the message says when it has fewer
+_COORD_LINES = {"v": (3, "a vertex needs 3 numbers"),
+                "vt": (1, "a texture coordinate needs 1 to 3 numbers"),
+                "vn": (3, "a normal needs 3 numbers")}
+_SEPARATORS = re.compile(r"[ \t]+")
+
+
+def _coordinates(line: str) -> list[float]:
+    """The numbers after the keyword of a v/vt/vn line, split on spaces and tabs only
+    (as trimesh's reader splits them; other characters make a token that is not a
+    number). An empty list when any token is not a number."""
+    tokens = [t for t in _SEPARATORS.split(line.strip(" \t")) if t][1:]
+    if not all(_NUMBER.fullmatch(t) for t in tokens):
+        return []
+    return [float(t) for t in tokens]
+
+
+def _shown(line: str, n: int = 60) -> str:
+    text = line.strip()
+    return repr(text if len(text) <= n else text[:n] + "...")
 
 
 def normalize_obj(text: str) -> str:
@@ -166,19 +201,22 @@ def normalize_obj(text: str) -> str:
     forward: list = []
     rgb_lines = []  # (index in out, tokens) of `v x y z r g b` lines
     max_rgb = 0.0
+    widths: dict = {"v": {}, "vt": {}, "vn": {}}  # numbers per line -> line indices
     changed = False
     for i, line in enumerate(out):
-        tokens = line.split()
+        # split as the reader does: on spaces and tabs (Python's split() would also
+        # split on other characters that the reader keeps inside a token)
+        tokens = [t for t in _SEPARATORS.split(line.strip(" \t")) if t]
         key = tokens[0] if tokens else ""
         try:
+            if key in _COORD_LINES:  # trimesh reports a non-number without saying where
+                least, what = _COORD_LINES[key]
+                n = len(_coordinates(line))
+                if n < least:
+                    raise ValueError(f"line {i + 1}: {what}: {_shown(line)}")
+                widths[key].setdefault(3 if (key == "v" and n == 4) else n, []).append(i)
             if key == "v":
                 counts[0] += 1
-                try:  # trimesh reports a non-number without saying where
-                    ok = len([float(t) for t in tokens[1:]]) >= 3
-                except ValueError:
-                    ok = False
-                if not ok:
-                    raise ValueError(f"line {i + 1}: a vertex needs 3 numbers: {line.strip()!r}")
                 if len(tokens) == 5:
                     out[i] = _vertex_over_w(tokens)
                     changed = True
@@ -189,6 +227,9 @@ def normalize_obj(text: str) -> str:
                 counts[1] += 1
             elif key == "vn":
                 counts[2] += 1
+            elif key[:1] == "f" and key != "f":  # the reader takes any line starting
+                raise ValueError(f"line {i + 1}: {_shown(key, 20)} is not an OBJ statement "
+                                 "(a face line starts with 'f ')")  # with 'f' as a face
             elif key == "f":
                 refs = _face_refs(i + 1, tokens, counts, forward)
                 if refs != tokens[1:]:
@@ -205,8 +246,23 @@ def normalize_obj(text: str) -> str:
         if ref > counts[k]:
             raise ValueError(f"line {no}: face references {_REF_KINDS[k]} {ref} but only "
                              f"{_defined(counts[k])}")
+    # the reader needs one width per kind of coordinate line: lines that differ are cut
+    # to what is drawn (x y z; u v with v = 0 when absent; nx ny nz)
+    keep = {"v": ((3,), (6,)), "vt": ((2,), (3,)), "vn": ((3,),)}
+    for key, by_width in widths.items():
+        if tuple(sorted(by_width)) in keep[key] or not by_width:
+            continue
+        if key == "v":
+            rgb_lines = []
+        want = {"v": 3, "vt": 2, "vn": 3}[key]
+        for lines in by_width.values():
+            for i in lines:
+                nums = _coordinates(out[i])[:want]
+                nums += [0.0] * (want - len(nums))
+                out[i] = key + " " + " ".join(repr(x) for x in nums)
+        changed = True
     # colours are 0-1 by convention; any value > 1 means the exporter wrote 0-255
-    if max_rgb > 1.0:
+    if max_rgb > 1.0 and rgb_lines:
         for i, tokens in rgb_lines:
             r, g, b = (float(t) / 255.0 for t in tokens[4:7])
             out[i] = " ".join(tokens[:4]) + f" {r!r} {g!r} {b!r}"
@@ -219,7 +275,10 @@ def _absolute_ref(token: str, counts) -> str:
     parts = token.split("/")
     for i, p in enumerate(parts[:3]):
         if p.startswith("-"):
-            parts[i] = str(int(p) + counts[i] + 1)
+            try:
+                parts[i] = str(int(p) + counts[i] + 1)
+            except ValueError:  # not a number: lines and points are not drawn anyway
+                pass
     return "/".join(parts)
 
 
@@ -285,21 +344,22 @@ def read_ply_header(path: Path) -> PlyHeader:
     m = re.search(rb"(?m)^end_header[ \t]*\r?\n", head)
     if m is None:
         raise LoadError(f"{path}: PLY header has no 'end_header' line (truncated header?)")
-    lines = decode_text(head[: m.start()]).splitlines()
+    # lines end at LF only (str.splitlines would also end them at \x85, \x1c, ...)
+    lines = [ln.rstrip("\r") for ln in decode_text(head[: m.start()]).split("\n")][:-1]
     fmt = None
     elements: list[PlyElement] = []
     for no, line in enumerate(lines, start=1):
         tok = line.split()
         if not tok or tok[0] in ("ply", "comment", "obj_info"):
             continue
-        bad = LoadError(f"{path}: PLY header line {no} is malformed: {line.strip()!r}")
+        bad = LoadError(f"{path}: PLY header line {no} is malformed: {_shown(line)}")
         if tok[0] == "format":
             if len(tok) != 3 or tok[1] not in ("ascii", "binary_little_endian",
                                               "binary_big_endian"):
                 raise bad
             fmt = tok[1]
         elif tok[0] == "element":
-            if len(tok) != 3 or not tok[2].isdigit():
+            if len(tok) != 3 or not _INTEGER.fullmatch(tok[2]) or tok[2][0] in "+-":
                 raise bad
             elements.append(PlyElement(tok[1], int(tok[2])))
         elif tok[0] == "property":
@@ -323,6 +383,26 @@ def read_ply_header(path: Path) -> PlyHeader:
             raise bad
     if fmt is None:
         raise LoadError(f"{path}: PLY header has no 'format' line")
+    vertex = next((el for el in elements if el.name == "vertex"), None)
+    if vertex is None:
+        listed = ", ".join(_shown(el.name, 20)[1:-1] for el in elements[:8])
+        raise LoadError(f"{path}: the PLY file has no 'vertex' element (it has: "
+                        f"{listed or 'none'})")
+    else:
+        names = [p.name for p in vertex.properties]
+        for axis in "xyz":
+            if axis not in names:
+                listed = ", ".join(_shown(n, 20)[1:-1] for n in names[:8])
+                raise LoadError(f"{path}: the PLY 'vertex' element has no {axis!r} property "
+                                f"(it has: {listed or 'none'})")
+    face = next((el for el in elements if el.name == "face"), None)
+    if face is not None and face.count:
+        lists = [p for p in face.properties if p.is_list]
+        named = [p for p in lists if p.name in ("vertex_indices", "vertex_index")]
+        if not named:
+            listed = ", ".join(_shown(p.name, 20)[1:-1] for p in face.properties[:8])
+            raise LoadError(f"{path}: the PLY 'face' element has no 'vertex_indices' list "
+                            f"property (it has: {listed or 'none'})")
     return PlyHeader(fmt, elements, m.end(), len(lines) + 1)
 
 
@@ -330,8 +410,17 @@ def _describe(el: PlyElement) -> str:
     return ", ".join(("list " if p.is_list else "") + p.name for p in el.properties)
 
 
+_PLY_SPACE = re.compile(r"[ \t\r\f\v]+")
+
+
 def _check_ascii(path: Path, header: PlyHeader, body: bytes):
-    rows = decode_text(body).splitlines()
+    """Every ASCII element line: the token count the header declares, numbers only, and
+    face vertex indices inside the vertex element. Lines are split on LF only, tokens
+    on spaces and tabs (as the reader does)."""
+    rows = decode_text(body).split("\n")
+    if rows and not rows[-1].strip():
+        rows.pop()  # after the final newline
+    counts = {el.name: el.count for el in header.elements}
     pos = 0
     for el in header.elements:
         chunk = rows[pos: pos + el.count]
@@ -340,8 +429,12 @@ def _check_ascii(path: Path, header: PlyHeader, body: bytes):
                             f"'{el.name}' lines but the file ends after {len(chunk):,}")
         scalar_only = not any(p.is_list for p in el.properties)
         want = len(el.properties)
+        faces = (el.name == "face" and el.properties and el.properties[0].is_list
+                 and el.properties[0].name in ("vertex_indices", "vertex_index"))
+        n_vertices = counts.get("vertex", 0)
+        tokens_of = []
         for i, row in enumerate(chunk):
-            tok = row.split()
+            tok = _PLY_SPACE.split(row.strip()) if row.strip() else []
             if scalar_only:
                 got_ok = len(tok) == want
                 expected = want
@@ -353,13 +446,43 @@ def _check_ascii(path: Path, header: PlyHeader, body: bytes):
                 except (IndexError, ValueError):
                     expected = -1
                 got_ok = expected == len(tok)
+            line_no = header.header_lines + pos + i + 1
             if not got_ok:
-                line_no = header.header_lines + pos + i + 1
                 what = f"{expected} values" if expected >= 0 else "a different layout"
                 raise LoadError(
                     f"{path}: line {line_no}: '{el.name}' {i} has {len(tok)} values but "
                     f"the header declares {what} ({_describe(el)})")
+            if faces:
+                for t in tok[1:1 + int(tok[0])]:
+                    try:
+                        v = int(t)
+                    except ValueError:
+                        break  # reported as "not a number" below
+                    if not 0 <= v < n_vertices:
+                        raise LoadError(f"{path}: line {line_no}: 'face' {i} refers to vertex "
+                                        f"{v:,}, but the file has {n_vertices:,} vertices")
+            tokens_of.append(tok)
+        _check_numbers(path, tokens_of, header.header_lines + pos + 1, el.name)
         pos += el.count
+
+
+def _check_numbers(path: Path, rows: list, first_line: int, name: str):
+    """Every token of ``rows`` (token lists of consecutive lines from ``first_line``)
+    is a number; LoadError naming the first line with one that is not."""
+    flat = [t for tok in rows for t in tok]
+    try:
+        np.array(flat, dtype=np.float64)
+        return
+    except (ValueError, OverflowError):
+        pass
+    for k, tok in enumerate(rows):
+        for t in tok:
+            try:
+                float(t)
+            except ValueError:
+                shown = t if len(t) <= 30 else t[:30] + "..."
+                raise LoadError(f"{path}: line {first_line + k}: '{name}' {k} has {shown!r}, "
+                                "which is not a number") from None
 
 
 def _check_binary(path: Path, header: PlyHeader, body_size: int):
@@ -591,7 +714,7 @@ def check_ascii_stl(path: Path, text: str):
             except ValueError:
                 ok = False
             if not ok:
-                raise LoadError(f"{path}: line {no}: a vertex needs 3 numbers: {line.strip()!r}")
+                raise LoadError(f"{path}: line {no}: a vertex needs 3 numbers: {_shown(line)}")
             corners += 1
         elif key == "endfacet":
             if corners != 3:

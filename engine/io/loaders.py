@@ -312,12 +312,32 @@ def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures
 
 
 def _load_ply(path: Path, point_size: float) -> Model:
+    try:
+        return _load_ply_checked(path, point_size)
+    except IndexError as exc:  # a binary face list naming a vertex that does not exist
+        m = re.search(r"index (-?\d+) is out of bounds for axis 0 with size (\d+)", str(exc))
+        if m is None:
+            raise
+        raise LoadError(f"{path}: a face refers to vertex {int(m[1]):,}, but the file has "
+                        f"{int(m[2]):,} vertices") from None
+
+
+def _load_ply_checked(path: Path, point_size: float) -> Model:
     import trimesh
 
     header = fixups.read_ply_header(path)
     fixups.check_ply_body(path, header)
+    source = str(path)
+    with open(path, "rb") as fh:
+        head = fh.read(header.data_offset)
     try:
-        obj = trimesh.load(str(path), process=False)
+        head.decode("utf-8")
+    except UnicodeDecodeError:  # e.g. a Latin-1 comment, which trimesh cannot decode
+        data = head.decode("latin-1").encode("utf-8") + path.read_bytes()[header.data_offset:]
+        source = io.BytesIO(data)
+    try:
+        obj = trimesh.load(source, file_type="ply", process=False,
+                           resolver=trimesh.resolvers.FilePathResolver(str(path)))
     except ValueError as exc:
         if "unexpected length" not in str(exc):
             raise

@@ -174,11 +174,7 @@ def _read_las(path: Path):
     size = path.stat().st_size
     with open(path, "rb") as fh:
         head = fh.read(375)
-    if not head.startswith(b"LASF"):
-        raise LoadError(f"{path}: not a LAS file (it does not start with 'LASF')")
-    if len(head) < 227:
-        raise LoadError(f"{path}: truncated LAS header: {len(head)} bytes, the header has at "
-                        "least 227")
+    _check_las_header(path, head, size)
     try:
         reader = laspy.open(path, mode="r")
     except errors as exc:
@@ -233,6 +229,45 @@ def _read_las(path: Path):
         values = np.concatenate(rgb)
         colors = _rgb8(values, sixteen=bool(values.size) and int(values.max()) > 255)
     return positions, _choose_colors(colors, classification, intensity), attrs
+
+
+# LAS 1.4 R15, table 7 ff.: the least record length of each point data record format
+_LAS_RECORD = {0: 20, 1: 28, 2: 26, 3: 34, 4: 57, 5: 63, 6: 30, 7: 36, 8: 38, 9: 59, 10: 67}
+_LAS_HEADER = {0: 227, 1: 227, 2: 227, 3: 235, 4: 375}
+
+
+def _check_las_header(path: Path, head: bytes, size: int):
+    """The public header block's sizes against the file, before laspy reads anything
+    (a corrupt VLR count would otherwise make it read a billion records)."""
+    if not head.startswith(b"LASF"):
+        raise LoadError(f"{path}: not a LAS file (it does not start with 'LASF')")
+    if len(head) < 227:
+        raise LoadError(f"{path}: truncated LAS header: {len(head)} bytes, the header has at "
+                        "least 227")
+    major, minor = head[24], head[25]
+    if major != 1 or minor not in _LAS_HEADER:
+        raise LoadError(f"{path}: LAS version {major}.{minor} is not supported (1.0 to 1.4)")
+    header_size, start, vlrs, fmt, record = struct.unpack_from("<HIIBH", head, 94)
+    least = _LAS_HEADER[minor]
+    if not least <= header_size <= start <= size:
+        raise LoadError(f"{path}: corrupt LAS header: header size {header_size:,} and point "
+                        f"data offset {start:,} must satisfy {least} <= size <= offset <= "
+                        f"file size {size:,}")
+    if vlrs * 54 > start - header_size:
+        raise LoadError(f"{path}: corrupt LAS header: {vlrs:,} variable length records of at "
+                        f"least 54 bytes do not fit the {start - header_size:,} bytes before "
+                        "the point data")
+    fmt_id = fmt & 0x3F
+    if fmt_id not in _LAS_RECORD or record < _LAS_RECORD[fmt_id]:
+        raise LoadError(f"{path}: corrupt LAS header: point format {fmt_id} with "
+                        f"{record}-byte records (the format needs at least "
+                        f"{_LAS_RECORD.get(fmt_id, '?')})")
+    if minor == 4 and len(head) >= 255:
+        evlr_start, evlrs = struct.unpack_from("<QI", head, 235)
+        if evlrs and (evlr_start > size or evlrs * 60 > size - evlr_start):
+            raise LoadError(f"{path}: corrupt LAS header: {evlrs:,} extended variable length "
+                            f"records from byte {evlr_start:,} do not fit the {size:,}-byte "
+                            "file")
 
 
 def _check_laz_count(path: Path, header, count: int, start: int, size: int):

@@ -84,7 +84,7 @@ class _Builder:
         if scenes:
             si = doc.ref(doc.json, "scene", "(root)", "scenes", default=0)
             scene = doc.item("scenes", si)
-            roots = [doc.ref({"n": r}, "n", f"scenes[{si}].nodes[{k}]", "nodes")
+            roots = [doc.index(r, f"scenes[{si}].nodes[{k}]", "nodes")
                      for k, r in enumerate(doc.list(scene, "nodes", f"scenes[{si}]"))]
             for k, r in enumerate(roots):
                 if parent[r] is not None:
@@ -142,7 +142,7 @@ class _Builder:
             where = f"nodes[{i}]"
             node = doc.item("nodes", i)
             for k, c in enumerate(doc.list(node, "children", where)):
-                c = doc.ref({"c": c}, "c", f"{where}.children[{k}]", "nodes")
+                c = doc.index(c, f"{where}.children[{k}]", "nodes")
                 if c == i:
                     raise doc.error(f"{where}.children[{k}]", "a node cannot be its own child")
                 if parent[c] is not None:
@@ -228,7 +228,7 @@ class _Builder:
         doc = self.doc
         out = []
         for k, w in enumerate(doc.list(d, "weights", where)):
-            out.append(doc.number({"w": w}, "w", f"{where}.weights[{k}]"))
+            out.append(doc.value_number(w, f"{where}.weights[{k}]"))
         return out
 
     # ------------------------------------------------------------------ cameras

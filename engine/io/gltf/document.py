@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import os
 import posixpath
 import struct
 from pathlib import Path
@@ -187,26 +188,30 @@ class Document:
             raise self.error(f"{where}.{key}", f"must be <= {hi:,}, got {_show(v)}")
         return v
 
+    def value_number(self, value, where: str) -> float:
+        """``value`` (found at ``where``) as a finite number."""
+        return self.number({"": value}, "", where, _at=where)
+
     def number(self, d: dict, key: str, where: str, default=_MISSING, lo=None, hi=None,
-               lo_open: bool = False) -> float:
+               lo_open: bool = False, _at=None) -> float:
         v = d.get(key, _MISSING)
+        at = f"{where}.{key}" if _at is None else _at
         if v is _MISSING:
             if default is _MISSING:
                 raise self.error(where, f"'{key}' is required")
             return default
         if not isinstance(v, (int, float)) or isinstance(v, bool):
-            raise self.error(f"{where}.{key}", f"must be a number, got {_show(v)}")
+            raise self.error(at, f"must be a number, got {_show(v)}")
         try:
             f = float(v)
         except OverflowError:
             f = math.inf
         if not math.isfinite(f):
-            raise self.error(f"{where}.{key}", f"must be a finite number, got {_show(v)}")
+            raise self.error(at, f"must be a finite number, got {_show(v)}")
         if lo is not None and (f <= lo if lo_open else f < lo):
-            raise self.error(f"{where}.{key}", f"must be {'>' if lo_open else '>='} {lo:g}, "
-                                               f"got {f:g}")
+            raise self.error(at, f"must be {'>' if lo_open else '>='} {lo:g}, got {f:g}")
         if hi is not None and f > hi:
-            raise self.error(f"{where}.{key}", f"must be <= {hi:g}, got {f:g}")
+            raise self.error(at, f"must be <= {hi:g}, got {f:g}")
         return f
 
     def numbers(self, d: dict, key: str, where: str, n: int, default=_MISSING) -> tuple:
@@ -250,16 +255,26 @@ class Document:
             raise self.error(f"{where}.{key}", f"must be true or false, got {_show(v)}")
         return v
 
-    def ref(self, d: dict, key: str, where: str, array: str, default=_MISSING):
+    def index(self, value, where: str, array: str) -> int:
+        """``value`` (found at ``where``) as an index into the top-level ``array``."""
+        return self.ref({"": value}, "", where, array, _at=where)
+
+    def ref(self, d: dict, key: str, where: str, array: str, default=_MISSING, _at=None):
         """Index ``d[key]`` into the top-level ``array``, checked to exist (``default``,
         e.g. None, when absent and not required)."""
         if key not in d and default is not _MISSING:
             return default
-        v = self.integer(d, key, where)
+        at = f"{where}.{key}" if _at is None else _at
+        v = d[key] if _at is not None else None
+        if _at is None:
+            v = self.integer(d, key, where)
+        elif isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
+            v = int(v)
+        if _at is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise self.error(at, f"must be an index (an integer >= 0), got {_show(v)}")
         have = len(self.array(array))
         if v >= have:
-            raise self.error(f"{where}.{key}", f"refers to {array}[{v:,}] but the file has "
-                                               f"{have:,} {array}")
+            raise self.error(at, f"refers to {array}[{v:,}] but the file has {have:,} {array}")
         return v
 
     def name(self, d: dict, where: str, fallback: str) -> str:
@@ -326,14 +341,17 @@ class Document:
         target = self.folder / norm
         try:
             with open(target, "rb") as fh:
-                return fh.read() if limit is None else fh.read(limit)
+                # read(n) reserves n bytes first: never ask for more than the file holds
+                size = os.fstat(fh.fileno()).st_size
+                return fh.read(size if limit is None else min(limit, size))
         except FileNotFoundError:
-            raise self.error(where, f"the file {rel!r} it names is missing (looked for "
-                                    f"{target})") from None
+            raise self.error(where, f"the file {_short(rel)!r} it names is missing (looked "
+                                    f"for {_short(str(target), 200)})") from None
         except IsADirectoryError:
-            raise self.error(where, f"{rel!r} is a folder, not a file") from None
+            raise self.error(where, f"{_short(rel)!r} is a folder, not a file") from None
         except OSError as exc:
-            raise self.error(where, f"cannot read {rel!r}: {exc.strerror or exc}") from None
+            raise self.error(where, f"cannot read {_short(rel)!r}: {exc.strerror or exc}"
+                             ) from None
 
     def buffer_view(self, index: int, where: str) -> tuple[memoryview, int | None]:
         """(bytes, byteStride or None) of ``bufferViews[index]`` (index checked)."""
