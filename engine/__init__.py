@@ -15,11 +15,12 @@ from .render.frame import Frame
 from .render.points import rasterize_points
 from .render.renderer import Renderer
 from .scene.camera import Camera, OrthographicCamera, PerspectiveCamera
-from .scene.geometry import Mesh, PointCloud
+from .scene.geometry import Lines, Mesh, PointCloud
 from .scene.graph import Node, Scene, get_transforms, set_transforms
 from .scene.instances import Instances
 from .scene.light import AmbientLight, DirectionalLight, PointLight
 from .scene.material import Material, Texture
+from .scene.model import Model
 from .scene.transforms import (
     euler_from_quat,
     quat_from_axis_angle,
@@ -55,8 +56,10 @@ __all__ = [
     "Frame",
     "Instances",
     "Keyframe",
+    "Lines",
     "Material",
     "Mesh",
+    "Model",
     "Node",
     "OrbitController",
     "OrthographicCamera",

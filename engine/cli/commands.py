@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "count and FPS. Without "
                     "a display the scene is drawn offscreen (GL, else the software "
                     "rasterizer) into --out and the path is printed.")
-    v.add_argument("files", nargs="+", metavar="FILE", help="'demo' or a 3D file")
+    v.add_argument("files", nargs="+", metavar="FILE",
+                   help="'demo' or a 3D file (formats: see docs/assets.md)")
     _add_scene_options(v)
     v.add_argument("--raster", choices=["auto", "gl", "software"], default="auto",
                    help="'gl' = GL_POINTS from the projected buffer; 'software' = the "

@@ -150,6 +150,11 @@ def _choose_colors(rgb, classification, intensity):
 
 
 # ------------------------------------------------------------------------------ LAS
+def _is_panic(exc: BaseException) -> bool:
+    """A Rust panic inside lazrs (pyo3's PanicException derives from BaseException)."""
+    return type(exc).__name__ == "PanicException"
+
+
 def _las_error_types():
     import laspy
 
@@ -179,6 +184,11 @@ def _read_las(path: Path):
         reader = laspy.open(path, mode="r")
     except errors as exc:
         raise LoadError(f"{path}: cannot read the LAS header: {_one_line(exc)}") from None
+    except BaseException as exc:
+        if not _is_panic(exc):
+            raise
+        raise LoadError(f"{path}: corrupt LAZ: the decompressor failed ({_one_line(exc)})"
+                        ) from None
     with reader:
         h = reader.header
         count = int(h.point_count)
@@ -216,6 +226,11 @@ def _read_las(path: Path):
         except errors as exc:
             raise LoadError(f"{path}: the LAS point data ends or breaks after {done:,} of the "
                             f"{count:,} points the header declares: {_one_line(exc)}") from None
+        except BaseException as exc:
+            if not _is_panic(exc):
+                raise
+            raise LoadError(f"{path}: corrupt LAZ: the decompressor failed after {done:,} of "
+                            f"{count:,} points ({_one_line(exc)})") from None
     if done != count:
         raise LoadError(f"{path}: the LAS point data holds {done:,} points, the header "
                         f"declares {count:,}")
@@ -270,6 +285,10 @@ def _check_las_header(path: Path, head: bytes, size: int):
                             "file")
 
 
+# LASzip item types -> bytes per point (0: any, the extra bytes); from the LASzip source
+_LAZ_ITEMS = {0: 0, 6: 20, 7: 8, 8: 6, 9: 29, 10: 30, 11: 6, 12: 8, 13: 29, 14: 0}
+
+
 def _check_laz_count(path: Path, header, count: int, start: int, size: int):
     """A LAZ file's declared point count against its chunk table (module doc)."""
     vlr = next((v for v in header.vlrs if getattr(v, "record_id", None) == 22204
@@ -277,8 +296,25 @@ def _check_laz_count(path: Path, header, count: int, start: int, size: int):
     raw = None if vlr is None else getattr(vlr, "record_data", None)
     if raw is None or len(raw) < 16:
         raise LoadError(f"{path}: LAZ file without a readable 'laszip encoded' record")
-    compressor = struct.unpack_from("<H", raw, 0)[0]
+    compressor, coder = struct.unpack_from("<HH", raw, 0)
     chunk_size = struct.unpack_from("<I", raw, 12)[0]
+    items = struct.unpack_from("<H", raw, 32)[0] if len(raw) >= 34 else 0
+    if compressor not in (1, 2, 3) or coder != 0 or not items or len(raw) != 34 + 6 * items:
+        raise LoadError(f"{path}: corrupt LAZ: the 'laszip encoded' record (compressor "
+                        f"{compressor}, coder {coder}, {items} items in {len(raw)} bytes) is "
+                        "not one LASzip writes")
+    total = 0
+    for k in range(items):
+        kind, nbytes, _version = struct.unpack_from("<HHH", raw, 34 + 6 * k)
+        want = _LAZ_ITEMS.get(kind)
+        if want is None or (want and nbytes != want):
+            raise LoadError(f"{path}: corrupt LAZ: item {k} of the 'laszip encoded' record "
+                            f"(type {kind}, {nbytes} bytes) is not a LASzip item")
+        total += nbytes
+    record = int(header.point_format.size)
+    if total != record:
+        raise LoadError(f"{path}: corrupt LAZ: the LASzip items hold {total} bytes per point, "
+                        f"the point format {record}")
     data = max(size - start, 0)
     if compressor in (2, 3) and chunk_size != 0xFFFFFFFF:
         if start + 8 > size:

@@ -6,8 +6,10 @@ Imports: nothing of the engine outside ``engine.scene`` but the small helpers
 """
 
 from .camera import Camera, OrthographicCamera, PerspectiveCamera
-from .geometry import Geometry, Mesh, PointCloud
+from .clips import Clip, TransformTrack
+from .geometry import Geometry, Lines, Mesh, PointCloud
 from .graph import Node, Scene
+from .model import Model
 
-__all__ = ["Camera", "Geometry", "Mesh", "Node", "OrthographicCamera", "PerspectiveCamera",
-           "PointCloud", "Scene"]
+__all__ = ["Camera", "Clip", "Geometry", "Lines", "Mesh", "Model", "Node", "OrthographicCamera",
+           "PerspectiveCamera", "PointCloud", "Scene", "TransformTrack"]

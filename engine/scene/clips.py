@@ -37,6 +37,8 @@ INTERPOLATIONS = ("linear", "step", "cubicspline")
 PATHS = ("translation", "rotation", "scale")
 _WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
 _ATTR = {"translation": "position", "rotation": "rotation", "scale": "scale"}
+#: Largest key value accepted (keeps every interpolation step finite).
+MAX_VALUE = 1e30
 
 
 class TransformTrack:
@@ -53,7 +55,8 @@ class TransformTrack:
 
     Raises:
         ValueError: an unknown path or interpolation, wrong shapes, times that are not
-            finite and strictly increasing, non-finite values, a zero rotation key.
+            finite and strictly increasing, values that are not finite or exceed
+            ``MAX_VALUE``, a zero rotation key.
     """
 
     def __init__(self, node: Node, path: str, times, values, interpolation: str = "linear"):
@@ -74,12 +77,15 @@ class TransformTrack:
         want = (t.size, 3, d) if interpolation == "cubicspline" else (t.size, d)
         if v.shape != want:
             raise ValueError(f"{path} values must have shape {want}, got {v.shape}")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"{path} values must be finite")
+        if not np.all(np.isfinite(v)) or np.any(np.abs(v) > MAX_VALUE):
+            raise ValueError(f"{path} values must be finite and at most {MAX_VALUE:g} in "
+                             "magnitude")
         if path == "rotation":
             keys = v[:, 1] if interpolation == "cubicspline" else v
-            if np.any(np.linalg.norm(keys, axis=-1) < 1e-12):
+            if np.any(np.max(np.abs(keys), axis=-1) < 1e-12):
                 raise ValueError("rotation keys must be non-zero quaternions")
+            if interpolation != "cubicspline":  # unit keys (the same rotations)
+                v = v / np.linalg.norm(v, axis=-1, keepdims=True)
         self.node, self.path, self.interpolation = node, path, interpolation
         self.times, self.values = t, v
 
@@ -120,8 +126,11 @@ class TransformTrack:
                 v = ((2 * u3 - 3 * u2 + 1) * vk + td * (u3 - 2 * u2 + u) * bk
                      + (-2 * u3 + 3 * u2) * vk1 + td * (u3 - u2) * ak1)
         if self.path == "rotation":
-            n = float(np.linalg.norm(v))
-            v = v / n if n > 1e-12 else np.array([0.0, 0.0, 0.0, 1.0])
+            big = float(np.max(np.abs(v)))
+            if not big > 1e-150:
+                return np.array([0.0, 0.0, 0.0, 1.0])
+            v = v / big
+            v = v / float(np.linalg.norm(v))
         return v
 
     def apply(self, t: float):

@@ -173,8 +173,10 @@ class _Builder:
             trs = self._decompose(m, f"{where}.matrix")
         else:
             q = np.array(doc.numbers(d, "rotation", where, 4, default=(0.0, 0.0, 0.0, 1.0)))
-            if np.linalg.norm(q) < 1e-12:
+            big = float(np.max(np.abs(q)))
+            if big < 1e-150:
                 raise doc.error(f"{where}.rotation", "must be a unit quaternion, got zero")
+            q = q / big  # the same rotation, and its length cannot overflow
             trs = {"position": doc.numbers(d, "translation", where, 3, default=(0.0, 0.0, 0.0)),
                    "rotation": q,
                    "scale": doc.numbers(d, "scale", where, 3, default=(1.0, 1.0, 1.0))}
@@ -241,7 +243,7 @@ class _Builder:
         pw = f"{where}.{kind}"
         if kind == "perspective":
             yfov = doc.number(p, "yfov", pw, lo=0.0, lo_open=True, hi=math.pi - 1e-9)
-            near = doc.number(p, "znear", pw, lo=0.0, lo_open=True)
+            near = doc.number(p, "znear", pw, lo=0.0, lo_open=True, hi=1e30)
             far = doc.number(p, "zfar", pw, default=None, lo=near, lo_open=True)
             if "aspectRatio" in p:
                 doc.number(p, "aspectRatio", pw, lo=0.0, lo_open=True)
@@ -253,7 +255,7 @@ class _Builder:
         ymag = doc.number(p, "ymag", pw)
         if xmag == 0 or ymag == 0:
             raise doc.error(pw, "xmag and ymag must not be zero")
-        near = doc.number(p, "znear", pw, lo=0.0)
+        near = doc.number(p, "znear", pw, lo=0.0, hi=1e30)
         far = doc.number(p, "zfar", pw, lo=near, lo_open=True)
         cam = OrthographicCamera(height=2.0 * abs(ymag), near=max(near, far * 1e-7), far=far,
                                  name=name)
@@ -282,6 +284,8 @@ class _Builder:
             if getattr(cam, "_gltf_infinite", False):
                 dist = float(np.linalg.norm(cam.world_position - center))
                 far = max(2.0 * (dist + radius), cam.near * 1000.0)
+                if not math.isfinite(far):  # geometry at 1e300: any finite far plane
+                    far = max(1e30, cam.near * 1000.0)
                 cam.set_clip(cam.near, far)
 
     # ------------------------------------------------------------------- meshes
