@@ -264,6 +264,36 @@ def test_unknown_format(tmp_path):
                   b"property float y\nproperty float z\nend_header\n" + b"\0" * 20,
      ["truncated binary PLY", "24 bytes", "only 20", "4 missing"]),
     ("bad.obj", b"v 0 0 0\nv 1 x 0\nv 0 1 0 2\nf 1 2 3\n", ["cannot read OBJ file: line 2: a vertex needs 3 numbers"]),
+    # issue 11: "element vertex 4000000000" used to say "format number 2 ... is not
+    # recognized"; the count is checked against the file before anything is read
+    ("huge.ply", (b"ply\nformat ascii 1.0\nelement vertex 4000000000\nproperty float x\n"
+                 b"property float y\nproperty float z\nend_header\n0 0 0\n"),
+     [("truncated ASCII PLY: the header declares 4,000,000,000 'vertex' lines but the file "
+      "ends after 1")]),
+    ("huge_binary.ply", b"ply\nformat binary_little_endian 1.0\nelement vertex 4000000000\n"
+                        b"property float x\nproperty float y\nproperty float z\n"
+                        b"element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+                        + b"\0" * 49,
+     [("truncated binary PLY: the header declares 4,000,000,000 'vertex' records of at least "
+      "12 B each, but only 49 bytes follow the header (at least 48,000,000,000 needed)")]),
+    ("noindices.ply", (b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
+                      b"property float y\nproperty float z\nelement face 1\n"
+                      b"property list uchar int vertex_indexes\nend_header\n"
+                      b"0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"),
+     [("the PLY 'face' element has no 'vertex_indices' list property (it has: "
+      "vertex_indexes)")]),
+    ("badface.ply", (b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
+                    b"property float y\nproperty float z\nelement face 1\n"
+                    b"property list uchar int vertex_indices\nend_header\n"
+                    b"0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n"),
+     ["line 13: 'face' 0 refers to vertex 7, but the file has 3 vertices"]),
+    ("nan.ply", (b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"
+                b"property float y\nproperty float z\nend_header\n0 0 zero\n"),
+     ["line 8: 'vertex' 0 has 'zero', which is not a number"]),
+    ("vt.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 x\nf 1/1 2/1 3/1\n",
+     ["line 4: a texture coordinate needs 1 to 3 numbers: 'vt 0 x'"]),
+    ("fface.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nfoo 1 2 3\n",
+     ["line 4: 'foo' is not an OBJ statement"]),
     ("bad.glb", b"glTF\x02\0\0\0garbage", ["truncated GLB", "1,651,663,207 bytes",
                                                "the file has 15 bytes"]),
     ("bad.gltf", json.dumps({  # a valid document whose buffer file is missing

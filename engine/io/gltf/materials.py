@@ -299,6 +299,10 @@ class Materials:
         return metallic, roughness
 
     def _map(self, info, role, tinfo, where, what, label):
+        if role == "normal":  # normalTextureInfo.scale, occlusionTextureInfo.strength
+            self.doc.number(tinfo, "scale", where, default=1.0)
+        elif role == "occlusion":
+            self.doc.number(tinfo, "strength", where, default=1.0, lo=0.0, hi=1.0)
         tex, _, _ = self.texture_info(tinfo, where)
         if tex is not None:
             info.maps[role] = tex
