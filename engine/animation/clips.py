@@ -1,7 +1,7 @@
 """Playing a file's animation clips (``engine.scene.clips.Clip``, e.g. a glTF animation)
 in offline renders, in windows and in an ``App``.
 
-A clip is a pure function of time, so playback only decides which time to show:
+A clip is a pure function of time, so playback only decides which time to show::
 
     ClipMotion     a motion (``apply(camera, t)``, ``duration``) for
                    ``engine.animation.offline.render_motion``: poses the clip at t (looped

@@ -1,7 +1,8 @@
 """Wavefront MTL material libraries as real exporters write them, mapped onto engine
 materials.
 
-Statements read (MTL spec, Wavefront Advanced Visualizer manual, Appendix B1):
+Statements read (MTL spec, Wavefront Advanced Visualizer manual, Appendix B1)::
+
     newmtl NAME     starts a material (the name is the rest of the line, tabs trimmed)
     Kd r g b        diffuse colour (default 1 1 1)
     Ks r g b        specular colour -> ``specular`` = max(Ks) (the engine's highlights
@@ -20,6 +21,7 @@ Statements read (MTL spec, Wavefront Advanced Visualizer manual, Appendix B1):
                     (uv * s + o), -clamp on clamps both axes; others are named in the
                     loader's warning
     Ka              read, not drawn: the engine's ambient term uses the diffuse colour
+
 Other statements (map_Ka, map_Bump, bump, Ke, Ni, Tf, ...) are named in the warning when
 they name a map, else ignored.
 

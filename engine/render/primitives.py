@@ -10,8 +10,7 @@ hiding instances keep it.
 
     triangles     (T, 3) int64 vertex indices into the batch arrays
     tri_material  (T,) int32 index into ``materials``
-    lines         (L, 2) int64 vertex indices (each mesh edge once, for wireframe, and
-                  the segments of Lines geometry)
+    lines         (L, 2) int64 vertex indices (mesh edges once, for wireframe; Lines)
     point_mask    (N,) bool: vertices drawn as points (point clouds, "points" mode)
     uvs           (N, 2) float32 texture coordinates (0 where a mesh has none)
     normals       (N, 3) float32 vertex normals in each object's local frame

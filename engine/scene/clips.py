@@ -8,7 +8,7 @@ same pose. Properties no track animates keep their rest value.
 
 Interpolation follows the glTF 2.0 specification (Appendix C, "Animation Sampler
 Interpolation Modes"), with key times t_k, values v_k, t_k <= t < t_k+1,
-t_d = t_k+1 - t_k and u = (t - t_k) / t_d:
+t_d = t_k+1 - t_k and u = (t - t_k) / t_d::
 
     "step"         v_k
     "linear"       (1 - u) v_k + u v_k+1; rotations by spherical linear interpolation

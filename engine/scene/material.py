@@ -112,13 +112,12 @@ class Material:
             facing the camera.
         alpha_cutoff: None (opaque) or a threshold in [0, 1]: pixels whose alpha is below
             it are not drawn (glTF alphaMode MASK). Blending is not supported yet.
-
-    Kept for files that describe them, not drawn yet (loaders warn when a file uses them):
-        blend: the file asks for alpha blending (glTF alphaMode BLEND); drawn opaque.
+        blend: the file asks for alpha blending (glTF alphaMode BLEND). Kept, not drawn
+            yet: drawn opaque (loaders warn when a file uses it).
         emissive: emitted colour, 3 floats >= 0 (sRGB-encoded like ``color``; glTF
-            emissiveFactor times KHR_materials_emissive_strength).
+            emissiveFactor times KHR_materials_emissive_strength). Kept, not drawn yet.
         maps: other textures by role, e.g. "normal", "occlusion", "metallic_roughness",
-            "emissive" (name -> ``Texture``).
+            "emissive" (name -> ``Texture``). Kept, not drawn yet.
 
     Raises:
         ValueError: a value out of range or an unknown shading.

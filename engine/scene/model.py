@@ -1,7 +1,7 @@
 """``Model``: the root node of a loaded file, with what the file holds besides geometry.
 
 ``engine.io.load`` returns one. It is an ordinary ``Node`` (add it to a scene, move it,
-draw it) that also carries
+draw it) that also carries::
 
     cameras   the file's cameras as camera nodes inside the subtree, in the file's order
               (glTF ``cameras[i]`` -> ``cameras[i]``, placed at the first node using it)

@@ -369,7 +369,7 @@ def test_point_clouds_render_from_the_cli(tmp_path, capsys, name):
         rc = main(["render", str(f), "--out", str(out), "--size", "64x48", "--backend",
                    "numpy", *up])
         assert rc == 0
-    assert f"{3 if f.suffix in ('.las', '.laz') else 2} points" in capsys.readouterr().out
+    assert f"{3 if f.suffix in ('.las', '.laz') else 2} vertices" in capsys.readouterr().out
 
 
 def test_cli_up_changes_the_view(tmp_path):

@@ -1,7 +1,8 @@
 """glTF 2.0 document -> engine scene graph: nodes, meshes and their primitives, cameras,
 morph targets at their default weights, skinned meshes in their bind pose, animations.
 
-Primitive modes (spec 3.7.2.1, "Topology types"), for vertex (or index) list v:
+Primitive modes (spec 3.7.2.1, "Topology types"), for vertex (or index) list v::
+
     0 POINTS          PointCloud of the referenced vertices
     1 LINES           Lines: segments {v_2i, v_2i+1}
     2 LINE_LOOP       Lines: {v_i, v_i+1} and {v_n-1, v_0}
@@ -9,6 +10,7 @@ Primitive modes (spec 3.7.2.1, "Topology types"), for vertex (or index) list v:
     4 TRIANGLES       Mesh: {v_3i, v_3i+1, v_3i+2}
     5 TRIANGLE_STRIP  Mesh: {v_i, v_i+(1+i%2), v_i+(2-i%2)}
     6 TRIANGLE_FAN    Mesh: {v_i+1, v_i+2, v_0}
+
 Each primitive is its own geometry: a mesh with one primitive puts it on its node; with
 several, each goes on a child node "<mesh name>/<i>" (identity transform).
 
@@ -16,7 +18,7 @@ A primitive without NORMAL gets flat shading (the spec asks for flat normals the
 Nodes keep their TRS (a ``matrix`` is decomposed; it must be a rotation-scale-translation
 as the spec requires). Cameras become ``PerspectiveCamera`` / ``OrthographicCamera``
 children of the nodes using them (yfov radians -> fov_y degrees; ortho height =
-2 |ymag|); the aspect ratio follows the viewport (``aspectRatio`` is not imposed) and a
+2 abs(ymag)); the aspect ratio follows the viewport (``aspectRatio`` is not imposed) and a
 perspective camera without ``zfar`` gets a far plane twice the distance to the far side
 of the model's bounding sphere.
 """
