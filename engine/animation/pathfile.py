@@ -399,6 +399,9 @@ def load_path(filename) -> CameraPath:
         raise EngineError(f"{p}: invalid TOML: {exc}") from None
     except RecursionError:
         raise EngineError(f"{p}: nested too deeply to be a camera path") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise EngineError(f"{p}: a number cannot be read: {' '.join(str(exc).split())}"
+                          ) from None
     return path_from_dict(data, str(p))
 
 
