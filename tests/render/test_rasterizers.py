@@ -293,21 +293,3 @@ class TestOnDevice:
                                r.effective_point_size(), scene.background)
         np.testing.assert_array_equal(frame.color, ref.color)
         np.testing.assert_array_equal(frame.depth, ref.depth)
-
-
-@pytest.mark.parametrize("bands", [1, 2, 3, 7])
-def test_numba_banded_splat_writes_the_serial_keys(bands):
-    """Each thread of the parallel splat owns a band of rows: the keys equal the serial
-    loop's for any number of bands (points straddling band edges included)."""
-    from engine.render.backends import numba_raster as nr
-
-    rng = np.random.default_rng(9)
-    w, h = 83, 61
-    xy, z, vis, _ = random_scene(rng, 30_000, w, h)
-    sizes = rng.integers(1, 9, len(z)).astype(np.uint8)
-    serial = np.full(w * h, np.uint64(2**64 - 1))
-    banded = serial.copy()
-    nr._splat(xy, z.view(np.uint32), vis, sizes, w, h, serial)
-    nr._splat_banded(xy, z.view(np.uint32), vis, sizes, w, h, banded, bands)
-    np.testing.assert_array_equal(banded, serial)
-    assert (serial != np.uint64(2**64 - 1)).mean() > 0.5
