@@ -8,7 +8,8 @@ Scenes (all lit by the default headlight, auto-framed as ``frustum render`` fram
                 69,451 triangles), or an icosphere of similar size when the assets are
                 not there
     1M tris     the same mesh subdivided twice (x16 triangles, about 1.1 M)
-    points+mesh 10^6 coloured points (2 px) around the bunny, drawn with it
+    points+mesh 10^6 coloured points (2 px) around the bunny, drawn with it (the
+                llvmpipe column draws the mesh only: a reference for the mesh's share)
 
 Paths, each timed as whole frames (vertex stage + raster + resolve to a host image):
 

@@ -12,6 +12,8 @@ hiding instances keep it.
     tri_material  (T,) int32 index into ``materials``
     lines         (L, 2) int64 vertex indices (mesh edges once, for wireframe; Lines)
     point_mask    (N,) bool: vertices drawn as points (point clouds, "points" mode)
+    surface_mask  (N,) bool: vertices of nodes drawn as triangles or lines (the only ones
+                  the surface vertex stage transforms)
     uvs           (N, 2) float32 texture coordinates (0 where a mesh has none)
     normals       (N, 3) float32 vertex normals in each object's local frame
 """
@@ -35,6 +37,7 @@ class Primitives:
         self.lines = np.zeros((0, 2), np.int64)
         self.materials: list[Material] = []
         self.point_mask = np.zeros(n, bool)
+        self.surface_mask = np.zeros(n, bool)  # vertices of nodes drawn as surfaces
         self.uvs = np.zeros((n, 2), np.float32)
         self.normals = np.zeros((n, 3), np.float32)
         self.key = None
@@ -63,6 +66,7 @@ class Primitives:
             if mode == "points":
                 out.point_mask[start:stop] = True
                 continue
+            out.surface_mask[start:stop] = True
             copies = batch.copies(node)
             if hasattr(g, "segments"):  # Lines: their segments (once per instance)
                 seg = to_host(g.segments).astype(np.int64) + start

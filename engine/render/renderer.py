@@ -23,7 +23,7 @@ from .frame import EMPTY_KEY, Frame
 from .lines import line_colors, raster_lines
 from .points import check_points, rasterize_points, splat_keys
 from .primitives import Primitives
-from .shading import SurfaceShader, resolve, scene_lights
+from .shading import SurfaceShader, color_tables, resolve, scene_lights
 from .surface_vertices import surface_vertices
 from .triangles import new_keys, raster_triangles, setup_triangles
 
@@ -149,6 +149,15 @@ class Renderer:
             self._host_colors_key = key
         return self._host_colors
 
+    def _color_tables(self):
+        """(encoded, linear) (N, 4) float64 vertex colour tables for shading, made again
+        only when the vertex revision changes (engine.render.shading.color_tables)."""
+        key = (self.batch.vertex_revision, self.batch.vertex_count)
+        if getattr(self, "_color_tables_key", None) != key:
+            self._color_tables_cache = color_tables(self._colors_on_host())
+            self._color_tables_key = key
+        return self._color_tables_cache
+
     def _cuda(self):
         """The CUDA surfaces path (engine.render.backends.cupy_surfaces), made once."""
         if self._cuda_surfaces is None:
@@ -268,9 +277,11 @@ class Renderer:
             stage = surface_vertices
             if self.projector.name == "numba":
                 from .backends.numba_vertex import surface_vertices_numba as stage
+            runs = b.runs  # only the objects drawn as surfaces: a point cloud beside a
+            runs = runs[prims.surface_mask[runs[:, 0]]] if len(runs) else runs  # mesh costs nothing
             clip, world, normals = stage(to_host(b.positions), to_host(b.object_id),
                                          to_host(b.model), b.view_projection(self.camera),
-                                         prims.normals, b.runs,
+                                         prims.normals, runs,
                                          with_shading=len(prims.triangles) > 0)
         shader = None
         if len(prims.triangles):
@@ -280,7 +291,7 @@ class Renderer:
                 ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
             shader = SurfaceShader(prims, None, col, world, normals, cam[:3, 3] - b.origin,
                                    scene_lights(self.scene, self.camera, b.origin),
-                                   self.size, ortho)
+                                   self.size, ortho, tables=self._color_tables())
         line_rgba = line_colors(col, prims.lines) if len(prims.lines) else None
         return FrameInputs(prims, b.colors, projection, clip, shader, line_rgba)
 

@@ -34,7 +34,8 @@ from .colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from .frame import EMPTY_KEY, Frame, background_rgba
 from .sampling import sample
 
-__all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays", "scene_lights"]
+__all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "color_tables", "light_arrays",
+           "scene_lights"]
 
 DEFAULT_AMBIENT = 0.15
 DEFAULT_HEADLIGHT = 0.7
@@ -72,6 +73,15 @@ def scene_lights(scene, camera, origin):
     return ambient, directional, point
 
 
+def color_tables(colors):
+    """(N, 4) uint8 sRGB-encoded colours -> (encoded / 255, RGB decoded to linear) as two
+    (N, 4) float64 tables (alpha is linear in both)."""
+    encoded = colors[:, :4] / 255.0
+    linear = encoded.copy()
+    linear[:, :3] = _DECODE[colors[:, :3]]
+    return encoded, linear
+
+
 def light_arrays(lights):
     """scene_lights(...) -> (ambient (3,), directional directions (D, 3) and radiances
     (D, 3), point positions (P, 3) and radiances (P, 3)), float64 arrays for kernels."""
@@ -98,6 +108,7 @@ class SurfaceShader:
         world: (N, 3) float64 vertex positions in the batch frame.
         world_normals: (N, 3) float64 unit vertex normals in the batch frame.
         eye: (3,) camera position in the batch frame.
+        tables: ``color_tables(colors)`` when the caller keeps it between frames.
         view_dir: None for a perspective camera (V points to ``eye``), else the unit
             vector against an orthographic camera's view direction (V is the same
             everywhere).
@@ -106,14 +117,13 @@ class SurfaceShader:
     """
 
     def __init__(self, prims, setup, colors, world, world_normals, eye, lights, size,
-                 view_dir=None):
+                 view_dir=None, tables=None):
         self.prims, self.setup = prims, setup
         self.colors, self.world, self.normals = colors, world, world_normals
         self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
         self.view_dir = None if view_dir is None else np.asarray(view_dir, np.float64)
-        self.vertex_encoded = colors[:, :4] / 255.0
-        self.vertex_linear = self.vertex_encoded.copy()
-        self.vertex_linear[:, :3] = _DECODE[colors[:, :3]]
+        self.vertex_encoded, self.vertex_linear = (
+            tables if tables is not None else color_tables(colors))
 
     def barycentrics(self, t, px, py):
         """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""

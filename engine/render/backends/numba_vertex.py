@@ -1,6 +1,6 @@
-"""The surface vertex stage compiled by Numba: one pass over the vertices computes clip
-coordinates and, for shading, batch-frame positions and unit normals. Same maths as
-``engine.render.surface_vertices`` (per-vertex object slot instead of runs).
+"""The surface vertex stage compiled by Numba: one pass over the vertices of the given
+runs computes clip coordinates and, for shading, batch-frame positions and unit normals.
+Same maths, in the same order, as ``engine.render.surface_vertices``.
 """
 
 from __future__ import annotations
@@ -16,25 +16,30 @@ _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(**_opts)
-def _vertices(p, oid, mvp, m, nm, normals, shading, clip, world, wn):
-    for i in range(p.shape[0]):
-        k = oid[i]
-        x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
-        for r in range(4):
-            clip[i, r] = mvp[k, r, 0] * x + mvp[k, r, 1] * y + mvp[k, r, 2] * z + mvp[k, r, 3]
-        if not shading:
-            continue
-        for r in range(3):
-            world[i, r] = m[k, r, 0] * x + m[k, r, 1] * y + m[k, r, 2] * z + m[k, r, 3]
-        a, b, c = np.float64(normals[i, 0]), np.float64(normals[i, 1]), np.float64(normals[i, 2])
-        vx = nm[k, 0, 0] * a + nm[k, 0, 1] * b + nm[k, 0, 2] * c
-        vy = nm[k, 1, 0] * a + nm[k, 1, 1] * b + nm[k, 1, 2] * c
-        vz = nm[k, 2, 0] * a + nm[k, 2, 1] * b + nm[k, 2, 2] * c
-        length = math.sqrt(vx * vx + vy * vy + vz * vz)
-        if length > 0:
-            wn[i, 0], wn[i, 1], wn[i, 2] = vx / length, vy / length, vz / length
-        else:
-            wn[i, 0] = wn[i, 1] = wn[i, 2] = 0.0
+def _vertices(p, runs, mvp, m, nm, normals, shading, clip, world, wn):
+    for r in range(runs.shape[0]):
+        for i in range(runs[r, 0], runs[r, 1]):
+            _vertex(p, i, runs[r, 2], mvp, m, nm, normals, shading, clip, world, wn)
+
+
+@numba.njit(inline="always")
+def _vertex(p, i, k, mvp, m, nm, normals, shading, clip, world, wn):
+    x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
+    for r in range(4):
+        clip[i, r] = mvp[k, r, 0] * x + mvp[k, r, 1] * y + mvp[k, r, 2] * z + mvp[k, r, 3]
+    if not shading:
+        return
+    for r in range(3):
+        world[i, r] = m[k, r, 0] * x + m[k, r, 1] * y + m[k, r, 2] * z + m[k, r, 3]
+    a, b, c = np.float64(normals[i, 0]), np.float64(normals[i, 1]), np.float64(normals[i, 2])
+    vx = nm[k, 0, 0] * a + nm[k, 0, 1] * b + nm[k, 0, 2] * c
+    vy = nm[k, 1, 0] * a + nm[k, 1, 1] * b + nm[k, 1, 2] * c
+    vz = nm[k, 2, 0] * a + nm[k, 2, 1] * b + nm[k, 2, 2] * c
+    length = math.sqrt(vx * vx + vy * vy + vz * vz)
+    if length > 0:
+        wn[i, 0], wn[i, 1], wn[i, 2] = vx / length, vy / length, vz / length
+    else:
+        wn[i, 0] = wn[i, 1] = wn[i, 2] = 0.0
 
 
 def surface_vertices_numba(positions, object_id, model, view_projection, normals, runs,
@@ -49,6 +54,6 @@ def surface_vertices_numba(positions, object_id, model, view_projection, normals
     packed = np.empty((n if with_shading else 0, 6))
     world, wn = packed[:, :3], packed[:, 3:]
     nm = normal_matrices(m) if with_shading else np.zeros((len(m), 3, 3))
-    _vertices(np.ascontiguousarray(positions), np.ascontiguousarray(object_id), mvp, m, nm,
-              np.ascontiguousarray(normals), with_shading, clip, world, wn)
+    _vertices(np.ascontiguousarray(positions), np.ascontiguousarray(runs, np.int64), mvp, m,
+              nm, np.ascontiguousarray(normals), with_shading, clip, world, wn)
     return clip, (world if with_shading else None), (wn if with_shading else None)
