@@ -34,7 +34,9 @@ __version__ = "0.1.0"
 
 # The controllers need pyglet (its key and mouse constants), so they load on first use:
 # ``import engine`` then works where pyglet is absent (servers, the GPU machine's image).
-_LAZY = {"FlyController": ".controls.controllers", "OrbitController": ".controls.controllers"}
+# The notebook helpers load on first use too (the widget needs jupyter_rfb).
+_LAZY = {"FlyController": ".controls.controllers", "OrbitController": ".controls.controllers",
+         "RenderWidget": ".notebook", "show": ".notebook"}
 
 
 def __getattr__(name: str):
@@ -66,6 +68,7 @@ __all__ = [
     "PerspectiveCamera",
     "PointCloud",
     "PointLight",
+    "RenderWidget",
     "Renderer",
     "Scene",
     "Texture",
@@ -82,4 +85,5 @@ __all__ = [
     "render_video",
     "set_transforms",
     "slerp",
+    "show",
 ]

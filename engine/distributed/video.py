@@ -1,0 +1,258 @@
+"""Offline rendering of a camera motion with the frames spread over Dask workers.
+
+``render_job(job, writer, client)`` submits one task per frame (at most ``window``
+frames in flight or waiting, so memory stays bounded), takes the frames back as they
+finish, in any order, and writes them to the ``FrameWriter`` strictly in order
+0, 1, 2, ... Only this process writes the output, so:
+
+- each frame is written exactly once: a task that Dask runs again (its worker died
+  before the frame came back) recomputes the same pixels, and a second copy of a frame
+  that was already written is never written;
+- the output file is the same, byte for byte, as the single-process render of the same
+  job (``frustum render`` without --workers): the same frames reach the same encoder in
+  the same order;
+- the writers' rule holds: MP4/GIF go to ``NAME.partial.SUFFIX`` and are renamed into
+  place only when complete (PNG frames are renamed one by one), and a render that fails
+  leaves nothing new under the final name.
+
+A worker lost mid-job (killed, out of memory, its machine gone) costs only the frames it
+held: Dask's scheduler runs them again elsewhere (up to ``distributed.scheduler.
+allowed-failures`` times per frame, 3 by default; past that the render fails with an
+EngineError naming the frame). An error in the rendering itself (a bad file on a worker)
+fails the render at once with that error.
+
+Ctrl-C or SIGTERM stops like the single-process render: outstanding tasks are cancelled
+and the frames written so far are kept in a finalised file.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from ..animation.offline import RenderResult, _StopOnSignals
+from ..errors import EngineError
+from ..progress import Progress
+from .cluster import check_workers, dask_client, require_dask, share
+from .job import RenderJob, render_frame
+
+__all__ = ["render_job", "render_video"]
+
+log = logging.getLogger("engine")
+
+
+def _task_error(exc: BaseException, k: int) -> BaseException:
+    """An exception from frame ``k``'s task, as the user should see it."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        return EngineError(f"frame {k}: the workers running it died repeatedly (Dask "
+                           f"gives up after distributed.scheduler.allowed-failures tries); "
+                           f"check the workers' memory and logs")
+    if name in ("FutureCancelledError", "CancelledError"):
+        return EngineError(f"frame {k}: Dask cancelled its task ({exc}); was the cluster "
+                           f"restarted or the client closed?")
+    if isinstance(exc, (ModuleNotFoundError, ImportError)) and "engine" in str(exc):
+        return EngineError(f"frame {k}: a worker cannot import the engine ({exc}); "
+                           f"install frustum[distributed] on every worker")
+    return exc
+
+
+def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
+               window: int | None = None, on_frame=None) -> RenderResult:
+    """Render every frame of ``job`` on ``client``'s workers into ``writer`` (opened for
+    ``job.size`` and ``job.fps``), in order, and close it. Returns a RenderResult.
+
+    window: frames submitted and not yet written, at most (default: 4 per worker
+    thread, at least 8). on_frame(k, color): called after frame k is written.
+    Errors abort the writer (nothing new is left at the output) and propagate.
+    """
+    distributed = require_dask()
+    if tuple(writer.size) != tuple(job.size):
+        writer.abort()
+        raise ValueError(f"job size {job.size} differs from writer size {writer.size}")
+    t0 = time.perf_counter()
+    n = job.frames
+    futures = {}
+    interrupted = False
+    stop = _StopOnSignals()
+    job_future = None
+    try:
+        try:
+            threads = check_workers(client)
+            window = max(1, int(window)) if window else max(8, 4 * threads)
+            job_future = share(client, job, f"frustum-job-{job.token}")
+            done = distributed.as_completed(loop=client.loop)
+            pending = {}
+            submitted = written = 0
+
+            def submit(k):
+                f = client.submit(render_frame, job_future, k, pure=False,
+                                  key=f"frustum-frame-{job.token}-{k:07d}")
+                futures[k] = f
+                done.add(f)
+
+            while submitted < min(n, window):
+                submit(submitted)
+                submitted += 1
+            for fut in done:
+                if stop.signum is not None:
+                    raise KeyboardInterrupt
+                k = int(fut.key.rsplit("-", 1)[1])
+                try:
+                    k2, color = fut.result()
+                except Exception as exc:
+                    err = _task_error(exc, k)
+                    if err is exc:
+                        raise
+                    raise err from None
+                futures.pop(k, None)
+                fut.release()
+                if k2 != k or k < written or k in pending:
+                    continue  # never a second copy of a frame
+                pending[k] = color
+                while written in pending:
+                    color = pending.pop(written)
+                    writer.write(color)
+                    if progress is not None:
+                        progress.update(written + 1)
+                    if on_frame is not None:
+                        on_frame(written, color)
+                    written += 1
+                while submitted < n and submitted - written < window:
+                    submit(submitted)
+                    submitted += 1
+                if written == n:
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
+        except BaseException:
+            writer.abort()
+            raise
+        finally:
+            if futures:
+                client.cancel(list(futures.values()))
+            if job_future is not None:
+                job_future.release()
+            if progress is not None:
+                progress.finish()
+        writer.close()
+    finally:
+        stop.restore()
+    return RenderResult(writer.frames, n, interrupted, time.perf_counter() - t0,
+                        writer.path, stop.signum if interrupted else None)
+
+
+def _motion_for(motion, scene, camera, duration):
+    """(motion, duration): a CameraPath, a path file (loaded; near/far fitted to it), or
+    None: a turntable of ``duration`` (default 6 s) from the camera's position."""
+    from ..animation.offline import fit_clip_to_path
+    from ..animation.pathfile import is_path_file, load_path
+    from ..animation.shots import turntable
+
+    if motion is None:
+        bounds = scene.bounds()
+        if bounds is None:
+            raise EngineError("nothing to render: the scene has no finite points")
+        duration = 6.0 if duration is None else duration
+        return turntable(camera, bounds, duration), duration
+    if isinstance(motion, (str, Path)):
+        if not is_path_file(motion):
+            raise EngineError(f"{motion}: camera path files end in .json or .toml")
+        motion = load_path(motion)
+        bounds = scene.bounds()
+        if bounds is not None:
+            fit_clip_to_path(camera, bounds, motion)
+        motion.apply(camera, 0.0)
+    if duration is None:
+        duration = getattr(motion, "duration", None)
+    return motion, duration
+
+
+def render_video(scene, out, motion=None, *, camera=None, fps: float = 30.0,
+                 duration: float | None = None, frames: int | None = None,
+                 size=(1280, 720), backend=None, point_size=None, raster="software",
+                 draw=None, shading=None, background=None, pad=False,
+                 client=None, scheduler=None, workers=None, threads_per_worker=1,
+                 numba_threads=1, progress: bool | Progress = False) -> RenderResult:
+    """Render a clip of ``scene`` along ``motion`` to ``out`` (.mp4, .gif or a folder of
+    PNG frames), on Dask workers when ``client``, ``scheduler`` or ``workers`` is given,
+    else in this process; both give the same file, byte for byte.
+
+    Args:
+        scene: 'demo' or a 3D file path (every worker loads the same path; framed like
+            ``frustum render``), or an ``engine.Scene`` (pickled once for the workers).
+        motion: a ``CameraPath``, a camera path file (.json/.toml), or None for a
+            turntable (one turn in ``duration``, default 6 s, from the camera).
+        camera: the camera for a Scene (default: the scene's first camera); for a file
+            the framed camera is used.
+        fps, duration, frames: frame k is rendered at t = k / fps; ``frames`` defaults
+            to round(duration * fps) (the path's duration when not given).
+        size, backend, point_size, raster: as ``engine.Renderer``.
+        draw, shading, background: as --draw/--shading/--background (file sources).
+        pad: MP4 with an odd size: pad one edge row/column instead of refusing.
+        client: a ``distributed.Client``; scheduler: a scheduler address
+            (tcp://HOST:8786); workers: start a LocalCluster of this many processes on
+            127.0.0.1 for this render. Give at most one.
+        threads_per_worker: threads of each embedded worker (default 1).
+        numba_threads: Numba threads per worker thread (default 1; None: Numba's own).
+        progress: True for a progress line on stderr, or a ``Progress``.
+
+    Returns a RenderResult (in Jupyter it shows the clip). Raises EngineError for bad
+    input or a cluster it cannot use, OutputError for an output it cannot write.
+    """
+    from ..animation.offline import check_frame_count, frame_count, render_motion
+    from ..io.sources import apply_look, load_source
+    from ..io.video import open_frame_writer
+    from ..render.renderer import Renderer, check_size
+    from ..scene.camera import Camera
+    from ..scene.graph import Scene
+
+    size = check_size(size)
+    aspect = size[0] / size[1]
+    if isinstance(scene, Scene):
+        if camera is None:
+            camera = next((n for n in scene.traverse() if isinstance(n, Camera)), None)
+            if camera is None:
+                raise EngineError("the scene has no camera: pass camera=")
+        camera.set_viewport(*size)
+        source_scene, live = scene, scene
+    else:
+        live, camera = load_source(scene, aspect)
+        apply_look(live, draw, shading, background)
+        source_scene = scene
+    motion, duration = _motion_for(motion, live, camera, duration)
+    if frames is not None:
+        n = check_frame_count(frames)
+    else:
+        if not duration or not duration > 0:
+            raise EngineError("the motion has no length: give duration= or frames=")
+        n = frame_count(duration, fps)
+    distributed = any(v is not None for v in (client, scheduler, workers))
+    if isinstance(progress, Progress):
+        bar = progress
+    else:
+        bar = Progress(n) if progress else None
+    if not distributed:
+        renderer = Renderer(live, camera, size, backend=backend, point_size=point_size,
+                            raster=raster)
+        try:
+            writer = open_frame_writer(out, size, fps, pad=pad)
+            return render_motion(renderer, motion, fps, n, writer, bar)
+        finally:
+            renderer.close()
+    if isinstance(source_scene, Scene):
+        source = source_scene
+    else:
+        from .job import SceneSource
+
+        source = SceneSource.from_file(source_scene, draw, shading, background)
+    job = RenderJob.create(source, camera, motion, fps, n, size, backend=backend,
+                           point_size=point_size, raster=raster, numba_threads=numba_threads)
+    writer = open_frame_writer(out, size, fps, pad=pad)
+    try:
+        with dask_client(client, scheduler, workers, threads_per_worker,
+                         numba_threads) as c:
+            return render_job(job, writer, c, bar)
+    finally:
+        writer.abort()  # no-op once closed; a failed connection leaves nothing behind
