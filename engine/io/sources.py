@@ -18,14 +18,15 @@ DEFAULT_BACKGROUND = (0.04, 0.05, 0.08)
 VIEW_FOV_Y = 50.0
 
 
-def load_source(source, aspect: float = 1.0):
+def load_source(source, aspect: float = 1.0, up: str | None = None):
     """(scene, camera) for 'demo' or a 3D file path.
 
     A file is loaded with ``engine.io.load`` under a new Scene, and a perspective camera
     with ``aspect`` (output width / height) is framed on the bounding box of its finite
     points (NaN/inf vertices are ignored), so the whole model fits the narrower side.
     Raises LoadError (an EngineError) for a file that cannot be read or has no finite
-    point.
+    point. ``up``: the file's up axis, "y" or "z" (default: the format's own; see
+    ``engine.io.load``).
     """
     from ..errors import LoadError
     from ..scene.graph import Scene
@@ -35,7 +36,7 @@ def load_source(source, aspect: float = 1.0):
     if str(source) == "demo":
         return demo_scene(aspect=aspect)
     scene = Scene(Path(source).name, background=DEFAULT_BACKGROUND)
-    scene.add(load(source))
+    scene.add(load(source, up=up))
     if scene.bounds() is None:
         raise LoadError(f"{source}: no vertex has finite coordinates, nothing to show")
     return scene, scene.add(framed_camera(scene, aspect))
@@ -58,7 +59,7 @@ def framed_camera(scene, aspect: float = 1.0, azimuth: float = VIEW_AZIMUTH,
     return camera
 
 
-def load_sources(sources, aspect: float = 1.0):
+def load_sources(sources, aspect: float = 1.0, up: str | None = None):
     """(scene, camera) showing every source together; one source is ``load_source``'s.
 
     Several sources are moved under one new scene (background of the first, cameras
@@ -70,10 +71,10 @@ def load_sources(sources, aspect: float = 1.0):
     from ..scene.graph import Scene
 
     if len(sources) == 1:
-        return load_source(sources[0], aspect)
+        return load_source(sources[0], aspect, up)
     scene = None
     for source in sources:
-        part, _ = load_source(source, aspect)
+        part, _ = load_source(source, aspect, up)
         if scene is None:
             scene = Scene("view", background=part.background)
         for child in part.children:
