@@ -88,7 +88,8 @@ class InteractiveView:
         else:
             raise EngineError(f"controller must be 'orbit' or 'fly', got {controller!r}")
         self.controller.resize(w, h)
-        self._home = (self.camera.position.copy(), self.camera.rotation.copy())
+        self._home = (self.camera.position.copy(), self.camera.rotation.copy(),
+                      getattr(self.controller, "target", None))
         self.pointer: tuple[float, float] | None = None
         self._button: str | None = None
         self._last_time: float | None = None
@@ -148,10 +149,12 @@ class InteractiveView:
         self._button = BUTTONS.get(int(e.get("button", 1)))
         return False
 
-    def _on_pointer_move(self, e) -> bool:
+    def _drag_to(self, e) -> bool:
+        """Move the pointer to the event's position; while a button is down, drag the
+        controller by the difference (framebuffer pixels, +y up)."""
         x, y = self.to_framebuffer(e["x"], e["y"])
         last, self.pointer = self.pointer, (x, y)
-        if self._button is None or last is None or not e.get("buttons", (1,)):
+        if self._button is None or last is None:
             return False
         dx, dy = x - last[0], -(y - last[1])  # controllers take +y up
         if not (dx or dy):
@@ -159,8 +162,12 @@ class InteractiveView:
         self.controller.mouse_drag(dx, dy, self._button)
         return True
 
+    def _on_pointer_move(self, e) -> bool:
+        return self._drag_to(e)
+
     def _on_pointer_up(self, e) -> bool:
-        moved = self._on_pointer_move(e) if self._button is not None else False
+        # The browser may merge the last moves into the release: apply its position.
+        moved = self._drag_to(e)
         self._button = None
         return moved
 
@@ -190,9 +197,11 @@ class InteractiveView:
 
     def reset(self):
         """Back to the starting view."""
-        position, rotation = self._home
+        position, rotation, target = self._home
         self.camera.position = position
         self.camera.rotation = rotation
+        if target is not None:
+            self.controller.target = target.copy()
         self.controller.sync()
 
     def frame(self, now: float | None = None) -> np.ndarray:
