@@ -41,7 +41,8 @@ from ..animation.camera_path import CameraScript
 from ..errors import EngineError
 from ..render.renderer import Renderer, check_size
 
-__all__ = ["RenderJob", "SceneSource", "camera_state", "render_frame", "worker_renderer"]
+__all__ = ["RenderJob", "SceneSource", "camera_state", "render_frame", "render_frames",
+           "worker_renderer"]
 
 
 class _ScenePickler(pickle.Pickler):
@@ -251,3 +252,15 @@ def render_frame(job: RenderJob, k: int) -> tuple[int, np.ndarray]:
     job.motion.apply(renderer.camera, job.time(k))
     frame = renderer.render(depth=False)
     return int(k), np.ascontiguousarray(frame.color)
+
+
+def render_frames(job: RenderJob, start: int, stop: int, alpha: bool = True):
+    """(start, [colour of frames start..stop-1]): the task a worker runs for a run of
+    consecutive frames; RGBA (H, W, 4) uint8, or RGB (H, W, 3) without ``alpha``."""
+    if not 0 <= int(start) < int(stop) <= job.frames:
+        raise IndexError(f"frames {start}..{stop - 1} are outside 0..{job.frames - 1}")
+    out = []
+    for k in range(int(start), int(stop)):
+        color = render_frame(job, k)[1]
+        out.append(color if alpha else np.ascontiguousarray(color[..., :3]))
+    return int(start), out

@@ -1,9 +1,9 @@
 """Offline rendering of a camera motion with the frames spread over Dask workers.
 
-``render_job(job, writer, client)`` submits one task per frame (at most ``window``
-frames in flight or waiting, so memory stays bounded), takes the frames back as they
-finish, in any order, and writes them to the ``FrameWriter`` strictly in order
-0, 1, 2, ... Only this process writes the output, so:
+``render_job(job, writer, client)`` submits one task per run of a few consecutive frames
+(``chunk_size``; at most ``window`` frames in flight or waiting, so memory stays
+bounded), takes the frames back as tasks finish, in any order, and writes them to the
+``FrameWriter`` strictly in order 0, 1, 2, ... Only this process writes the output, so:
 
 - each frame is written exactly once: a task that Dask runs again (its worker died
   before the frame came back) recomputes the same pixels, and a second copy of a frame
@@ -35,37 +35,54 @@ from ..animation.offline import RenderResult, _StopOnSignals
 from ..errors import EngineError
 from ..progress import Progress
 from .cluster import check_workers, dask_client, require_dask, share
-from .job import RenderJob, render_frame
+from .job import RenderJob, render_frames
 
 __all__ = ["render_job", "render_video"]
 
 log = logging.getLogger("engine")
 
 
-def _task_error(exc: BaseException, k: int) -> BaseException:
-    """An exception from frame ``k``'s task, as the user should see it."""
+def _task_error(exc: BaseException, k0: int, k1: int) -> BaseException:
+    """An exception from the task of frames k0..k1-1, as the user should see it."""
+    k = f"frame {k0}" if k1 - k0 == 1 else f"frames {k0}-{k1 - 1}"
     name = type(exc).__name__
     if name == "KilledWorker":
-        return EngineError(f"frame {k}: the workers running it died repeatedly (Dask "
+        return EngineError(f"{k}: the workers running them died repeatedly (Dask "
                            f"gives up after distributed.scheduler.allowed-failures tries); "
                            f"check the workers' memory and logs")
     if name in ("FutureCancelledError", "CancelledError"):
-        return EngineError(f"frame {k}: Dask cancelled its task ({exc}); was the cluster "
+        return EngineError(f"{k}: Dask cancelled their task ({exc}); was the cluster "
                            f"restarted or the client closed?")
     if isinstance(exc, (ModuleNotFoundError, ImportError)) and "engine" in str(exc):
-        return EngineError(f"frame {k}: a worker cannot import the engine ({exc}); "
+        return EngineError(f"{k}: a worker cannot import the engine ({exc}); "
                            f"install frustum[distributed] on every worker")
     return exc
 
 
+MAX_CHUNK = 8  # frames per task at most
+CHUNK_BYTES = 64 << 20  # and at most this many bytes of frames per task
+
+
+def chunk_size(job: RenderJob, threads: int, channels: int = 4) -> int:
+    """Frames per task: enough to amortise Dask's per-task cost (a few ms per task
+    here, measured by benchmarks/distributed.py), few enough that every worker thread
+    gets at least 4 tasks and a task's frames stay under CHUNK_BYTES."""
+    w, h = job.size
+    by_bytes = max(1, CHUNK_BYTES // (w * h * channels))
+    return max(1, min(MAX_CHUNK, by_bytes, job.frames // (4 * max(1, threads))))
+
+
 def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
-               window: int | None = None, on_frame=None) -> RenderResult:
+               window: int | None = None, on_frame=None, chunk: int | None = None,
+               ) -> RenderResult:
     """Render every frame of ``job`` on ``client``'s workers into ``writer`` (opened for
     ``job.size`` and ``job.fps``), in order, and close it. Returns a RenderResult.
 
-    window: frames submitted and not yet written, at most (default: 4 per worker
-    thread, at least 8). on_frame(k, color): called after frame k is written.
-    Errors abort the writer (nothing new is left at the output) and propagate.
+    chunk: consecutive frames per task (default ``chunk_size``). window: frames
+    submitted and not yet written, at most (default: 3 tasks per worker thread, at least
+    4 tasks). on_frame(k, color): called after frame k is written. Video writers get
+    RGB frames (they drop alpha anyway), frame folders RGBA. Errors abort the writer
+    (nothing new is left at the output) and propagate.
     """
     distributed = require_dask()
     if tuple(writer.size) != tuple(job.size):
@@ -73,6 +90,7 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
         raise ValueError(f"job size {job.size} differs from writer size {writer.size}")
     t0 = time.perf_counter()
     n = job.frames
+    alpha = not str(getattr(writer, "path", "")).lower().endswith((".mp4", ".gif"))
     futures = {}
     interrupted = False
     stop = _StopOnSignals()
@@ -80,37 +98,47 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
     try:
         try:
             threads = check_workers(client)
-            window = max(1, int(window)) if window else max(8, 4 * threads)
+            chunk = max(1, int(chunk)) if chunk else chunk_size(job, threads, 4 if alpha else 3)
+            window = max(chunk, int(window)) if window else chunk * max(4, 3 * threads)
             job_future = share(client, job, f"frustum-job-{job.token}")
-            done = distributed.as_completed(loop=client.loop)
-            pending = {}
+            done = distributed.as_completed(loop=client.loop, with_results=True,
+                                            raise_errors=False)
+            pending, spans = {}, {}
             submitted = written = 0
 
-            def submit(k):
-                f = client.submit(render_frame, job_future, k, pure=False,
-                                  key=f"frustum-frame-{job.token}-{k:07d}")
-                futures[k] = f
+            def submit():
+                nonlocal submitted
+                k0, k1 = submitted, min(n, submitted + chunk)
+                f = client.submit(render_frames, job_future, k0, k1, alpha, pure=False,
+                                  key=f"frustum-frames-{job.token}-{k0:07d}")
+                futures[f.key] = f
+                spans[f.key] = (k0, k1)
                 done.add(f)
+                submitted = k1
 
-            while submitted < min(n, window):
-                submit(submitted)
-                submitted += 1
-            for fut in done:
+            while submitted < n and submitted - written < window:
+                submit()
+            for fut, result in done:
                 if stop.signum is not None:
                     raise KeyboardInterrupt
-                k = int(fut.key.rsplit("-", 1)[1])
-                try:
-                    k2, color = fut.result()
-                except Exception as exc:
-                    err = _task_error(exc, k)
-                    if err is exc:
+                if fut.status != "finished":  # erred or cancelled: raise its exception
+                    try:
+                        fut.result()
+                    except KeyboardInterrupt:
                         raise
-                    raise err from None
-                futures.pop(k, None)
+                    except BaseException as exc:
+                        err = _task_error(exc, *spans[fut.key])
+                        if err is exc:
+                            raise
+                        raise err from None
+                    raise EngineError(f"frames {spans[fut.key]}: Dask reports the task as "
+                                      f"{fut.status}")
+                futures.pop(fut.key, None)
                 fut.release()
-                if k2 != k or k < written or k in pending:
-                    continue  # never a second copy of a frame
-                pending[k] = color
+                got, colors = result
+                for k, color in enumerate(colors, start=got):
+                    if k >= written and k not in pending:  # never a second copy
+                        pending[k] = color
                 while written in pending:
                     color = pending.pop(written)
                     writer.write(color)
@@ -120,8 +148,7 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                         on_frame(written, color)
                     written += 1
                 while submitted < n and submitted - written < window:
-                    submit(submitted)
-                    submitted += 1
+                    submit()
                 if written == n:
                     break
         except KeyboardInterrupt:

@@ -103,6 +103,14 @@ def test_python_api_with_a_client_matches_the_serial_file(tmp_path, dask_client)
     dist = render_video(scene, tmp_path / "dist.mp4", path, client=dask_client, **kw)
     assert serial.frames == dist.frames == 12 and not dist.interrupted
     assert (tmp_path / "serial.mp4").read_bytes() == (tmp_path / "dist.mp4").read_bytes()
+    render_video(scene, tmp_path / "serial.gif", path, **kw)
+    render_video(scene, tmp_path / "dist.gif", path, client=dask_client, **kw)
+    assert (tmp_path / "serial.gif").read_bytes() == (tmp_path / "dist.gif").read_bytes()
+    render_video(scene, tmp_path / "serial/", path, **kw)
+    render_video(scene, tmp_path / "dist/", path, client=dask_client, **kw)
+    for name in sorted(os.listdir(tmp_path / "serial")):  # RGBA PNG frames
+        assert (tmp_path / "serial" / name).read_bytes() == (tmp_path / "dist" / name).read_bytes()
+    assert len(os.listdir(tmp_path / "dist")) == 12
     # GIF and PNG frames too; on_frame sees every frame once, in order.
     from engine.distributed import render_job
     from engine.io.video import open_frame_writer
@@ -152,3 +160,29 @@ def test_cli_bad_dask_options_exit_2_with_one_line(tmp_path):
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
         assert len(lines) == 1, (args, r.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_slow_worker_defaults_are_named_in_a_warning(caplog):
+    """Workers started with Dask's defaults (as `dask worker` starts them) run the
+    statistical profiler and MALLOC_TRIM_THRESHOLD_; the embedded cluster does not."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    from engine.distributed.cluster import _slow_settings, check_worker_config
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, scheduler_kwargs={
+                          "dashboard_address": "127.0.0.1:0"}) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        found = client.run(_slow_settings)
+        assert any("profiler" in s for v in found.values() for s in v)
+        with caplog.at_level(logging.WARNING, logger="engine"):
+            check_worker_config(client)
+    assert "2x slower" in caplog.text and "MALLOC_TRIM_THRESHOLD_=65536" in caplog.text
+
+
+def test_the_embedded_cluster_has_no_slow_defaults(dask_client):  # noqa: F811
+    from engine.distributed.cluster import _slow_settings
+
+    assert all(v == [] for v in dask_client.run(_slow_settings).values())
