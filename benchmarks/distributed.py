@@ -21,6 +21,9 @@ the runs are interleaved, ``--repeats`` times, reporting the best and the median
                                      this process in order
     ... + MP4                        the same with the frames encoded to H.264 here
                                      (the encoder shares the cores with the workers)
+    plain N processes                N plain processes (no Dask) splitting the frames and
+                                     sending nothing back: what the cores give right now,
+                                     the ceiling for N workers on a shared machine
 
 and the scheduling overhead per frame: the same machinery on a frame that costs nothing
 to render (an empty 16x16 scene), i.e. what one frame costs the client and scheduler
@@ -113,6 +116,43 @@ def in_process(job, threads: int | None) -> float:
         job.motion.apply(renderer.camera, job.time(k))
         renderer.render(depth=False)
     return job.frames / (time.perf_counter() - t0)
+
+
+def _plain_worker(job, i, n, ready, start, done):
+    """One plain process of the reference: frames i, i+n, ... of ``job``."""
+    from engine.distributed.job import render_frame
+
+    render_frame(job, 0)  # warm-up: JIT, model, renderer
+    ready.put(i)
+    start.wait()
+    for k in range(i, job.frames, n):
+        render_frame(job, k)
+    done.put(i)
+
+
+def plain_processes_fps(job, n: int) -> float:
+    """Frames per second of ``n`` plain processes (no Dask, nothing sent back) splitting
+    the job's frames: what this machine's cores give right now, the ceiling for ``n``
+    workers."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    ready, done, start = ctx.Queue(), ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=_plain_worker, args=(job, i, n, ready, start, done))
+             for i in range(n)]
+    for p in procs:
+        p.start()
+    try:
+        for _ in range(n):
+            ready.get(timeout=300)
+        t0 = time.perf_counter()
+        start.set()
+        for _ in range(n):
+            done.get(timeout=600)
+        return job.frames / (time.perf_counter() - t0)
+    finally:
+        for p in procs:
+            p.join(30)
 
 
 def warm(client, job):
@@ -212,6 +252,9 @@ def main(argv=None):
             runs.setdefault("in-process, 1 Numba thread", []).append(in_process(job, 1))
             runs.setdefault("in-process, Numba default threads", []).append(
                 in_process(job, None))
+            for n in counts[:2]:
+                runs.setdefault(f"plain {n} processes (no Dask, reference)", []).append(
+                    plain_processes_fps(job, n))
             for n, client in clients.items():
                 runs.setdefault(f"Dask {n} x 1 thread", []).append(
                     dask_fps(client, job, name=f"{n}"))
@@ -228,14 +271,19 @@ def main(argv=None):
     one = rows.get("Dask 1 x 1 thread")
     two = rows.get("Dask 2 x 1 thread")
     ratio = two / one if one and two else None
+    p1 = rows.get("plain 1 processes (no Dask, reference)")
+    p2 = rows.get("plain 2 processes (no Dask, reference)")
+    machine = p2 / p1 if p1 and p2 else None
     # This process's serial work per frame: scheduling, receiving and ordering the pixels
     # (measured as its CPU time in the runs without encoding), plus encoding.
     recv = min(v for k, v in CLIENT_CPU.items() if "MP4" not in k)
     client_s = recv + enc
     projection = {w: min(w / render_s, 1.0 / client_s) for w in (8, 32, 128, 512)}
+    projection_frames = {w: min(w / render_s, 1.0 / recv) for w in (8, 32, 128, 512)}
     report = {"model": Path(model).name, "frames": args.frames, "size": list(size),
               "cores": os.cpu_count(), "repeats": args.repeats, "fps": rows,
               "fps_median": medians, "fps_runs": runs, "ratio_2w_over_1w": ratio,
+              "ratio_2_over_1_plain_processes": machine,
               "ratio_2w_over_1w_median": (medians["Dask 2 x 1 thread"]
                                           / medians["Dask 1 x 1 thread"]
                                           if one and two else None),
@@ -244,14 +292,16 @@ def main(argv=None):
               "encode_ms_per_frame": enc * 1000, "render_ms_per_frame_1_core": render_s * 1000,
               "client_cpu_ms_per_frame": {k: v * 1000 for k, v in CLIENT_CPU.items()},
               "load_average": {"start": load0, "end": os.getloadavg()},
-              "projected_fps": {str(k): v for k, v in projection.items()}}
+              "projected_fps_mp4": {str(k): v for k, v in projection.items()},
+              "projected_fps_frames_only": {str(k): v for k, v in projection_frames.items()}}
     print()
     print(f"| run | frames/s (best of {args.repeats}) | median |\n|---|---:|---:|")
     for name, fps in rows.items():
         print(f"| {name} | {fps:.2f} | {medians[name]:.2f} |")
     print()
     if ratio:
-        print(f"2 workers / 1 worker: {ratio:.2f}x (target >= 1.7x on 2 cores)")
+        print(f"2 workers / 1 worker: {ratio:.2f}x (target >= 1.7x on 2 cores); "
+              f"2 plain processes / 1 on this machine now: {machine:.2f}x")
     print("scheduling overhead per frame (empty 16x16 frames): "
           + ", ".join(f"{k} w: {v * 1000:.1f} ms" for k, v in overhead.items()))
     if one:
@@ -262,9 +312,11 @@ def main(argv=None):
           f"ordering): {recv * 1000:.1f} ms")
     print(f"load average (1 min) at start/end: {load0[0]:.1f} / {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} cores")
-    print("projected on many machines (W single-thread workers, this client): " + ", ".join(
-        f"W={w}: {v:.0f} fps" for w, v in projection.items())
-          + f" (client-bound above W = {render_s / client_s:.0f})")
+    print("projected on many machines (W single-thread workers, this client), MP4: "
+          + ", ".join(f"W={w}: {v:.0f} fps" for w, v in projection.items())
+          + f" (client-bound above W = {render_s / client_s:.1f}); frames received but not "
+          "encoded: " + ", ".join(f"W={w}: {v:.0f} fps" for w, v in projection_frames.items())
+          + f" (client-bound above W = {render_s / recv:.1f})")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["DEFAULT_BACKGROUND", "VIEW_AZIMUTH", "VIEW_ELEVATION", "apply_look",
+from ..scene.framing import (
+    DEFAULT_BACKGROUND,
+    VIEW_AZIMUTH,
+    VIEW_ELEVATION,
+    VIEW_FOV_Y,
+    framed_camera,
+)
+
+__all__ = ["DEFAULT_BACKGROUND", "VIEW_AZIMUTH", "VIEW_ELEVATION", "VIEW_FOV_Y", "apply_look",
            "framed_camera", "load_source", "load_sources"]
 
-VIEW_AZIMUTH, VIEW_ELEVATION = 35.0, 25.0  # default framing direction, degrees
-DEFAULT_BACKGROUND = (0.04, 0.05, 0.08)
-VIEW_FOV_Y = 50.0
+# The framing itself is the scene layer's (engine.scene.framing), so the notebook view can
+# frame a Scene without importing the file loaders (trimesh).
 
 
 def load_source(source, aspect: float = 1.0, up: str | None = None):
@@ -40,23 +47,6 @@ def load_source(source, aspect: float = 1.0, up: str | None = None):
     if scene.bounds() is None:
         raise LoadError(f"{source}: no vertex has finite coordinates, nothing to show")
     return scene, scene.add(framed_camera(scene, aspect))
-
-
-def framed_camera(scene, aspect: float = 1.0, azimuth: float = VIEW_AZIMUTH,
-                  elevation: float = VIEW_ELEVATION, distance: float | None = None):
-    """A new perspective camera (not added to ``scene``) that sees the whole of
-    ``scene`` the way ``frustum render`` frames a file: 50 degrees vertical field of
-    view, from ``azimuth``/``elevation`` degrees at the distance that fits the bounding
-    sphere in the narrower side. Raises EngineError when the scene has no finite point."""
-    from ..errors import EngineError
-    from ..scene.camera import PerspectiveCamera
-
-    bounds = scene.bounds()
-    if bounds is None:
-        raise EngineError(f"{scene.name}: nothing to show (no finite points)")
-    camera = PerspectiveCamera(fov_y=VIEW_FOV_Y, aspect=aspect, name="camera")
-    camera.frame(bounds, azimuth=azimuth, elevation=elevation, distance=distance)
-    return camera
 
 
 def load_sources(sources, aspect: float = 1.0, up: str | None = None):

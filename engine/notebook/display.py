@@ -58,12 +58,14 @@ def to_scene(x, aspect: float = 16 / 9, camera=None, background=None):
     distance]) for the framing; None frames the default view (a Scene's own camera
     first). Raises EngineError for anything else."""
     from ..errors import EngineError
-    from ..io.sources import DEFAULT_BACKGROUND, framed_camera, load_source
     from ..scene.camera import Camera
+    from ..scene.framing import DEFAULT_BACKGROUND, framed_camera
     from ..scene.geometry import Geometry
     from ..scene.graph import Node, Scene
 
     if isinstance(x, (str, Path)):
+        from ..io.sources import load_source  # the loaders (trimesh) only for files
+
         scene, own = load_source(x, aspect)
     elif isinstance(x, Scene):
         scene = x
@@ -94,7 +96,6 @@ def to_scene(x, aspect: float = 16 / 9, camera=None, background=None):
 def render_still(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None,
                  draw=None, shading=None, background=None):
     """The ``Frame`` that ``show(x)`` displays for a scene, node, geometry or file."""
-    from ..io.sources import apply_look
     from ..render.renderer import Renderer, check_size
     from ..scene.graph import Scene
 
@@ -105,6 +106,8 @@ def render_still(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=Non
             from ..errors import EngineError
 
             raise EngineError("draw=/shading= change the scene: set them on its nodes")
+        from ..io.sources import apply_look
+
         apply_look(scene, draw, shading)
     renderer = Renderer(scene, cam, (w, h), backend=backend, point_size=point_size)
     try:

@@ -64,7 +64,6 @@ class InteractiveView:
                  draw=None, shading=None, background=None):
         from ..controls.controllers import FlyController, OrbitController
         from ..errors import EngineError
-        from ..io.sources import apply_look
         from ..render.renderer import Renderer, check_size
         from .display import to_scene
 
@@ -73,6 +72,8 @@ class InteractiveView:
         w, h = self._scaled()
         self.scene, self.camera = to_scene(source, w / h, camera, background)
         if draw is not None or shading is not None:
+            from ..io.sources import apply_look
+
             apply_look(self.scene, draw, shading)
         self.renderer = Renderer(self.scene, self.camera, (w, h), backend=backend,
                                  point_size=point_size)

@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pytest
 
-from engine.io.sources import VIEW_AZIMUTH, load_source
 from engine.notebook import InteractiveView
 from engine.notebook.view import controller_key
+from engine.scene.framing import VIEW_AZIMUTH
+from engine.scene.procedural import demo_scene
 
 
 def drag(view, x0, y0, x1, y1, button=1, steps=4):
@@ -47,6 +48,8 @@ def test_frames_follow_the_size_and_pixel_ratio():
     view.handle_event({"event_type": "resize", "width": 50, "height": 30, "pixel_ratio": 1.5})
     assert view.size == (75, 45) and view.frame().shape == (45, 75, 4)
     # the first frame is the framing of frustum render
+    from engine.io.sources import load_source
+
     scene, cam = load_source("demo", 75 / 45)
     from engine import Renderer
 
@@ -117,8 +120,9 @@ def test_fly_controls_move_with_held_keys():
 
 @pytest.mark.gpu
 def test_the_view_renders_on_the_cuda_path():
-    cpu = InteractiveView("demo", size=(96, 64), backend="numba")
-    gpu = InteractiveView("demo", size=(96, 64), backend="cupy")
+    # A Scene, not a file: this module must import on the GPU machine's image (no trimesh).
+    cpu = InteractiveView(demo_scene()[0], size=(96, 64), backend="numba")
+    gpu = InteractiveView(demo_scene()[0], size=(96, 64), backend="cupy")
     assert gpu.renderer.projector.name == "cupy"
     for view in (cpu, gpu):
         resize(view, 96, 64, 2.0)
