@@ -84,6 +84,6 @@ __all__ = [
     "rasterize_points",
     "render_video",
     "set_transforms",
-    "slerp",
     "show",
+    "slerp",
 ]

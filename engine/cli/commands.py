@@ -40,37 +40,6 @@ def load_source(source: str, aspect: float = 1.0, up: str | None = None):
     return load(source, aspect, up)
 
 
-def cmd_render_many(args) -> int:
-    """Exit status 0 when every file was written or skipped, 1 when some failed, 130
-    after Ctrl-C (the finished outputs stay; a rerun resumes)."""
-    from ..distributed.many import ManySpec, render_many
-
-    fmt = args.format or ("mp4" if args.turntable else "png")
-    if args.turntable and fmt in ("png", "jpg"):
-        raise EngineError(f"--turntable makes a clip per file: --format mp4 or gif, not {fmt}")
-    if not args.turntable and fmt in ("mp4", "gif"):
-        raise EngineError(f"--format {fmt} needs --turntable SECONDS")
-    background = None if args.background is None else tuple(args.background)
-    spec = ManySpec(size=tuple(args.size), format=fmt, turntable=args.turntable,
-                    fps=args.fps, camera=args.camera, backend=args.backend,
-                    point_size=args.point_size, draw=args.draw, shading=args.shading,
-                    background=background, numba_threads=args.numba_threads)
-    res = render_many(args.patterns, args.out, spec, scheduler=args.scheduler,
-                      workers=args.workers, force=args.force,
-                      connect_timeout=args.connect_timeout)
-    for it in res.failed:
-        why = it.error if it.error.startswith(it.source) else f"{it.source}: {it.error}"
-        print(f"frustum: failed: {why}", file=sys.stderr)
-    summary = (f"{res.count('written')} written, {res.count('skipped')} skipped (complete), "
-               f"{res.count('failed')} failed of {len(res.items)} files in "
-               f"{res.elapsed:.1f} s; index {res.index}")
-    if res.interrupted:
-        print(f"frustum: interrupted: {summary}; run again to resume", file=sys.stderr)
-        return 130
-    print(summary)
-    return 1 if res.failed else 0
-
-
 def load_sources(sources, aspect: float = 1.0, up: str | None = None):
     """(scene, camera) showing every source together: ``engine.io.sources.load_sources``."""
     from ..io.sources import load_sources as load
@@ -503,6 +472,37 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
         return status
     print(f"wrote {out} ({summary})")
     return 0
+
+
+def cmd_render_many(args) -> int:
+    """Exit status 0 when every file was written or skipped, 1 when some failed, 130
+    after Ctrl-C (the finished outputs stay; a rerun resumes)."""
+    from ..distributed.many import ManySpec, render_many
+
+    fmt = args.format or ("mp4" if args.turntable else "png")
+    if args.turntable and fmt in ("png", "jpg"):
+        raise EngineError(f"--turntable makes a clip per file: --format mp4 or gif, not {fmt}")
+    if not args.turntable and fmt in ("mp4", "gif"):
+        raise EngineError(f"--format {fmt} needs --turntable SECONDS")
+    background = None if args.background is None else tuple(args.background)
+    spec = ManySpec(size=tuple(args.size), format=fmt, turntable=args.turntable,
+                    fps=args.fps, camera=args.camera, backend=args.backend,
+                    point_size=args.point_size, draw=args.draw, shading=args.shading,
+                    background=background, numba_threads=args.numba_threads)
+    res = render_many(args.patterns, args.out, spec, scheduler=args.scheduler,
+                      workers=args.workers, force=args.force,
+                      connect_timeout=args.connect_timeout)
+    for it in res.failed:
+        why = it.error if it.error.startswith(it.source) else f"{it.source}: {it.error}"
+        print(f"frustum: failed: {why}", file=sys.stderr)
+    summary = (f"{res.count('written')} written, {res.count('skipped')} skipped (complete), "
+               f"{res.count('failed')} failed of {len(res.items)} files in "
+               f"{res.elapsed:.1f} s; index {res.index}")
+    if res.interrupted:
+        print(f"frustum: interrupted: {summary}; run again to resume", file=sys.stderr)
+        return 130
+    print(summary)
+    return 1 if res.failed else 0
 
 
 def cmd_view(args) -> int:

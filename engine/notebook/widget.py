@@ -32,8 +32,8 @@ class RenderWidget(RemoteFrameBuffer):
             wheel zooms, arrows and +/- keys) or "fly" (WASD, Q/E, Shift; drag looks;
             wheel sets the speed). Double-click returns to the starting view.
         camera, backend, point_size, draw, shading, background: as ``engine.show``.
-        Other keyword arguments go to ``jupyter_rfb.RemoteFrameBuffer`` (``quality``,
-        ``max_buffered_frames``, ...).
+        kwargs: passed to ``jupyter_rfb.RemoteFrameBuffer`` (``quality``,
+            ``max_buffered_frames``, ...).
 
     Attributes: ``view`` (the InteractiveView), ``camera``, ``controller``,
     ``renderer``, ``scene``; ``on_frame`` is a list of callables ``f(widget, frame)``
