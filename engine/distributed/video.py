@@ -64,9 +64,9 @@ CHUNK_BYTES = 64 << 20  # and at most this many bytes of frames per task
 
 
 def chunk_size(job: RenderJob, threads: int, channels: int = 4) -> int:
-    """Frames per task: enough to amortise Dask's per-task cost (a few ms per task
-    here, measured by benchmarks/distributed.py), few enough that every worker thread
-    gets at least 4 tasks and a task's frames stay under CHUNK_BYTES."""
+    """Frames per task: enough to amortise Dask's per-task cost (a millisecond or more
+    per task, measured by benchmarks/distributed_render.py), few enough that every
+    worker thread gets at least 4 tasks and a task's frames stay under CHUNK_BYTES."""
     w, h = job.size
     by_bytes = max(1, CHUNK_BYTES // (w * h * channels))
     return max(1, min(MAX_CHUNK, by_bytes, job.frames // (4 * max(1, threads))))

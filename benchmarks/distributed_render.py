@@ -1,8 +1,8 @@
 """Offline rendering spread over Dask workers against the single-process render, in one
 run, on this machine.
 
-    .venv/bin/python benchmarks/distributed.py [--frames N] [--size 1280x720]
-                                               [--workers 1,2,4] [--json PATH]
+    .venv/bin/python benchmarks/distributed_render.py [--frames N] [--size 1280x720]
+                                                      [--workers 1,2,4] [--json PATH]
 
 The job: a 1280x720 fly-around (a camera path circling the model, swooping in close
 and out again, looking at it) of the Stanford bunny (../shared/ref-assets/classic/
@@ -33,6 +33,10 @@ render_s is one frame on one core and client_s is this process's serial cost per
 (overhead + receiving the pixels + encoding).
 
 The machine is shared and noisy: compare ratios within one run.
+
+(Not named benchmarks/distributed.py: tests and tools put benchmarks/ on sys.path, and a
+module named ``distributed`` there hides the Dask package from every import in that
+process.)
 """
 
 from __future__ import annotations
@@ -49,9 +53,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-# Run as a script, this file's folder comes first on sys.path and its name would hide
-# the Dask package 'distributed': drop the folder.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent]
 BUNNY = ROOT.parent / "shared" / "ref-assets" / "classic" / "stanford-bunny.obj"
 
 
