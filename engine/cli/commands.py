@@ -230,9 +230,10 @@ def _add_dask_options(p: argparse.ArgumentParser, what: str):
     p.add_argument("--connect-timeout", type=_positive, default=20.0, metavar="SECONDS",
                    help="how long to wait for --scheduler and for its first worker "
                         "(default: %(default)s)")
-    p.add_argument("--numba-threads", type=count_arg, default=1, metavar="N",
-                   help="Numba threads per Dask worker thread (default: %(default)s, so "
-                        "workers do not oversubscribe the cores)")
+    p.add_argument("--numba-threads", type=count_arg, default=None, metavar="N",
+                   help="Numba threads per Dask worker thread (default: 1, so workers do "
+                        "not oversubscribe the cores; without --workers/--scheduler, "
+                        "Numba's own default)")
 
 
 def _view_spec(text: str):
@@ -434,7 +435,8 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
         job = RenderJob.create(
             SceneSource.from_file(args.source, args.draw, args.shading, args.background),
             camera, path, args.fps, n, args.size, backend=args.backend,
-            point_size=args.point_size, raster=args.raster, numba_threads=args.numba_threads)
+            point_size=args.point_size, raster=args.raster,
+            numba_threads=args.numba_threads or 1)
     writer = open_frame_writer(args.out, args.size, args.fps, pad=args.pad)
     progress = Progress(n)
     if job is None:
@@ -444,7 +446,7 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
 
         try:
             with dask_client(scheduler=args.scheduler, workers=args.workers,
-                             numba_threads=args.numba_threads,
+                             numba_threads=args.numba_threads or 1,
                              connect_timeout=args.connect_timeout) as client:
                 workers = sum(client.nthreads().values())
                 result = render_job(job, writer, client, progress)

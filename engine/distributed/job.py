@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import pickle
 import threading
 import uuid
@@ -42,7 +43,7 @@ from ..errors import EngineError
 from ..render.renderer import Renderer, check_size
 
 __all__ = ["RenderJob", "SceneSource", "camera_state", "render_frame", "render_frames",
-           "worker_renderer"]
+           "take_frame", "worker_renderer"]
 
 
 class _ScenePickler(pickle.Pickler):
@@ -254,13 +255,43 @@ def render_frame(job: RenderJob, k: int) -> tuple[int, np.ndarray]:
     return int(k), np.ascontiguousarray(frame.color)
 
 
-def render_frames(job: RenderJob, start: int, stop: int, alpha: bool = True):
-    """(start, [colour of frames start..stop-1]): the task a worker runs for a run of
-    consecutive frames; RGBA (H, W, 4) uint8, or RGB (H, W, 3) without ``alpha``."""
+def render_frames(job: RenderJob, start: int, stop: int, alpha: bool = True,
+                  spool: str | None = None):
+    """(start, [frames start..stop-1]): the task a worker runs for a run of consecutive
+    frames; each an RGBA (H, W, 4) uint8 array, or RGB (H, W, 3) without ``alpha``.
+
+    spool: a folder the client reads too (the same machine, or a shared mount). When
+    this worker sees it, each frame is written there as a .npy file (under a temporary
+    name, renamed when complete, so a file under its final name is whole) and its path
+    is returned instead of the pixels: on one machine that is cheaper than sending
+    megabytes through Dask's TCP comm. A worker that does not see the folder returns
+    the pixels. Every attempt writes new, uniquely named files; the client reads the
+    ones of the result it takes and removes the folder at the end."""
     if not 0 <= int(start) < int(stop) <= job.frames:
         raise IndexError(f"frames {start}..{stop - 1} are outside 0..{job.frames - 1}")
+    folder = spool if spool and os.path.isdir(spool) else None
     out = []
     for k in range(int(start), int(stop)):
         color = render_frame(job, k)[1]
-        out.append(color if alpha else np.ascontiguousarray(color[..., :3]))
+        if not alpha:
+            color = np.ascontiguousarray(color[..., :3])
+        if folder is None:
+            out.append(color)
+            continue
+        name = os.path.join(folder, f"{job.token}-{k:07d}-{uuid.uuid4().hex[:12]}")
+        with open(name + ".part", "wb") as f:
+            np.save(f, color, allow_pickle=False)
+        os.replace(name + ".part", name + ".npy")
+        out.append(name + ".npy")
     return int(start), out
+
+
+def take_frame(item) -> np.ndarray:
+    """A frame from ``render_frames``' result: the array, or the spool file read and
+    removed."""
+    if isinstance(item, str):
+        try:
+            return np.load(item, allow_pickle=False)
+        finally:
+            os.unlink(item)
+    return item

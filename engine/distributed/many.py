@@ -34,7 +34,7 @@ import struct
 import tempfile
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..errors import EngineError
@@ -68,7 +68,8 @@ class ManySpec:
     turntable: seconds of one turn (clips only); fps: clip frame rate. camera:
     (azimuth, elevation, distance or None) or None for the default framing.
     backend, point_size, draw, shading, background: as ``frustum render``.
-    numba_threads: Numba threads per task (1 by default).
+    numba_threads: Numba threads per task; None: 1 on Dask workers (so they do not
+    oversubscribe the cores), Numba's own default in this process.
     """
 
     size: tuple = (512, 512)
@@ -81,7 +82,7 @@ class ManySpec:
     draw: str | None = None
     shading: str | None = None
     background: tuple | None = None
-    numba_threads: int | None = 1
+    numba_threads: int | None = None
 
     @property
     def clip(self) -> bool:
@@ -401,6 +402,8 @@ def render_many(patterns, out_dir, spec: ManySpec | None = None, *, client=None,
     index.write(force=True)
     try:
         if any(v is not None for v in (client, scheduler, workers)) and todo:
+            if spec.numba_threads is None:
+                spec = replace(spec, numba_threads=1)
             with dask_client(client, scheduler, workers, threads_per_worker,
                              spec.numba_threads, connect_timeout) as c:
                 _run_on_dask(c, spec, todo, finish, window)

@@ -28,6 +28,9 @@ and the frames written so far are kept in a finalised file.
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +38,7 @@ from ..animation.offline import RenderResult, _StopOnSignals
 from ..errors import EngineError
 from ..progress import Progress
 from .cluster import check_workers, dask_client, require_dask, share
-from .job import RenderJob, render_frames
+from .job import RenderJob, render_frames, take_frame
 
 __all__ = ["render_job", "render_video"]
 
@@ -72,17 +75,36 @@ def chunk_size(job: RenderJob, threads: int, channels: int = 4) -> int:
     return max(1, min(MAX_CHUNK, by_bytes, job.frames // (4 * max(1, threads))))
 
 
+def local_spool(client) -> str | None:
+    """A new temporary folder (in /dev/shm when there is one) if every worker of
+    ``client`` sees it, i.e. runs on this machine (or shares the folder); else None
+    (the folder is removed)."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    folder = tempfile.mkdtemp(prefix="frustum-spool-", dir=base)
+    try:
+        seen = client.run(os.path.isdir, folder)
+    except Exception:  # noqa: BLE001 - any doubt: send frames through Dask
+        seen = {}
+    if seen and all(seen.values()):
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    return None
+
+
 def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                window: int | None = None, on_frame=None, chunk: int | None = None,
-               ) -> RenderResult:
+               spool="auto") -> RenderResult:
     """Render every frame of ``job`` on ``client``'s workers into ``writer`` (opened for
     ``job.size`` and ``job.fps``), in order, and close it. Returns a RenderResult.
 
     chunk: consecutive frames per task (default ``chunk_size``). window: frames
     submitted and not yet written, at most (default: 3 tasks per worker thread, at least
     4 tasks). on_frame(k, color): called after frame k is written. Video writers get
-    RGB frames (they drop alpha anyway), frame folders RGBA. Errors abort the writer
-    (nothing new is left at the output) and propagate.
+    RGB frames (they drop alpha anyway), frame folders RGBA. spool: how frames come
+    back: "auto" (default) through a temporary folder when every worker sees it (the
+    workers run on this machine; see ``render_frames``), else through Dask; None:
+    always through Dask; a path: that folder (shared by the workers and this process).
+    Errors abort the writer (nothing new is left at the output) and propagate.
     """
     distributed = require_dask()
     if tuple(writer.size) != tuple(job.size):
@@ -95,11 +117,16 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
     interrupted = False
     stop = _StopOnSignals()
     job_future = None
+    spool_dir = None
     try:
         try:
             threads = check_workers(client)
             chunk = max(1, int(chunk)) if chunk else chunk_size(job, threads, 4 if alpha else 3)
             window = max(chunk, int(window)) if window else chunk * max(4, 3 * threads)
+            if spool == "auto":
+                spool_dir = local_spool(client)
+            elif spool:
+                spool_dir = str(spool)
             job_future = share(client, job, f"frustum-job-{job.token}")
             done = distributed.as_completed(loop=client.loop, with_results=True,
                                             raise_errors=False)
@@ -109,8 +136,8 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
             def submit():
                 nonlocal submitted
                 k0, k1 = submitted, min(n, submitted + chunk)
-                f = client.submit(render_frames, job_future, k0, k1, alpha, pure=False,
-                                  key=f"frustum-frames-{job.token}-{k0:07d}")
+                f = client.submit(render_frames, job_future, k0, k1, alpha, spool_dir,
+                                  pure=False, key=f"frustum-frames-{job.token}-{k0:07d}")
                 futures[f.key] = f
                 spans[f.key] = (k0, k1)
                 done.add(f)
@@ -136,7 +163,8 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                 futures.pop(fut.key, None)
                 fut.release()
                 got, colors = result
-                for k, color in enumerate(colors, start=got):
+                for k, item in enumerate(colors, start=got):
+                    color = take_frame(item)  # (a spool file is read and removed)
                     if k >= written and k not in pending:  # never a second copy
                         pending[k] = color
                 while written in pending:
@@ -161,6 +189,8 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                 client.cancel(list(futures.values()))
             if job_future is not None:
                 job_future.release()
+            if spool_dir is not None and spool == "auto":
+                shutil.rmtree(spool_dir, ignore_errors=True)  # files of lost attempts too
             if progress is not None:
                 progress.finish()
         writer.close()
@@ -211,8 +241,9 @@ def render_video(scene, out, motion=None, *, camera=None, fps: float = 30.0,
             ``frustum render``), or an ``engine.Scene`` (pickled once for the workers).
         motion: a ``CameraPath``, a camera path file (.json/.toml), or None for a
             turntable (one turn in ``duration``, default 6 s, from the camera).
-        camera: the camera for a Scene (default: the scene's first camera); for a file
-            the framed camera is used.
+        camera: the camera to start from (its pose, near/far and field of view; the
+            motion moves it). Default: a Scene's first camera; for a file, the camera
+            ``frustum render`` frames it with.
         fps, duration, frames: frame k is rendered at t = k / fps; ``frames`` defaults
             to round(duration * fps) (the path's duration when not given).
         size, backend, point_size, raster: as ``engine.Renderer``.
@@ -245,8 +276,9 @@ def render_video(scene, out, motion=None, *, camera=None, fps: float = 30.0,
         camera.set_viewport(*size)
         source_scene, live = scene, scene
     else:
-        live, camera = load_source(scene, aspect)
+        live, framed = load_source(scene, aspect)
         apply_look(live, draw, shading, background)
+        camera = framed if camera is None else camera
         source_scene = scene
     motion, duration = _motion_for(motion, live, camera, duration)
     if frames is not None:

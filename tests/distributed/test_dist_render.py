@@ -94,7 +94,8 @@ def test_motions_that_cannot_be_split_are_refused():
         RenderJob.create("demo", camera, orbit(), 10, 0, SIZE)
 
 
-def test_python_api_with_a_client_matches_the_serial_file(tmp_path, dask_client):  # noqa: F811
+def test_python_api_with_a_client_matches_the_serial_file(tmp_path, dask_client,  # noqa: F811
+                                                          monkeypatch):
     scene, camera = points_scene()
     path = orbit((0, 0, 0), 3.0, 20, duration=1.5)
     kw = {"camera": camera, "fps": 8, "size": SIZE, "backend": "numba"}
@@ -121,6 +122,34 @@ def test_python_api_with_a_client_matches_the_serial_file(tmp_path, dask_client)
     assert seen == list(range(12))
     names = sorted(p.name for p in (tmp_path / "frames").iterdir())
     assert names == [f"frame_{k:06d}.png" for k in range(12)]
+    # Frames come back through a spool folder on one machine, or through Dask: the same.
+    import glob
+    import tempfile
+
+    spools = {"/dev/shm", tempfile.gettempdir()}
+    before = {p for d in spools for p in glob.glob(os.path.join(d, "frustum-spool-*"))}
+    for spool, name in ((None, "comm.mp4"), ("auto", "spool.mp4"),
+                        (str(tmp_path / "mine"), "mine.mp4")):
+        os.makedirs(tmp_path / "mine", exist_ok=True)
+        render_job(job, open_frame_writer(tmp_path / name, SIZE, 8), dask_client, spool=spool)
+    ref = tmp_path / "ref.mp4"
+    render_video(scene, ref, path, frames=12, **kw)
+    for name in ("comm.mp4", "spool.mp4", "mine.mp4"):
+        assert (tmp_path / name).read_bytes() == ref.read_bytes(), name
+    assert os.listdir(tmp_path / "mine") == []  # every frame file read and removed
+    from engine.distributed.video import local_spool
+
+    seen = local_spool(dask_client)  # the workers run here: they see a local folder
+    assert seen is not None and os.path.isdir(seen)
+    os.rmdir(seen)
+    from engine.distributed import video
+
+    taken, real = [], video.take_frame
+    monkeypatch.setattr(video, "take_frame", lambda item: taken.append(item) or real(item))
+    render_job(job, open_frame_writer(tmp_path / "again.mp4", SIZE, 8), dask_client)
+    assert len(taken) == 12 and all(isinstance(t, str) and t.endswith(".npy") for t in taken)
+    after = {p for d in spools for p in glob.glob(os.path.join(d, "frustum-spool-*"))}
+    assert after == before  # the temporary spool folders are gone
 
 
 def test_cli_workers_and_scheduler_give_the_serial_bytes(tmp_path, mesh_file, dask_cluster):  # noqa: F811
