@@ -215,3 +215,14 @@ def test_the_embedded_cluster_has_no_slow_defaults(dask_client):  # noqa: F811
     from engine.distributed.cluster import _slow_settings
 
     assert all(v == [] for v in dask_client.run(_slow_settings).values())
+
+
+def test_a_file_with_a_given_camera(tmp_path, mesh_file, dask_client):  # noqa: F811
+    cam = PerspectiveCamera(fov_y=30, position=(0, 0, 6))
+    kw = {"frames": 3, "fps": 6, "size": SIZE, "backend": "numba"}
+    render_video(str(mesh_file), tmp_path / "serial.gif", camera=cam, **kw)
+    render_video(str(mesh_file), tmp_path / "dist.gif", camera=cam, client=dask_client, **kw)
+    render_video(str(mesh_file), tmp_path / "framed.gif", **kw)
+    data = (tmp_path / "serial.gif").read_bytes()
+    assert (tmp_path / "dist.gif").read_bytes() == data
+    assert (tmp_path / "framed.gif").read_bytes() != data  # the camera was used
