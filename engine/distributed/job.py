@@ -287,11 +287,11 @@ def render_frames(job: RenderJob, start: int, stop: int, alpha: bool = True,
 
 
 def take_frame(item) -> np.ndarray:
-    """A frame from ``render_frames``' result: the array, or the spool file read and
-    removed."""
+    """A frame from ``render_frames``' result: the array, or the spool file mapped
+    (read-only, no copy; the mapping outlives the name) and removed."""
     if isinstance(item, str):
         try:
-            return np.load(item, allow_pickle=False)
+            return np.load(item, mmap_mode="r", allow_pickle=False)
         finally:
             os.unlink(item)
     return item
