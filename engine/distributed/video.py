@@ -242,8 +242,8 @@ def render_video(scene, out, motion=None, *, camera=None, fps: float = 30.0,
         motion: a ``CameraPath``, a camera path file (.json/.toml), or None for a
             turntable (one turn in ``duration``, default 6 s, from the camera).
         camera: the camera to start from (its pose, near/far and field of view; the
-            motion moves it). Default: a Scene's first camera; for a file, the camera
-            ``frustum render`` frames it with.
+            motion moves a copy, and the camera is left as it was). Default: a Scene's
+            first camera; for a file, the camera ``frustum render`` frames it with.
         fps, duration, frames: frame k is rendered at t = k / fps; ``frames`` defaults
             to round(duration * fps) (the path's duration when not given).
         size, backend, point_size, raster: as ``engine.Renderer``.
@@ -293,6 +293,9 @@ def render_video(scene, out, motion=None, *, camera=None, fps: float = 30.0,
     else:
         bar = Progress(n) if progress else None
     if not distributed:
+        from .job import _restore_camera, camera_state
+
+        start = camera_state(camera)  # the camera is left where it starts, as on Dask
         renderer = Renderer(live, camera, size, backend=backend, point_size=point_size,
                             raster=raster)
         try:
@@ -300,6 +303,7 @@ def render_video(scene, out, motion=None, *, camera=None, fps: float = 30.0,
             return render_motion(renderer, motion, fps, n, writer, bar)
         finally:
             renderer.close()
+            _restore_camera(camera, start)
     if isinstance(source_scene, Scene):
         source = source_scene
     else:

@@ -220,7 +220,9 @@ def test_the_embedded_cluster_has_no_slow_defaults(dask_client):  # noqa: F811
 def test_a_file_with_a_given_camera(tmp_path, mesh_file, dask_client):  # noqa: F811
     cam = PerspectiveCamera(fov_y=30, position=(0, 0, 6))
     kw = {"frames": 3, "fps": 6, "size": SIZE, "backend": "numba"}
+    start = cam.world_matrix.copy()
     render_video(str(mesh_file), tmp_path / "serial.gif", camera=cam, **kw)
+    np.testing.assert_array_equal(cam.world_matrix, start)  # left where it started
     render_video(str(mesh_file), tmp_path / "dist.gif", camera=cam, client=dask_client, **kw)
     render_video(str(mesh_file), tmp_path / "framed.gif", **kw)
     data = (tmp_path / "serial.gif").read_bytes()
