@@ -108,7 +108,7 @@ def in_process(job, threads: int | None) -> float:
 
     from engine.distributed.job import _set_numba_threads
 
-    renderer = job.build()
+    renderer, _ = job.build()
     _set_numba_threads(threads or numba.config.NUMBA_NUM_THREADS)
     job.motion.apply(renderer.camera, 0.0)
     renderer.render(depth=False)  # warm-up (JIT)
@@ -241,7 +241,7 @@ def main(argv=None):
             warm(client, job)
             warm(client, tiny)
             clients[n] = client
-        renderer = job.build()
+        renderer, _ = job.build()
         sample = []
         for k in range(4):
             job.motion.apply(renderer.camera, job.time(k))

@@ -7,7 +7,10 @@ layout).
 """
 
 from .animation.camera_path import CameraPath, CameraScript, Keyframe
-from .animation.video import render_video
+
+# engine.render_video: the serial engine.animation.video.render_video, extended with
+# client=/scheduler=/workers= to spread the frames over Dask (engine.distributed).
+from .distributed.video import render_video
 from .io import load
 from .render.backends import get_projector
 from .render.batch import VertexBatch

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from ..errors import EngineError
+from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
 from ..scene.graph import DRAW_MODES
 from ..scene.material import SHADINGS
 from .args import (
@@ -432,8 +433,11 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
         from ..distributed.job import RenderJob, SceneSource
 
         # Checked before the output is opened: workers load the same file.
+        # Workers load the same file; with an animation clip (it moves nodes) or a
+        # file's own camera the loaded scene is sent instead (RenderJob.create).
         job = RenderJob.create(
-            SceneSource.from_file(args.source, args.draw, args.shading, args.background),
+            SceneSource.from_file(args.source, args.draw, args.shading, args.background,
+                                  up=args.up),
             camera, path, args.fps, n, args.size, backend=args.backend,
             point_size=args.point_size, raster=args.raster,
             numba_threads=args.numba_threads or 1)

@@ -1,8 +1,9 @@
 """Offline rendering spread over a Dask cluster (``pip install 'frustum[distributed]'``).
 
-- ``render_video(scene, out, motion, ..., client=|scheduler=|workers=)``: one clip, its
-  frames rendered by the workers and written in order by this process, byte-identical
-  to the single-process render (``frustum render ... --workers N | --scheduler ADDR``).
+- ``render_video(scene, camera, out, motion, ..., client=|scheduler=|workers=)``: one
+  clip, its frames rendered by the workers and written in order by this process,
+  byte-identical to the single-process render; this is ``engine.render_video``
+  (``frustum render ... --workers N | --scheduler ADDR``).
 - ``render_many(patterns, out_dir, ManySpec(...), ...)``: one image or turntable clip
   per 3D file, restartable, with an index (``frustum render-many``).
 - ``dask_client`` / ``local_cluster``: the embedded LocalCluster on 127.0.0.1 or a

@@ -77,33 +77,39 @@ class SceneSource:
     draw: str | None = None
     shading: str | None = None
     background: tuple | None = None
+    up: str | None = None
 
     @classmethod
-    def from_file(cls, source, draw=None, shading=None, background=None) -> SceneSource:
-        """A 3D file (or 'demo') every worker loads from the same path; see the module
-        docstring for what must be reachable."""
+    def from_file(cls, source, draw=None, shading=None, background=None,
+                  up: str | None = None) -> SceneSource:
+        """A 3D file (or 'demo') every worker loads from the same path (``up``: its up
+        axis, as ``engine.io.load`` takes it); see the module docstring for what must be
+        reachable."""
         s = str(source)
         if s != "demo":
             s = str(Path(s).expanduser().resolve())
         bg = None if background is None else tuple(float(v) for v in np.ravel(background))
-        return cls(file=s, draw=draw, shading=shading, background=bg)
+        return cls(file=s, draw=draw, shading=shading, background=bg, up=up)
 
     @classmethod
-    def from_scene(cls, scene, camera) -> SceneSource:
-        """A scene built in Python, pickled once (plain arrays; see ``_ScenePickler``)."""
+    def from_scene(cls, scene, camera, motion=None) -> SceneSource:
+        """A scene built in Python, pickled once (plain arrays; see ``_ScenePickler``)
+        with its camera, and with ``motion`` when the motion moves nodes of the scene
+        (an animation clip): pickled together, the motion moves the workers' copy."""
         buf = io.BytesIO()
-        _ScenePickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump((scene, camera))
+        _ScenePickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump((scene, camera, motion))
         return cls(data=buf.getvalue())
 
     def build(self, aspect: float):
-        """(scene, camera) on this process: loaded from the file or unpickled."""
+        """(scene, camera, motion or None) on this process: loaded from the file, or
+        unpickled (with the motion it was pickled with)."""
         if self.data is not None:
             return pickle.loads(self.data)
         from ..io.sources import apply_look, load_source
 
-        scene, camera = load_source(self.file, aspect)
+        scene, camera = load_source(self.file, aspect, self.up)
         apply_look(scene, self.draw, self.shading, self.background)
-        return scene, camera
+        return scene, camera, None
 
     def describe(self) -> str:
         return self.file if self.file is not None else f"a scene ({len(self.data):,} bytes)"
@@ -195,21 +201,41 @@ class RenderJob:
     @classmethod
     def create(cls, scene, camera, motion, fps, frames, size, **options) -> RenderJob:
         """A job from a SceneSource, a file path or 'demo' (loaded by every worker), or
-        a Scene object (pickled once), and the starting ``camera``."""
-        if not isinstance(scene, SceneSource):
-            from ..scene.graph import Scene
+        a Scene object (pickled once, with the motion), and the starting ``camera``.
 
-            scene = (SceneSource.from_scene(scene, camera) if isinstance(scene, Scene)
-                     else SceneSource.from_file(scene))
+        A motion that moves nodes of the scene (``engine.animation.clips.ClipMotion``)
+        needs the Scene object: with a file the workers' nodes would not be the ones it
+        moves (EngineError)."""
+        from ..scene.graph import Scene
+
+        _check_motion(motion)  # before it is pickled with a scene
+        if isinstance(scene, Scene):
+            scene = SceneSource.from_scene(scene, camera, motion)
+        elif not isinstance(scene, SceneSource):
+            scene = SceneSource.from_file(scene)
+        if scene.data is None and (_moves_nodes(motion) or _nested(camera)):
+            # Workers loading the file would not have these nodes (an animation clip's)
+            # or this camera's parents (a file's own camera): send the loaded scene.
+            root = camera
+            while root.parent is not None:
+                root = root.parent
+            if not isinstance(root, Scene):
+                raise EngineError("the motion animates nodes of a scene loaded in this "
+                                  "process: give the Scene object, not the file")
+            scene = SceneSource.from_scene(root, camera, motion)
         return cls(scene, camera_state(camera), motion, fps, frames, tuple(size), **options)
 
-    def build(self) -> Renderer:
-        """A new Renderer of this job's scene with the camera at its starting state."""
+    def build(self):
+        """(renderer, motion): a new Renderer of this job's scene with the camera at
+        its starting state, and the motion to pose it with (the one pickled with the
+        scene, which moves that scene's nodes, else ``self.motion``)."""
         w, h = self.size
-        scene, camera = self.scene.build(w / h)
-        _restore_camera(camera, self.camera)
-        return Renderer(scene, camera, self.size, backend=self.backend,
-                        point_size=self.point_size, raster=self.raster)
+        scene, camera, motion = self.scene.build(w / h)
+        if self.scene.data is None:  # a pickled camera travels as it was
+            _restore_camera(camera, self.camera)
+        renderer = Renderer(scene, camera, self.size, backend=self.backend,
+                            point_size=self.point_size, raster=self.raster)
+        return renderer, (self.motion if motion is None else motion)
 
     def time(self, k: int) -> float:
         return int(k) / self.fps
@@ -230,27 +256,55 @@ def _set_numba_threads(n: int | None):
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
 
 
-def worker_renderer(job: RenderJob) -> Renderer:
-    """This thread's Renderer for ``job``, built on first use and kept for the job's
-    later frames (a new job replaces it, and the old renderer is closed)."""
+def _nested(camera) -> bool:
+    """Whether the camera hangs below a transformed node (its local pose is not its
+    world pose, and a worker's framed camera would not have those parents)."""
+    parent = camera.parent
+    return parent is not None and not np.array_equal(parent.world_matrix, np.eye(4))
+
+
+def _moves_nodes(motion) -> bool:
+    """Whether ``motion`` holds scene nodes other than cameras (e.g. a clip's tracks)."""
+    from ..scene.camera import Camera
+    from ..scene.graph import Node
+
+    class Finder(pickle.Pickler):
+        found = False
+
+        def persistent_id(self, obj):
+            if isinstance(obj, Node) and not isinstance(obj, Camera):
+                Finder.found = True
+                return "node"
+            return None
+
+    try:
+        Finder(io.BytesIO(), protocol=pickle.HIGHEST_PROTOCOL).dump(motion)
+    except Exception:  # noqa: BLE001 - unpicklable motions are refused elsewhere
+        return False
+    return Finder.found
+
+
+def worker_renderer(job: RenderJob):
+    """This thread's (Renderer, motion) for ``job``, built on first use and kept for
+    the job's later frames (a new job replaces it, and the old renderer is closed)."""
     cached = getattr(_local, "job", None)
     if cached is not None and cached[0] == job.token:
         return cached[1]
     if cached is not None:
-        cached[1].close()
+        cached[1][0].close()
         _local.job = None
-    renderer = job.build()
-    _local.job = (job.token, renderer)
-    return renderer
+    built = job.build()
+    _local.job = (job.token, built)
+    return built
 
 
 def render_frame(job: RenderJob, k: int) -> tuple[int, np.ndarray]:
     """(k, colour (H, W, 4) uint8) of frame ``k`` of ``job``: the task a worker runs."""
     if not 0 <= int(k) < job.frames:
         raise IndexError(f"frame {k} is outside 0..{job.frames - 1}")
-    renderer = worker_renderer(job)
+    renderer, motion = worker_renderer(job)
     _set_numba_threads(job.numba_threads)
-    job.motion.apply(renderer.camera, job.time(k))
+    motion.apply(renderer.camera, job.time(k))
     frame = renderer.render(depth=False)
     return int(k), np.ascontiguousarray(frame.color)
 

@@ -28,14 +28,14 @@ and the frames written so far are kept in a finalised file.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import tempfile
 import time
-from pathlib import Path
 
-from ..animation.offline import RenderResult, _StopOnSignals
-from ..errors import EngineError
+from ..animation.offline import RenderResult, _StopOnSignals, check_frame_count, frame_count
+from ..errors import EngineError, OutputError
 from ..progress import Progress
 from .cluster import check_workers, dask_client, require_dask, share
 from .job import RenderJob, render_frames, take_frame
@@ -93,14 +93,15 @@ def local_spool(client) -> str | None:
 
 def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                window: int | None = None, on_frame=None, chunk: int | None = None,
-               spool="auto") -> RenderResult:
+               spool="auto", rgba: bool | None = None) -> RenderResult:
     """Render every frame of ``job`` on ``client``'s workers into ``writer`` (opened for
     ``job.size`` and ``job.fps``), in order, and close it. Returns a RenderResult.
 
     chunk: consecutive frames per task (default ``chunk_size``). window: frames
     submitted and not yet written, at most (default: 3 tasks per worker thread, at least
-    4 tasks). on_frame(k, color): called after frame k is written. Video writers get
-    RGB frames (they drop alpha anyway), frame folders RGBA. spool: how frames come
+    4 tasks). on_frame(k, color): called after frame k is written. rgba: whether frames
+    travel with alpha (default: not for video writers, which drop it; yes for frame
+    folders). spool: how frames come
     back: "auto" (default) through a temporary folder when every worker sees it (the
     workers run on this machine; see ``render_frames``), else through Dask; None:
     always through Dask; a path: that folder (shared by the workers and this process).
@@ -112,7 +113,8 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
         raise ValueError(f"job size {job.size} differs from writer size {writer.size}")
     t0 = time.perf_counter()
     n = job.frames
-    alpha = not str(getattr(writer, "path", "")).lower().endswith((".mp4", ".gif"))
+    alpha = (not str(getattr(writer, "path", "")).lower().endswith((".mp4", ".gif"))
+             if rgba is None else bool(rgba))
     futures = {}
     interrupted = False
     stop = _StopOnSignals()
@@ -200,122 +202,103 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                         writer.path, stop.signum if interrupted else None)
 
 
-def _motion_for(motion, scene, camera, duration):
-    """(motion, duration): a CameraPath, a path file (loaded; near/far fitted to it), or
-    None: a turntable of ``duration`` (default 6 s) from the camera's position."""
-    from ..animation.offline import fit_clip_to_path
-    from ..animation.pathfile import is_path_file, load_path
-    from ..animation.shots import turntable
-
-    if motion is None:
-        bounds = scene.bounds()
-        if bounds is None:
-            raise EngineError("nothing to render: the scene has no finite points")
-        duration = 6.0 if duration is None else duration
-        return turntable(camera, bounds, duration), duration
-    if isinstance(motion, (str, Path)):
-        if not is_path_file(motion):
-            raise EngineError(f"{motion}: camera path files end in .json or .toml")
-        motion = load_path(motion)
-        bounds = scene.bounds()
-        if bounds is not None:
-            fit_clip_to_path(camera, bounds, motion)
-        motion.apply(camera, 0.0)
-    if duration is None:
-        duration = getattr(motion, "duration", None)
-    return motion, duration
-
-
-def render_video(scene, out, motion=None, *, camera=None, fps: float = 30.0,
+def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0,
                  duration: float | None = None, frames: int | None = None,
-                 size=(1280, 720), backend=None, point_size=None, raster="software",
-                 draw=None, shading=None, background=None, pad=False,
-                 client=None, scheduler=None, workers=None, threads_per_worker=1,
-                 numba_threads=1, progress: bool | Progress = False) -> RenderResult:
-    """Render a clip of ``scene`` along ``motion`` to ``out`` (.mp4, .gif or a folder of
-    PNG frames), on Dask workers when ``client``, ``scheduler`` or ``workers`` is given,
-    else in this process; both give the same file, byte for byte.
+                 size=(1280, 720), backend: str | None = None, raster: str = "software",
+                 point_size: float | None = None, pad: bool = False,
+                 progress: bool = False, on_frame=None, client=None,
+                 scheduler: str | None = None, workers: int | None = None,
+                 threads_per_worker: int = 1, numba_threads: int | None = 1,
+                 draw=None, shading=None, background=None) -> RenderResult:
+    """``engine.render_video``: render ``scene`` seen by ``camera`` along ``motion`` into
+    the video ``out``, in this process, or with its frames spread over Dask workers when
+    ``client``, ``scheduler`` or ``workers`` is given; both write the same file, byte for
+    byte.
+
+    Without a cluster this is ``engine.animation.video.render_video`` (see it for
+    ``motion``, ``fps``, ``duration``, ``frames``, ``size``, ``backend``, ``raster``,
+    ``point_size``, ``pad``, ``progress``, ``on_frame`` and what is raised); the extra
+    arguments are:
 
     Args:
-        scene: 'demo' or a 3D file path (every worker loads the same path; framed like
-            ``frustum render``), or an ``engine.Scene`` (pickled once for the workers).
-        motion: a ``CameraPath``, a camera path file (.json/.toml), or None for a
-            turntable (one turn in ``duration``, default 6 s, from the camera).
-        camera: the camera to start from (its pose, near/far and field of view; the
-            motion moves a copy, and the camera is left as it was). Default: a Scene's
-            first camera; for a file, the camera ``frustum render`` frames it with.
-        fps, duration, frames: frame k is rendered at t = k / fps; ``frames`` defaults
-            to round(duration * fps) (the path's duration when not given).
-        size, backend, point_size, raster: as ``engine.Renderer``.
-        draw, shading, background: as --draw/--shading/--background (file sources).
-        pad: MP4 with an odd size: pad one edge row/column instead of refusing.
-        client: a ``distributed.Client``; scheduler: a scheduler address
-            (tcp://HOST:8786); workers: start a LocalCluster of this many processes on
-            127.0.0.1 for this render. Give at most one.
+        scene: an ``engine.Scene``, or a 3D file path or 'demo' (loaded and framed like
+            ``frustum render`` frames it; on Dask every worker loads the same path, so
+            it must be reachable there: docs/distributed.md).
+        camera: the camera (None with a file: the framed one). The motion moves it; on
+            Dask the workers move copies and the camera is left at the last frame's
+            pose, as in this process.
+        client: a ``distributed.Client``; scheduler: the address of a running scheduler
+            (tcp://HOST:8786); workers: a LocalCluster of this many processes on
+            127.0.0.1, closed at the end. At most one.
         threads_per_worker: threads of each embedded worker (default 1).
         numba_threads: Numba threads per worker thread (default 1; None: Numba's own).
-        progress: True for a progress line on stderr, or a ``Progress``.
+        draw, shading, background: as --draw/--shading/--background, for a file.
 
-    Returns a RenderResult (in Jupyter it shows the clip). Raises EngineError for bad
-    input or a cluster it cannot use, OutputError for an output it cannot write.
+    On Dask the motion must depend on t alone: a ``CameraPath``, a path file, the
+    default turntable, or an animation clip (``ClipMotion``; the scene travels with
+    it); a ``CameraScript`` or a plain function runs in order and is refused
+    (EngineError).
     """
-    from ..animation.offline import check_frame_count, frame_count, render_motion
-    from ..io.sources import apply_look, load_source
-    from ..io.video import open_frame_writer
-    from ..render.renderer import Renderer, check_size
-    from ..scene.camera import Camera
+    from ..animation import video as serial
+    from ..io.video import open_frame_writer, output_kind
+    from ..render.frame import Frame
+    from ..render.renderer import check_size
     from ..scene.graph import Scene
 
-    size = check_size(size)
-    aspect = size[0] / size[1]
-    if isinstance(scene, Scene):
-        if camera is None:
-            camera = next((n for n in scene.traverse() if isinstance(n, Camera)), None)
-            if camera is None:
-                raise EngineError("the scene has no camera: pass camera=")
-        camera.set_viewport(*size)
-        source_scene, live = scene, scene
-    else:
-        live, framed = load_source(scene, aspect)
-        apply_look(live, draw, shading, background)
+    if out is None:
+        raise TypeError("render_video needs an output: render_video(scene, camera, out, ...)")
+    source = None
+    if not isinstance(scene, Scene):
+        from ..io.sources import apply_look, load_source
+
+        source = scene
+        check_size(size)
+        scene, framed = load_source(source, size[0] / size[1])
+        apply_look(scene, draw, shading, background)
         camera = framed if camera is None else camera
-        source_scene = scene
-    motion, duration = _motion_for(motion, live, camera, duration)
+    elif draw is not None or shading is not None or background is not None:
+        raise EngineError("draw=/shading=/background= apply to a file; set them on the "
+                          "Scene's nodes")
+    if not any(v is not None for v in (client, scheduler, workers)):
+        return serial.render_video(scene, camera, out, motion, fps=fps, duration=duration,
+                                   frames=frames, size=size, backend=backend, raster=raster,
+                                   point_size=point_size, pad=pad, progress=progress,
+                                   on_frame=on_frame)
+    # The same checks, motion and frame count as the serial function, so both render
+    # the same frames.
+    from ..scene.camera import Camera
+
+    if not isinstance(camera, Camera):
+        raise TypeError(f"camera must be an engine.Camera, got {type(camera).__name__}")
+    if output_kind(out) is None:
+        raise OutputError(f"{out}: render_video writes .mp4, .gif or a folder of PNG frames")
+    size = check_size(size)
+    fps = float(fps)
+    if not (fps > 0 and math.isfinite(fps)):
+        raise ValueError(f"fps must be a positive number, got {fps}")
+    if duration is not None and frames is not None:
+        raise ValueError("give duration or frames, not both")
+    motion, motion_length = serial._as_motion(motion, scene, camera, duration)
     if frames is not None:
         n = check_frame_count(frames)
     else:
-        if not duration or not duration > 0:
-            raise EngineError("the motion has no length: give duration= or frames=")
-        n = frame_count(duration, fps)
-    distributed = any(v is not None for v in (client, scheduler, workers))
-    if isinstance(progress, Progress):
-        bar = progress
-    else:
-        bar = Progress(n) if progress else None
-    if not distributed:
-        from .job import _restore_camera, camera_state
-
-        start = camera_state(camera)  # the camera is left where it starts, as on Dask
-        renderer = Renderer(live, camera, size, backend=backend, point_size=point_size,
-                            raster=raster)
-        try:
-            writer = open_frame_writer(out, size, fps, pad=pad)
-            return render_motion(renderer, motion, fps, n, writer, bar)
-        finally:
-            renderer.close()
-            _restore_camera(camera, start)
-    if isinstance(source_scene, Scene):
-        source = source_scene
-    else:
+        n = frame_count(duration or motion_length or serial.DEFAULT_TURNTABLE_S, fps)
+    if source is not None:  # workers load the file (or get the scene: RenderJob.create)
         from .job import SceneSource
 
-        source = SceneSource.from_file(source_scene, draw, shading, background)
-    job = RenderJob.create(source, camera, motion, fps, n, size, backend=backend,
+        source = SceneSource.from_file(source, draw, shading, background)
+    job = RenderJob.create(scene if source is None else source, camera, motion, fps, n,
+                           size, backend=backend,
                            point_size=point_size, raster=raster, numba_threads=numba_threads)
     writer = open_frame_writer(out, size, fps, pad=pad)
+    hook = None if on_frame is None else (lambda k, color: on_frame(k, Frame(color, None)))
     try:
         with dask_client(client, scheduler, workers, threads_per_worker,
                          numba_threads) as c:
-            return render_job(job, writer, c, bar)
+            result = render_job(job, writer, c, Progress(n) if progress else None,
+                                on_frame=hook, rgba=on_frame is not None or None)
     finally:
-        writer.abort()  # no-op once closed; a failed connection leaves nothing behind
+        writer.abort()  # no-op once closed: a cluster that fails leaves nothing behind
+    if result.frames:
+        motion.apply(camera, job.time(result.frames - 1))  # where the serial render ends
+    return result

@@ -38,10 +38,10 @@ def demo_job(**kw):
 
 
 def serial_bytes(job, out):
-    renderer = job.build()
+    renderer, motion = job.build()
     writer = open_frame_writer(out, SIZE, FPS)
     for k in range(job.frames):
-        job.motion.apply(renderer.camera, job.time(k))
+        motion.apply(renderer.camera, job.time(k))
         writer.write(renderer.render().color)
     writer.close()
     return out.read_bytes()

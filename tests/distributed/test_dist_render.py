@@ -71,7 +71,7 @@ def test_a_scene_object_travels_pickled_without_device_or_gl_objects():
     renderer = Renderer(scene, camera, SIZE, backend="numpy")
     renderer.render()  # the scene has been drawn: its batch must not come along
     source = SceneSource.from_scene(scene, camera)
-    s2, c2 = pickle.loads(source.data)
+    s2, c2, _ = pickle.loads(source.data)
     assert c2.parent is s2 and isinstance(s2, Scene)
     np.testing.assert_array_equal(s2.find("knot").geometry.positions,
                                   scene.find("knot").geometry.positions)
@@ -98,17 +98,17 @@ def test_python_api_with_a_client_matches_the_serial_file(tmp_path, dask_client,
                                                           monkeypatch):
     scene, camera = points_scene()
     path = orbit((0, 0, 0), 3.0, 20, duration=1.5)
-    kw = {"camera": camera, "fps": 8, "size": SIZE, "backend": "numba"}
-    serial = render_video(scene, tmp_path / "serial.mp4", path, **kw)
+    kw = {"fps": 8, "size": SIZE, "backend": "numba"}
+    serial = render_video(scene, camera, tmp_path / "serial.mp4", path, **kw)
     seen = []
-    dist = render_video(scene, tmp_path / "dist.mp4", path, client=dask_client, **kw)
+    dist = render_video(scene, camera, tmp_path / "dist.mp4", path, client=dask_client, **kw)
     assert serial.frames == dist.frames == 12 and not dist.interrupted
     assert (tmp_path / "serial.mp4").read_bytes() == (tmp_path / "dist.mp4").read_bytes()
-    render_video(scene, tmp_path / "serial.gif", path, **kw)
-    render_video(scene, tmp_path / "dist.gif", path, client=dask_client, **kw)
+    render_video(scene, camera, tmp_path / "serial.gif", path, **kw)
+    render_video(scene, camera, tmp_path / "dist.gif", path, client=dask_client, **kw)
     assert (tmp_path / "serial.gif").read_bytes() == (tmp_path / "dist.gif").read_bytes()
-    render_video(scene, tmp_path / "serial/", path, **kw)
-    render_video(scene, tmp_path / "dist/", path, client=dask_client, **kw)
+    render_video(scene, camera, tmp_path / "serial/", path, **kw)
+    render_video(scene, camera, tmp_path / "dist/", path, client=dask_client, **kw)
     for name in sorted(os.listdir(tmp_path / "serial")):  # RGBA PNG frames
         assert (tmp_path / "serial" / name).read_bytes() == (tmp_path / "dist" / name).read_bytes()
     assert len(os.listdir(tmp_path / "dist")) == 12
@@ -133,7 +133,7 @@ def test_python_api_with_a_client_matches_the_serial_file(tmp_path, dask_client,
         os.makedirs(tmp_path / "mine", exist_ok=True)
         render_job(job, open_frame_writer(tmp_path / name, SIZE, 8), dask_client, spool=spool)
     ref = tmp_path / "ref.mp4"
-    render_video(scene, ref, path, frames=12, **kw)
+    render_video(scene, camera, ref, path, frames=12, **kw)
     for name in ("comm.mp4", "spool.mp4", "mine.mp4"):
         assert (tmp_path / name).read_bytes() == ref.read_bytes(), name
     assert os.listdir(tmp_path / "mine") == []  # every frame file read and removed
@@ -219,12 +219,47 @@ def test_the_embedded_cluster_has_no_slow_defaults(dask_client):  # noqa: F811
 
 def test_a_file_with_a_given_camera(tmp_path, mesh_file, dask_client):  # noqa: F811
     cam = PerspectiveCamera(fov_y=30, position=(0, 0, 6))
+    cam2 = PerspectiveCamera(fov_y=30, position=(0, 0, 6))
     kw = {"frames": 3, "fps": 6, "size": SIZE, "backend": "numba"}
-    start = cam.world_matrix.copy()
-    render_video(str(mesh_file), tmp_path / "serial.gif", camera=cam, **kw)
-    np.testing.assert_array_equal(cam.world_matrix, start)  # left where it started
-    render_video(str(mesh_file), tmp_path / "dist.gif", camera=cam, client=dask_client, **kw)
-    render_video(str(mesh_file), tmp_path / "framed.gif", **kw)
+    render_video(str(mesh_file), cam, tmp_path / "serial.gif", **kw)
+    render_video(str(mesh_file), cam2, tmp_path / "dist.gif", client=dask_client, **kw)
+    render_video(str(mesh_file), None, tmp_path / "framed.gif", **kw)
     data = (tmp_path / "serial.gif").read_bytes()
     assert (tmp_path / "dist.gif").read_bytes() == data
     assert (tmp_path / "framed.gif").read_bytes() != data  # the camera was used
+    # both leave the camera where the motion's last frame puts it
+    np.testing.assert_allclose(cam2.world_matrix, cam.world_matrix, atol=1e-12)
+    assert not np.allclose(cam.world_matrix[:3, 3], (0, 0, 6))
+
+
+def test_an_animated_file_renders_the_same_on_workers(ref_assets, tmp_path, dask_cluster):  # noqa: F811
+    """--animation moves nodes of the scene loaded here, and --camera gltf:N would be a
+    camera below them: the loaded scene travels with the job, so the workers' frames
+    animate exactly like the serial ones."""
+    src = ref_assets / "gltf-khronos/BoxAnimated/BoxAnimated.gltf"
+    common = [src, "--animation", "0", "--fps", "4", "--size", "64x48", "--backend", "numba"]
+    serial = run_cli("render", *common, "--out", tmp_path / "serial/")
+    assert serial.returncode == 0, serial.stderr
+    dist = run_cli("render", *common, "--out", tmp_path / "dist/", "--scheduler",
+                   dask_cluster.scheduler_address)
+    assert dist.returncode == 0, dist.stderr
+    names = sorted(os.listdir(tmp_path / "serial"))
+    assert len(names) == round(3.708329916 * 4) and names == sorted(os.listdir(tmp_path / "dist"))
+    for name in names:
+        assert (tmp_path / "serial" / name).read_bytes() == (tmp_path / "dist" / name).read_bytes()
+    assert (tmp_path / "serial" / names[0]).read_bytes() != (tmp_path / "serial" / names[6]).read_bytes()
+
+
+def test_engine_render_video_takes_the_dask_arguments(tmp_path, dask_client):  # noqa: F811
+    import engine
+
+    scene, camera = points_scene()
+    seen = []
+    res = engine.render_video(scene, camera, tmp_path / "a.gif", fps=6, frames=4, size=SIZE,
+                              backend="numba", client=dask_client,
+                              on_frame=lambda k, f: seen.append((k, f.color.shape)))
+    assert res.frames == 4 and seen == [(k, (SIZE[1], SIZE[0], 4)) for k in range(4)]
+    with pytest.raises(EngineError, match="CameraScript"):
+        engine.render_video(scene, camera, tmp_path / "b.gif", lambda cam, t: None, frames=2,
+                            client=dask_client)
+    assert not (tmp_path / "b.gif").exists()

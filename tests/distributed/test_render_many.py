@@ -28,7 +28,7 @@ def models(tmp_path):
     write_mesh(root / "planes" / "c.glb", seed=3)
     (root / "planes" / "broken.glb").write_bytes(b"glTF\x02\x00\x00\x00garbage")
     (root / "empty.stl").write_bytes(b"")
-    (root / "notes.txt").write_text("not a model")
+    (root / "notes.md").write_text("not a model")  # not a 3D suffix: ignored
     return root
 
 
@@ -131,7 +131,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, models):
          "--turntable"),
         (["render-many", models / "cars" / "a.ply", "--out", tmp_path / "o", "--turntable", "1",
           "--format", "png"], "mp4 or gif"),
-        (["render-many", models / "cars" / "a.ply", "--out", models / "notes.txt"],
+        (["render-many", models / "cars" / "a.ply", "--out", models / "notes.md"],
          "not a folder"),
         (["render-many", models / "cars" / "a.ply", "--out", tmp_path / "o", "--camera",
           "path.json"], "AZ,EL"),

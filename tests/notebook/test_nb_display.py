@@ -85,14 +85,14 @@ def test_show_a_scene_uses_its_camera_or_the_given_view(shown):
 
 
 def test_clips_show_inline(shown, tmp_path):
-    from engine.distributed import render_video
+    from engine import render_video
 
     scene = Scene()
     scene.add(Node("quad", geometry=quad_mesh()))
     cam = PerspectiveCamera()
     path = orbit((0, 0, 0), 4.0, 20, duration=0.5)
-    mp4 = render_video(scene, tmp_path / "c.mp4", path, camera=cam, fps=8, size=(32, 24))
-    gif = render_video(scene, tmp_path / "c.gif", path, camera=cam, fps=8, size=(32, 24))
+    mp4 = render_video(scene, cam, tmp_path / "c.mp4", path, fps=8, size=(32, 24))
+    gif = render_video(scene, cam, tmp_path / "c.gif", path, fps=8, size=(32, 24))
     bundle = mp4._repr_mimebundle_()
     assert bundle["text/html"].startswith("<video")
     data = bundle["text/html"].split("base64,")[1].split('"')[0]
@@ -104,7 +104,7 @@ def test_clips_show_inline(shown, tmp_path):
     assert 'width="200"' in shown[1]._repr_mimebundle_()["text/html"]
     big = media_mimebundle(tmp_path / "c.mp4", embed_limit=10)
     assert "base64" not in big["text/html"] and "not embedded" in big["text/plain"]
-    frames = render_video(scene, tmp_path / "frames/", path, camera=cam, fps=8, size=(32, 24))
+    frames = render_video(scene, cam, tmp_path / "frames/", path, fps=8, size=(32, 24))
     fb = frames._repr_mimebundle_()
     assert fb["text/plain"].endswith("4 PNG frames") and fb["image/png"].startswith(b"\x89PNG")
 

@@ -54,7 +54,7 @@ def test_the_notebook_is_committed_without_outputs():
 
 def test_every_cell_shows_what_it_should(executed):
     nb, work = executed
-    assert "Node('torus', children=2)" in outputs(nb, "frustum-model")[0].text
+    assert "('torus', children=2)" in outputs(nb, "frustum-model")[0].text  # a Model node
     (show,) = [o for o in outputs(nb, "frustum-show") if "image/png" in o.get("data", {})]
     img = image(show)
     assert img.shape == (450, 800, 4)
