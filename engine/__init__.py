@@ -7,7 +7,10 @@ layout).
 """
 
 from .animation.camera_path import CameraPath, CameraScript, Keyframe
-from .animation.video import render_video
+
+# engine.render_video: the serial engine.animation.video.render_video, extended with
+# client=/scheduler=/workers= to spread the frames over Dask (engine.distributed).
+from .distributed.video import render_video
 from .io import load
 from .render.backends import get_projector
 from .render.batch import VertexBatch
@@ -34,7 +37,9 @@ __version__ = "0.1.0"
 
 # The controllers need pyglet (its key and mouse constants), so they load on first use:
 # ``import engine`` then works where pyglet is absent (servers, the GPU machine's image).
-_LAZY = {"FlyController": ".controls.controllers", "OrbitController": ".controls.controllers"}
+# The notebook helpers load on first use too (the widget needs jupyter_rfb).
+_LAZY = {"FlyController": ".controls.controllers", "OrbitController": ".controls.controllers",
+         "RenderWidget": ".notebook", "show": ".notebook"}
 
 
 def __getattr__(name: str):
@@ -66,6 +71,7 @@ __all__ = [
     "PerspectiveCamera",
     "PointCloud",
     "PointLight",
+    "RenderWidget",
     "Renderer",
     "Scene",
     "Texture",
@@ -81,5 +87,6 @@ __all__ = [
     "rasterize_points",
     "render_video",
     "set_transforms",
+    "show",
     "slerp",
 ]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Prepares this checkout to run: system GL libraries (Mesa EGL/llvmpipe, Xvfb) and a
-# virtual environment in .venv with the engine and its extras. Safe to run repeatedly:
-# packages are reinstalled only when pyproject.toml or the extras change.
+# Prepares this checkout to run: system GL libraries (Mesa EGL/llvmpipe, Xvfb), Debian's
+# chromium and chromedriver (the notebook's browser test) and a virtual environment in
+# .venv with the engine and its extras (dev brings the notebook and distributed extras).
+# Safe to run repeatedly: packages are reinstalled only when pyproject.toml or the
+# extras change.
 #
 # Numba (the CPU backend) is a plain dependency. The GPU *runtime* extra (CuPy) is
 # installed only where a CUDA driver is present (nvidia-smi reports a CUDA version);
@@ -16,6 +18,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GL_PACKAGES="xvfb xauth libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
+# The notebook's real-browser test drives Debian's headless chromium through its
+# chromedriver (tests/notebook/test_nb_browser.py); no browser is ever downloaded.
+BROWSER_PACKAGES="chromium chromium-driver"
 VENV_PACKAGE="python3-venv"
 
 driver_major() {
@@ -51,7 +56,7 @@ EXTRAS="${FRUSTUM_EXTRAS:-$DEFAULT_EXTRAS}"
 
 missing=""
 if command -v dpkg >/dev/null 2>&1; then
-  for p in $GL_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  for p in $GL_PACKAGES $BROWSER_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
   python3 -c "import ensurepip" >/dev/null 2>&1 || missing="$missing $VENV_PACKAGE"
 fi
 if [ -n "$missing" ]; then
@@ -62,7 +67,7 @@ if [ -n "$missing" ]; then
   else
     echo "setup: missing system packages:$missing" >&2
     echo "setup: run: sudo apt-get install -y --no-install-recommends$missing" >&2
-    echo "setup: continuing; GL output and window tests need them" >&2
+    echo "setup: continuing; GL output, window and browser tests need them" >&2
   fi
 fi
 

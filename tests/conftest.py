@@ -30,7 +30,10 @@ GPU_RUN = _GPU_RUN_MODE in ("1", "true", "yes")  # a GPU must be there: skips fa
 IMAGE_RULES = GPU_RUN or _GPU_RUN_MODE == "image"  # modules the image cannot import skip
 # Top-level modules the GPU machine's image does not have (tests/gpu_image/packages.txt).
 GPU_IMAGE_ABSENT = frozenset({"trimesh", "pyglet", "moderngl", "_moderngl", "glcontext",
-                              "imageio_ffmpeg", "laspy", "lazrs", "lzf", "pypcd4"})
+                              "imageio_ffmpeg", "laspy", "lazrs", "lzf", "pypcd4",
+                              # the notebook and distributed extras and their test tools
+                              "dask", "distributed", "jupyter_rfb", "ipywidgets", "IPython",
+                              "nbformat", "nbclient", "selenium"})
 
 
 @functools.cache

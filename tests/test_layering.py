@@ -3,6 +3,7 @@ statement in the source, including the lazy ones inside functions:
 
     helpers (errors, arrays, progress)  <- scene <- render <- io <- animation <- controls
         <- display <- bench <- game <- cli
+    animation <- distributed (Dask) <- cli;  controls <- notebook (Jupyter)
 
 Each package may import itself, the helpers and the packages listed for it below; the
 scene imports no render, GL or GPU module; nothing but the CLI imports the game layer.
@@ -24,7 +25,10 @@ ALLOWED = {
     "display": {"scene", "render", "io", "animation", "controls"},
     "bench": {"scene", "render", "io", "display"},
     "game": {"scene", "render", "io", "animation", "controls", "display"},
-    "cli": {"scene", "render", "io", "animation", "controls", "display", "bench", "game"},
+    "notebook": {"scene", "render", "io", "animation", "controls"},
+    "distributed": {"scene", "render", "io", "animation"},
+    "cli": {"scene", "render", "io", "animation", "controls", "display", "bench", "game",
+            "distributed"},
 }
 GL_OR_GPU = {"pyglet", "moderngl", "_moderngl", "cupy", "numba", "torch", "cuda"}
 

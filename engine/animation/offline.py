@@ -54,6 +54,16 @@ class RenderResult:
     path: object
     stop_signal: int | None = None
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """In Jupyter the written clip shows inline (an MP4 as an HTML5 video, a GIF as
+        an animated image, a frames folder as its first frame); see engine.io.embed."""
+        from ..io.embed import media_mimebundle
+
+        try:
+            return media_mimebundle(self.path)
+        except FileNotFoundError:
+            return {"text/plain": repr(self)}
+
 
 def check_frame_count(n) -> int:
     """``n`` as an int if 1 <= n <= MAX_FRAMES; else EngineError saying the limit."""

@@ -15,7 +15,7 @@ from ..scene.transforms import as_vec3
 from .camera_path import CameraPath
 from .pose import yaw_pitch_rotation
 
-__all__ = ["dolly", "fly_through", "look_around", "orbit"]
+__all__ = ["dolly", "fly_through", "look_around", "orbit", "turntable"]
 
 
 def _positive(value, name):
@@ -131,3 +131,22 @@ def fly_through(points, duration=10.0, fov=None) -> CameraPath:
     for i in range(len(pts)):
         path.add(duration * dist[i] / dist[-1], pts[i], target=targets[i], fov=fov)
     return path
+
+
+def turntable(camera, bounds, duration=6.0, turns=1.0) -> CameraPath:
+    """One ``orbit`` around the centre of ``bounds`` ((2, 3) world min/max) that starts
+    where ``camera`` stands: same distance, elevation and azimuth, ``turns`` turns in
+    ``duration`` seconds. This is the move ``frustum render`` makes when no camera path
+    is given (and ``engine.distributed.render_video``, ``frustum render-many
+    --turntable``). Raises ValueError when the camera sits at the centre.
+    """
+    b = np.asarray(bounds, dtype=np.float64)
+    center = 0.5 * (b[0] + b[1])
+    offset = np.asarray(camera.world_matrix)[:3, 3] - center
+    radius = float(np.linalg.norm(offset))
+    if not radius > 0:
+        raise ValueError("turntable: the camera sits at the centre of the bounds")
+    elevation = math.degrees(math.asin(max(-1.0, min(1.0, offset[1] / radius))))
+    azimuth = math.degrees(math.atan2(offset[0], offset[2]))
+    return orbit(center, radius, elevation, turns=turns, duration=duration,
+                 start_azimuth=azimuth)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import sys
 import time
 from pathlib import Path
 
 from ..errors import EngineError
+from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
 from ..scene.graph import DRAW_MODES
 from ..scene.material import SHADINGS
 from .args import (
@@ -30,6 +30,22 @@ from .args import (
 )
 
 log = logging.getLogger("engine")
+
+
+def load_source(source: str, aspect: float = 1.0, up: str | None = None):
+    """(scene, camera) for 'demo' or a 3D file, framed: ``engine.io.sources.load_source``
+    (shared with ``engine.show`` and the Dask workers; imported on use, so the command
+    line starts without trimesh)."""
+    from ..io.sources import load_source as load
+
+    return load(source, aspect, up)
+
+
+def load_sources(sources, aspect: float = 1.0, up: str | None = None):
+    """(scene, camera) showing every source together: ``engine.io.sources.load_sources``."""
+    from ..io.sources import load_sources as load
+
+    return load(sources, aspect, up)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,7 +87,45 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how points are drawn: 'software' = the engine's z-buffered "
                         "rasterizer, no GL needed (default); 'gl' = GL_POINTS on an "
                         "offscreen EGL context")
+    _add_dask_options(r, "render the video's frames")
     r.set_defaults(func=cmd_render)
+
+    m = sub.add_parser(
+        "render-many", parents=[common],
+        help="render one image (or turntable clip) per 3D file, optionally on Dask workers",
+        description="Render every 3D file matched by PATTERN (quote it: 'models/**/*.glb'; "
+                    "** crosses folders) into --out: one image per file, or with "
+                    "--turntable a clip. Outputs keep the path below the pattern's fixed "
+                    "folder. A file that fails is reported with its error and the others "
+                    "go on (exit status 1 when any failed); OUT/index.json lists every "
+                    "input, its output and status. A second run skips outputs that exist "
+                    "and are complete.")
+    m.add_argument("patterns", nargs="+", metavar="PATTERN",
+                   help="glob pattern(s) or file name(s) of .obj, .ply, .gltf, .glb, .stl")
+    m.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
+    m.add_argument("--size", type=size_arg, default=(512, 512),
+                   help="WIDTHxHEIGHT pixels (default: 512x512)")
+    m.add_argument("--turntable", type=_positive, default=None, metavar="SECONDS",
+                   help="a turntable clip of this many seconds per file instead of an image")
+    m.add_argument("--fps", type=_positive, default=30.0,
+                   help="turntable frames per second (default: %(default)s)")
+    m.add_argument("--format", choices=["png", "jpg", "mp4", "gif"], default=None,
+                   help="output format (default: png, or mp4 with --turntable)")
+    m.add_argument("--camera", type=_view_spec, default=None, metavar="AZ,EL[,DIST]",
+                   help="view direction in degrees (and distance) instead of the default "
+                        "framing")
+    m.add_argument("--point-size", type=_positive, default=None, metavar="N",
+                   help="splat size in pixels (default: per geometry)")
+    m.add_argument("--backend", choices=["auto", "cupy", "numba", "numpy"], default=None,
+                   help="projection backend (default: $ENGINE_BACKEND or auto)")
+    m.add_argument("--draw", choices=DRAW_MODES, default=None, help="how meshes are drawn")
+    m.add_argument("--shading", choices=SHADINGS, default=None, help="mesh shading")
+    m.add_argument("--background", type=color_arg, default=None, metavar="COLOR",
+                   help="background colour: a CSS name or #rrggbb, or R,G,B floats")
+    m.add_argument("--force", action="store_true",
+                   help="render every file again, even where a complete output exists")
+    _add_dask_options(m, "render the files")
+    m.set_defaults(func=cmd_render_many)
 
     v = sub.add_parser(
         "view", parents=[common], help="show scenes or 3D files in a window (a PNG when there is no display)",
@@ -165,6 +219,34 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def _add_dask_options(p: argparse.ArgumentParser, what: str):
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=count_arg, default=None, metavar="N",
+                   help=f"{what} on a Dask LocalCluster of N worker processes on this "
+                        f"machine (127.0.0.1, no dashboard)")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help=f"{what} on the workers of a running Dask scheduler, e.g. "
+                        f"tcp://HOST:8786 (workers must reach the input files at the same "
+                        f"paths; see docs/distributed.md)")
+    p.add_argument("--connect-timeout", type=_positive, default=20.0, metavar="SECONDS",
+                   help="how long to wait for --scheduler and for its first worker "
+                        "(default: %(default)s)")
+    p.add_argument("--numba-threads", type=count_arg, default=None, metavar="N",
+                   help="Numba threads per Dask worker thread (default: 1, so workers do "
+                        "not oversubscribe the cores; without --workers/--scheduler, "
+                        "Numba's own default)")
+
+
+def _view_spec(text: str):
+    """argparse type: AZ,EL[,DIST] only (no path files)."""
+    from pathlib import Path as _Path
+
+    spec = _camera_spec(text)
+    if isinstance(spec, _Path):
+        raise argparse.ArgumentTypeError(f"--camera must be AZ,EL[,DIST], got {text!r}")
+    return spec
+
+
 def _add_scene_options(p: argparse.ArgumentParser):
     p.add_argument("--size", type=size_arg, default=(1280, 720), help="WIDTHxHEIGHT pixels")
     p.add_argument("--camera", type=_camera_spec, default=None,
@@ -202,48 +284,21 @@ def _contents(renderer) -> str:
     return text
 
 
+def _scene_contents(scene) -> str:
+    """``_contents`` counted from the scene itself (visible nodes; triangles of meshes
+    drawn solid), for renders whose frames other processes drew."""
+    nodes = [nd for nd in scene.traverse(visible_only=True) if nd.geometry is not None]
+    text = f"{sum(nd.geometry.vertex_count for nd in nodes)} vertices"
+    tris = sum(len(nd.geometry.faces) for nd in nodes
+               if nd.draw_mode in ("solid", "solid+wireframe"))
+    return text + (f", {tris} triangles" if tris else "")
+
+
 def _apply_look(args, scene):
     """--draw, --shading and --background applied to a freshly loaded scene."""
-    if args.background is not None:
-        scene.background = args.background
-    for node in scene.traverse():
-        if node.geometry is None:
-            continue
-        if args.draw is not None:
-            node.draw = args.draw
-        if args.shading is not None and hasattr(node.geometry, "material"):
-            node.geometry.material.shading = args.shading
+    from ..io.sources import apply_look
 
-
-VIEW_AZIMUTH, VIEW_ELEVATION = 35.0, 25.0  # default framing direction, degrees
-
-
-def load_source(source: str, aspect: float = 1.0, up: str | None = None):
-    """(scene, camera) for 'demo' or a 3D file path.
-
-    A file is loaded with ``engine.io.load`` under a new Scene, and a perspective camera
-    with ``aspect`` (output width / height) is framed on the bounding box of its finite
-    points (NaN/inf vertices are ignored), so the whole model fits the narrower side.
-    Raises LoadError (an EngineError) for a file that cannot be read or has no finite
-    point.
-    """
-    from ..scene.procedural import demo_scene
-
-    if source == "demo":
-        return demo_scene(aspect=aspect)
-    from ..errors import LoadError
-    from ..io import load
-    from ..scene.camera import PerspectiveCamera
-    from ..scene.graph import Scene
-
-    scene = Scene(Path(source).name, background=(0.04, 0.05, 0.08))
-    scene.add(load(source, up=up))
-    bounds = scene.bounds()
-    if bounds is None:
-        raise LoadError(f"{source}: no vertex has finite coordinates, nothing to show")
-    camera = scene.add(PerspectiveCamera(fov_y=50.0, aspect=aspect, name="camera"))
-    camera.frame(bounds, azimuth=VIEW_AZIMUTH, elevation=VIEW_ELEVATION)
-    return scene, camera
+    apply_look(scene, args.draw, args.shading, args.background)
 
 
 def _file_options(args, scene, camera):
@@ -290,6 +345,10 @@ def _cmd_render(args) -> int:
     from ..render.renderer import Renderer
 
     animated = output_kind(args.out) is not None
+    if not animated and (args.workers is not None or args.scheduler is not None):
+        raise EngineError(f"{args.out}: --workers/--scheduler render the frames of a video "
+                          f"output (.mp4, .gif or a folder); for one image per file use "
+                          f"'frustum render-many'")
     if not animated and (args.duration is not None or args.frames is not None):
         raise EngineError(f"{args.out}: --duration/--frames need a video output "
                           f"(.mp4, .gif or a folder)")
@@ -332,10 +391,8 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
     """
     import signal
 
-    import numpy as np
-
     from ..animation.offline import MAX_FRAMES, check_frame_count, frame_count, render_motion
-    from ..animation.shots import orbit
+    from ..animation.shots import turntable
     from ..io.video import open_frame_writer
     from ..progress import Progress
 
@@ -370,16 +427,35 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
         bounds = scene.bounds()
         if bounds is None:
             raise EngineError(f"{args.source}: nothing to render (no finite points)")
-        center = 0.5 * (np.asarray(bounds[0]) + np.asarray(bounds[1]))
-        offset = camera.world_matrix[:3, 3] - center
-        radius = float(np.linalg.norm(offset))
-        elevation = math.degrees(math.asin(max(-1.0, min(1.0, offset[1] / radius))))
-        azimuth = math.degrees(math.atan2(offset[0], offset[2]))
-        path = orbit(center, radius, elevation, turns=1, duration=duration,
-                     start_azimuth=azimuth)
+        path = turntable(camera, bounds, duration)
+    job = None
+    if args.workers is not None or args.scheduler is not None:
+        from ..distributed.job import RenderJob, SceneSource
+
+        # Checked before the output is opened: workers load the same file.
+        # Workers load the same file; with an animation clip (it moves nodes) or a
+        # file's own camera the loaded scene is sent instead (RenderJob.create).
+        job = RenderJob.create(
+            SceneSource.from_file(args.source, args.draw, args.shading, args.background,
+                                  up=args.up),
+            camera, path, args.fps, n, args.size, backend=args.backend,
+            point_size=args.point_size, raster=args.raster,
+            numba_threads=args.numba_threads or 1)
     writer = open_frame_writer(args.out, args.size, args.fps, pad=args.pad)
     progress = Progress(n)
-    result = render_motion(renderer, path, args.fps, n, writer, progress)
+    if job is None:
+        result = render_motion(renderer, path, args.fps, n, writer, progress)
+    else:
+        from ..distributed import dask_client, render_job
+
+        try:
+            with dask_client(scheduler=args.scheduler, workers=args.workers,
+                             numba_threads=args.numba_threads or 1,
+                             connect_timeout=args.connect_timeout) as client:
+                workers = sum(client.nthreads().values())
+                result = render_job(job, writer, client, progress)
+        finally:
+            writer.abort()  # no-op once closed: a cluster that fails leaves nothing
     out = Path(args.out).resolve()
     status = 128 + (result.stop_signal or signal.SIGINT)
     how = "stopped by SIGTERM" if result.stop_signal == signal.SIGTERM else "interrupted"
@@ -390,9 +466,12 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
     padded = getattr(writer, "pad", (0, 0))
     size = f"{args.size[0]}x{args.size[1]}" + (
         f" padded to {args.size[0] + padded[0]}x{args.size[1] + padded[1]}" if any(padded) else "")
+    # The workers rendered: this process's renderer never assembled the scene.
+    contents = _contents(renderer) if job is None else _scene_contents(scene)
+    where = "" if job is None else f" on {workers} Dask worker threads"
     summary = (f"{result.frames} frames, {size}, {args.fps:g} fps, "
-               f"{_contents(renderer)}, backend {renderer.projector.name}, "
-               f"{result.frames / max(result.elapsed, 1e-9):.1f} frames/s")
+               f"{contents}, backend {renderer.projector.name}, "
+               f"{result.frames / max(result.elapsed, 1e-9):.1f} frames/s{where}")
     if result.interrupted:
         print(f"frustum: {how} after {result.frames} of {n} frames; kept {out} "
               f"({summary})", file=sys.stderr)
@@ -401,32 +480,35 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
     return 0
 
 
-def load_sources(sources, aspect: float = 1.0, up: str | None = None):
-    """(scene, camera) showing every source together; one source is ``load_source``'s.
+def cmd_render_many(args) -> int:
+    """Exit status 0 when every file was written or skipped, 1 when some failed, 130
+    after Ctrl-C (the finished outputs stay; a rerun resumes)."""
+    from ..distributed.many import ManySpec, render_many
 
-    Several sources are moved under one new scene (background of the first, cameras
-    dropped) and a new camera is framed on the union of their bounds. Raises
-    EngineError when there is nothing to show.
-    """
-    from ..scene.camera import Camera, PerspectiveCamera
-    from ..scene.graph import Scene
-
-    if len(sources) == 1:
-        return load_source(sources[0], aspect, up)
-    scene = None
-    for source in sources:
-        part, _ = load_source(source, aspect, up)
-        if scene is None:
-            scene = Scene("view", background=part.background)
-        for child in part.children:
-            if not isinstance(child, Camera):
-                scene.add(child)
-    bounds = scene.bounds()
-    if bounds is None:
-        raise EngineError(f"nothing to show in {', '.join(sources)}: no finite points")
-    camera = scene.add(PerspectiveCamera(fov_y=50.0, aspect=aspect, name="camera"))
-    camera.frame(bounds, azimuth=VIEW_AZIMUTH, elevation=VIEW_ELEVATION)
-    return scene, camera
+    fmt = args.format or ("mp4" if args.turntable else "png")
+    if args.turntable and fmt in ("png", "jpg"):
+        raise EngineError(f"--turntable makes a clip per file: --format mp4 or gif, not {fmt}")
+    if not args.turntable and fmt in ("mp4", "gif"):
+        raise EngineError(f"--format {fmt} needs --turntable SECONDS")
+    background = None if args.background is None else tuple(args.background)
+    spec = ManySpec(size=tuple(args.size), format=fmt, turntable=args.turntable,
+                    fps=args.fps, camera=args.camera, backend=args.backend,
+                    point_size=args.point_size, draw=args.draw, shading=args.shading,
+                    background=background, numba_threads=args.numba_threads)
+    res = render_many(args.patterns, args.out, spec, scheduler=args.scheduler,
+                      workers=args.workers, force=args.force,
+                      connect_timeout=args.connect_timeout)
+    for it in res.failed:
+        why = it.error if it.error.startswith(it.source) else f"{it.source}: {it.error}"
+        print(f"frustum: failed: {why}", file=sys.stderr)
+    summary = (f"{res.count('written')} written, {res.count('skipped')} skipped (complete), "
+               f"{res.count('failed')} failed of {len(res.items)} files in "
+               f"{res.elapsed:.1f} s; index {res.index}")
+    if res.interrupted:
+        print(f"frustum: interrupted: {summary}; run again to resume", file=sys.stderr)
+        return 130
+    print(summary)
+    return 1 if res.failed else 0
 
 
 def cmd_view(args) -> int:

@@ -31,6 +31,19 @@ class Frame(NamedTuple):
     color: np.ndarray
     depth: np.ndarray
 
+    def _repr_png_(self) -> bytes:
+        """The colour as PNG bytes: Jupyter/IPython shows a Frame inline (RGBA, row 0
+        at the top, one image pixel per frame pixel). Device (CuPy) frames are copied to
+        the host first."""
+        import io
+
+        from PIL import Image
+
+        color = self.color.get() if hasattr(self.color, "get") else self.color
+        buf = io.BytesIO()
+        Image.fromarray(np.ascontiguousarray(color, dtype=np.uint8)).save(buf, "PNG")
+        return buf.getvalue()
+
 
 def background_rgba(background) -> np.ndarray:
     """RGB or RGBA floats in [0, 1] -> (4,) uint8 RGBA (alpha 255 when RGB), rounded."""

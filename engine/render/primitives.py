@@ -6,7 +6,7 @@ copy of the geometry), so one array covers the whole scene and the rasterizers n
 look at nodes. The assembly is rebuilt only when the batch's vertex layout or the
 scene's structure change (spawn/despawn, a repack, an Instances node growing, a draw
 mode or visibility change), never per frame: moving or recolouring objects and
-hiding instances keep it.
+hiding instances keep it. The arrays::
 
     triangles     (T, 3) int64 vertex indices into the batch arrays
     tri_material  (T,) int32 index into ``materials``

@@ -1,0 +1,205 @@
+"""Where the frames are rendered: a Dask client for an existing cluster, or an embedded
+``LocalCluster`` on this machine.
+
+``dask_client(client=None, scheduler=None, workers=None)`` yields a connected
+``distributed.Client``:
+
+- ``client``: yours, used as it is (and left open);
+- ``scheduler``: the address of a running scheduler (``tcp://HOST:8786``, or
+  ``tls://...`` with a ``security`` object), which must have at least one worker within
+  ``connect_timeout`` seconds;
+- ``workers``: N worker processes on this machine, each with ``threads_per_worker``
+  threads (default 1), the scheduler and the workers bound to 127.0.0.1 and no
+  dashboard. Closed again at the end.
+
+Threads: a worker process runs ``threads_per_worker`` tasks at once and each task sets
+Numba's thread count for its thread (``RenderJob.numba_threads``, default 1). The
+embedded cluster also starts its workers with ``NUMBA_NUM_THREADS`` and the BLAS/OpenMP
+thread variables set to that, so N workers use N cores, not N times the machine.
+
+Security: a Dask scheduler runs whatever code any client that reaches it sends. The
+embedded cluster listens on 127.0.0.1 only; a scheduler for other machines belongs on a
+private network or behind TLS with certificates (docs/distributed.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+
+from ..errors import EngineError
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "check_address", "check_workers", "dask_client",
+           "local_cluster", "require_dask", "share"]
+
+log = logging.getLogger("engine")
+
+DEFAULT_CONNECT_TIMEOUT = 20.0
+# Worker settings for rendering (measured on a 1280x720 bunny frame in a worker, 2
+# cores): Dask's statistical profiler samples every thread's stack every 10 ms (74 -> 42
+# ms per frame without it), and the nanny's default MALLOC_TRIM_THRESHOLD_=65536 makes
+# glibc map and unmap every large buffer each frame (2.1x the CPU time per frame).
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False,
+                 "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+_THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                "MKL_NUM_THREADS")
+
+
+def require_dask():
+    """Import ``distributed``; EngineError with the install line when it is missing."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise EngineError(f"distributed rendering needs Dask ({exc.name} is not installed): "
+                          f"pip install 'frustum[distributed]'") from None
+    return distributed
+
+
+def _count(value, name) -> int:
+    if isinstance(value, bool) or int(value) != value or int(value) < 1:
+        raise EngineError(f"{name} must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def local_cluster(workers: int, threads_per_worker: int = 1, numba_threads: int | None = 1,
+                  memory_limit="auto"):
+    """A started ``LocalCluster`` of ``workers`` processes on 127.0.0.1 (random ports,
+    no dashboard), each worker's Numba/OpenMP/BLAS pools sized ``numba_threads``."""
+    distributed = require_dask()
+    workers = _count(workers, "workers")
+    threads_per_worker = _count(threads_per_worker, "threads per worker")
+    n = str(numba_threads or os.cpu_count() or 1)
+    env = {name: n for name in _THREAD_VARS}
+    quiet_dask_logs()
+    import dask
+
+    # No dashboard (dashboard_address=None); the scheduler's small HTTP endpoint (health,
+    # metrics) still starts, so bind it to a random port on 127.0.0.1 too. Workers get
+    # WORKER_CONFIG (no statistical profiler, glibc's default memory trimming).
+    with dask.config.set(WORKER_CONFIG):
+        return distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
+            host="127.0.0.1", scheduler_port=0, dashboard_address=None,
+            worker_dashboard_address=None, silence_logs=logging.WARNING, env=env,
+            memory_limit=memory_limit,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0", "dashboard": False})
+
+
+def check_worker_config(client):
+    """Log a warning naming the settings when workers of a cluster started elsewhere
+    run with Dask defaults that slow rendering about 2x (see WORKER_CONFIG)."""
+    try:
+        found = client.run(_slow_settings)
+    except Exception:  # noqa: BLE001 - advice only; never fail a render over it
+        return
+    slow = sorted({s for settings in found.values() for s in settings})
+    if slow:
+        log.warning("Dask workers run with %s, which makes rendering up to 2x slower: give "
+                    "them distributed.worker.profile.enabled: false and distributed.nanny."
+                    "pre-spawn-environ.MALLOC_TRIM_THRESHOLD_: null in a Dask config file "
+                    "(docs/distributed.md)", " and ".join(slow))
+
+
+def _slow_settings() -> list:
+    import dask
+
+    slow = []
+    if dask.config.get("distributed.worker.profile.enabled", True):
+        slow.append("the statistical profiler on")
+    if os.environ.get("MALLOC_TRIM_THRESHOLD_"):
+        slow.append(f"MALLOC_TRIM_THRESHOLD_={os.environ['MALLOC_TRIM_THRESHOLD_']}")
+    return slow
+
+
+def quiet_dask_logs(level=logging.WARNING):
+    """Dask's start/stop chatter (INFO) off; its warnings (a worker lost) still show."""
+    for name in ("distributed", "distributed.scheduler", "distributed.nanny",
+                 "distributed.worker", "distributed.core", "distributed.client",
+                 "distributed.deploy"):
+        logger = logging.getLogger(name)
+        if logger.getEffectiveLevel() < level:
+            logger.setLevel(level)
+
+
+def check_workers(client, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> int:
+    """Wait until the cluster has a worker; return the total worker threads. Raises
+    EngineError when none comes within ``timeout`` seconds (tasks would wait forever)."""
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (TimeoutError, OSError) as exc:
+        raise EngineError(f"the Dask scheduler {client.scheduler.address} has no workers "
+                          f"(waited {timeout:g} s): start some with 'dask worker "
+                          f"{client.scheduler.address} --nthreads 1' ({exc})") from None
+    return max(1, sum(client.nthreads().values()))
+
+
+def check_address(address) -> str:
+    """A scheduler address (``tcp://HOST:PORT``, ``tls://...``, or ``HOST:PORT``) as a
+    string; EngineError naming the problem for one Dask cannot use (checked before any
+    connection is tried)."""
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+
+    text = str(address).strip()
+    try:
+        scheme, loc = parse_address(text)
+        get_backend(scheme)
+    except (ValueError, TypeError) as exc:
+        raise EngineError(f"bad Dask scheduler address {text!r}: {exc}") from None
+    if not loc:
+        raise EngineError(f"bad Dask scheduler address {text!r}: no host")
+    return text
+
+
+@contextlib.contextmanager
+def dask_client(client=None, scheduler: str | None = None, workers: int | None = None,
+                threads_per_worker: int = 1, numba_threads: int | None = 1,
+                connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, security=None):
+    """Yield a connected ``distributed.Client`` (see the module docstring); exactly one
+    of ``client``, ``scheduler`` and ``workers`` must be given. Clients and clusters it
+    made are closed at the end. Raises EngineError for a scheduler it cannot reach or
+    that has no workers, and for bad counts."""
+    given = [name for name, v in (("client", client), ("scheduler", scheduler),
+                                  ("workers", workers)) if v is not None]
+    if len(given) != 1:
+        raise EngineError(f"give one of client, scheduler and workers, got "
+                          f"{', '.join(given) or 'none'}")
+    if client is not None:
+        check_workers(client, connect_timeout)
+        yield client
+        return
+    distributed = require_dask()
+    if scheduler is not None:
+        address = check_address(scheduler)
+        quiet_dask_logs()
+        try:
+            c = distributed.Client(address, timeout=f"{connect_timeout}s", security=security,
+                                   set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise EngineError(f"cannot connect to the Dask scheduler {address}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                              ) from None
+        try:
+            check_workers(c, connect_timeout)
+            check_worker_config(c)
+            yield c
+        finally:
+            c.close()
+        return
+    with local_cluster(workers, threads_per_worker, numba_threads) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as c:
+        check_workers(c, connect_timeout)
+        yield c
+
+
+def _value(x):
+    return x
+
+
+def share(client, value, key: str):
+    """A future holding ``value`` for many tasks: a task that returns it, so the value
+    travels to the scheduler once and on to the workers that need it, and is recomputed
+    if every worker holding it dies (``client.scatter`` data would be lost then, and
+    every task depending on it cancelled)."""
+    return client.submit(_value, value, key=key, pure=False)
