@@ -16,7 +16,7 @@ vector ``H = normalize(L + V)``:
 
 (Lambert diffuse, Blinn-Phong specular: J. Blinn, "Models of light reflection for
 computer synthesized pictures", SIGGRAPH 1977), ``A`` the summed ambient radiance; then
-encoded to sRGB (engine.render.colorspace) and rounded to 8 bits. Base colour =
+encoded to sRGB (engine.scene.colorspace) and rounded to 8 bits. Base colour =
 material colour x interpolated vertex colour x texture sample, each sRGB-decoded on its
 own. "flat" uses the triangle's geometric normal; a double-sided material's back faces
 use the reversed normal. "unlit" writes the product of the encoded factors.
@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight
-from .colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
+from ..scene.sampling import sample
 from .frame import EMPTY_KEY, Frame, background_rgba
-from .sampling import sample
 
 __all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "color_tables", "light_arrays",
            "scene_lights"]

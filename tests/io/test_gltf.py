@@ -122,9 +122,9 @@ def test_sampler_wrap_and_filter_are_per_axis(tmp_path):
 
 def test_vertex_sampling_follows_the_renderers_rules():
     from engine.io.textures import sample_texture, to_rgba8
-    from engine.render.colorspace import linear_to_srgb
-    from engine.render.sampling import sample
+    from engine.scene.colorspace import linear_to_srgb
     from engine.scene.material import Sampler, Texture
+    from engine.scene.sampling import sample
 
     rng = np.random.default_rng(3)
     image = rng.integers(0, 256, (5, 7, 4), dtype=np.uint8)
@@ -697,7 +697,7 @@ def test_khronos_box_textured(ref_assets):
 def test_khronos_box_vertex_colors_equal_the_positions(ref_assets):
     # README: the vertex at (0,0,0) is black, (1,0,0) red, (1,1,0) yellow ... COLOR_0 is
     # linear, so the sRGB-encoded engine colour of channel c is encode(position c)
-    from engine.render.colorspace import linear_to_srgb
+    from engine.scene.colorspace import linear_to_srgb
 
     mesh = geometries(_khronos(ref_assets, "BoxVertexColors"))[0]
     pos = mesh.positions.astype(np.float64) + mesh.origin

@@ -8,11 +8,11 @@ import trimesh
 
 from engine import Mesh, Node, OrthographicCamera, PerspectiveCamera, PointCloud, Renderer, Scene
 from engine.render.backends.numba_triangles import raster_triangles_numba
-from engine.render.colorspace import linear_to_srgb, srgb_to_linear
-from engine.render.sampling import sample
 from engine.render.triangles import covered_pixels, new_keys, raster_triangles, setup_triangles
+from engine.scene.colorspace import linear_to_srgb, srgb_to_linear
 from engine.scene.light import AmbientLight, DirectionalLight
 from engine.scene.material import Material, Sampler, Texture
+from engine.scene.sampling import sample
 
 # every surface test body runs on each backend; cupy (the CUDA kernels) where a GPU is
 RASTERS = ["numpy", "numba", pytest.param("cupy", marks=pytest.mark.gpu)]

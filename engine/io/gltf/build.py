@@ -32,12 +32,13 @@ import numpy as np
 
 from ...scene.camera import OrthographicCamera, PerspectiveCamera
 from ...scene.clips import Clip, TransformTrack
+from ...scene.colorspace import linear_to_srgb, srgb_to_linear
 from ...scene.geometry import Lines, Mesh, PointCloud
 from ...scene.graph import Node
 from ...scene.model import Model
 from ...scene.transforms import matrix_to_quat
 from ..notes import Notes
-from ..textures import linear_to_srgb, sample_texture, srgb_to_linear, to_rgba8
+from ..textures import sample_texture, to_rgba8
 from .accessors import COMPONENT_NAMES, AccessorReader
 from .document import Document, read_document
 from .materials import Materials

@@ -44,8 +44,9 @@ import math
 
 import numpy as np
 
+from ...scene.colorspace import linear_to_srgb
 from ...scene.material import Material, Sampler, Texture
-from ..textures import decode_image, linear_to_srgb
+from ..textures import decode_image
 from .document import Document
 
 __all__ = ["MaterialInfo", "Materials", "texture_transform"]

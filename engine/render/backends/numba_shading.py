@@ -18,8 +18,8 @@ import math
 import numba
 import numpy as np
 
+from ...scene.colorspace import linear_to_srgb, srgb_to_linear
 from ...scene.material import FILTERS, WRAP_MODES
-from ..colorspace import linear_to_srgb, srgb_to_linear
 from ..frame import background_rgba
 from ..shading import light_arrays
 
@@ -110,7 +110,7 @@ def _sample(texels, info, k, u, v, linear, decode, out):
 
 
 # linear -> sRGB by linear interpolation in a 4097-entry table of the exact curve: at most
-# 0.005/255 from the formula (engine.render.colorspace), so the 8-bit result differs from
+# 0.005/255 from the formula (engine.scene.colorspace), so the 8-bit result differs from
 # the NumPy resolve's in about 2 of 100,000 values, by 1
 _ENCODE_STEPS = 4096
 _ENCODE = linear_to_srgb(np.linspace(0.0, 1.0, _ENCODE_STEPS + 1))

@@ -12,7 +12,7 @@ from host memory, or, on the cupy backend, device to device by CUDA-GL interop
 (``interop.py``; where it is unavailable the arrays are copied through the host, logged
 once).
 Textures are uploaded once per ``Texture`` object: sRGB8_ALPHA8 for lit materials (GL
-decodes before filtering, as engine.render.sampling does) and RGBA8 for unlit ones.
+decodes before filtering, as engine.scene.sampling does) and RGBA8 for unlit ones.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
-from ..colorspace import srgb_to_linear
+from ...scene.colorspace import srgb_to_linear
 from ..lines import LINE_DEPTH_BIAS
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array

@@ -1,4 +1,5 @@
-"""Texture sampling on the CPU with glTF 2.0 / GL sampler rules.
+"""Texture sampling on the CPU with glTF 2.0 / GL sampler rules: the renderer samples
+per pixel with it, the loaders at vertex UVs (for the points mode).
 
 Addressing (texture of W x H texels, u across, v down from the top row)::
 
@@ -23,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scene.material import Texture
 from .colorspace import srgb_to_linear
+from .material import Texture
 
 __all__ = ["sample", "wrap_index"]
 

@@ -1,4 +1,5 @@
-"""sRGB transfer functions (IEC 61966-2-1:1999, the piecewise sRGB curve).
+"""sRGB transfer functions (IEC 61966-2-1:1999, the piecewise sRGB curve): what the
+sRGB-encoded colours of materials, vertices and textures mean.
 
     decode (sRGB -> linear):  c / 12.92 for c <= 0.04045, else ((c + 0.055) / 1.055) ** 2.4
     encode (linear -> sRGB):  12.92 l for l <= 0.0031308, else 1.055 l ** (1 / 2.4) - 0.055
