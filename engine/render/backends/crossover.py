@@ -115,18 +115,54 @@ def crossover(measure=measure_crossover, key=None) -> int:
 
     Raises ValueError for a ``FRUSTUM_CROSSOVER`` that is not a non-negative integer.
     """
-    env = os.environ.get("FRUSTUM_CROSSOVER")
+    return cached_measurement("FRUSTUM_CROSSOVER", cache_path(),
+                              machine_key if key is None else key, "crossover", measure,
+                              _memo, "the Numba/CuPy crossover", {"viewport": list(VIEWPORT)})
+
+
+def cached_measurement(env_var: str, path: Path, key, field: str, measure, memo: dict,
+                       what: str, extra: dict | None = None) -> int:
+    """A size in vertices measured once per machine: ``env_var`` when set (a count >= 0),
+    else ``memo[key]`` (``key``: a string, or a function making it, called only past the
+    variable), else the value cached as ``field`` in the JSON file ``path`` for
+    ``key``, else ``measure()`` -> (value, {name: {n: seconds}}) now, written to ``path``
+    (a cache that cannot be written is logged and the value still used).
+
+    Raises ValueError naming ``env_var`` for a value that is not a count >= 0.
+    """
+    env = os.environ.get(env_var)
     if env:
         try:
             value = int(float(env))
         except ValueError:
             value = -1
         if value < 0:
-            raise ValueError(f"FRUSTUM_CROSSOVER must be a vertex count >= 0, got {env!r}")
+            raise ValueError(f"{env_var} must be a vertex count >= 0, got {env!r}")
         return value
-    key = machine_key() if key is None else key
-    if key in _memo:
-        return _memo[key]
+    key = key() if callable(key) else key
+    if key in memo:
+        return memo[key]
+    try:
+        cached = json.loads(path.read_text())
+        if cached.get("key") == key and int(cached[field]) >= 0:
+            memo[key] = int(cached[field])
+            return memo[key]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    value, times = measure()
+    record = {"key": key, field: int(value), **(extra or {}),
+              "seconds": {k: {str(n): t for n, t in v.items()} for k, v in times.items()},
+              "measured_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1) + "\n")
+        tmp.replace(path)
+    except OSError as exc:
+        log.info("cannot cache %s in %s: %s", what, path, exc)
+    log.info("measured %s: %d vertices (cached in %s)", what, value, path)
+    memo[key] = int(value)
+    return memo[key]
     path = cache_path()
     try:
         cached = json.loads(path.read_text())

@@ -24,7 +24,6 @@ Configuration:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import platform
@@ -33,7 +32,7 @@ import time
 
 import numpy as np
 
-from .crossover import cache_path
+from .crossover import cache_path, cached_measurement
 
 __all__ = ["SIZES", "measure_parallel_from", "parallel_from", "set_threads", "thread_count"]
 
@@ -138,41 +137,9 @@ def parallel_from(measure=measure_parallel_from) -> int:
     and thread count, else measured now (and cached; an unwritable cache is logged).
     With one thread there is nothing to measure: never. Raises ValueError for a bad
     ``FRUSTUM_PARALLEL_FROM``."""
-    env = os.environ.get("FRUSTUM_PARALLEL_FROM")
-    if env:
-        try:
-            value = int(float(env))
-        except ValueError:
-            value = -1
-        if value < 0:
-            raise ValueError(f"FRUSTUM_PARALLEL_FROM must be a vertex count >= 0, got {env!r}")
-        return value
     threads = thread_count()
-    if threads <= 1:
+    if threads <= 1 and not os.environ.get("FRUSTUM_PARALLEL_FROM"):
         return 1 << 62
-    key = _key(threads)
-    if key in _memo:
-        return _memo[key]
-    path = cache_path().with_name(CACHE_NAME)
-    try:
-        cached = json.loads(path.read_text())
-        if cached.get("key") == key and int(cached["parallel_from"]) >= 0:
-            _memo[key] = int(cached["parallel_from"])
-            return _memo[key]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
-    value, times = measure()
-    record = {"key": key, "parallel_from": int(value),
-              "seconds": {k: {str(n): t for n, t in v.items()} for k, v in times.items()},
-              "measured_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=1) + "\n")
-        tmp.replace(path)
-    except OSError as exc:
-        log.info("cannot cache the Numba thread threshold in %s: %s", path, exc)
-    log.info("measured where %d Numba threads pay off: from %d vertices (cached in %s)",
-             threads, value, path)
-    _memo[key] = int(value)
-    return _memo[key]
+    return cached_measurement("FRUSTUM_PARALLEL_FROM", cache_path().with_name(CACHE_NAME),
+                              lambda: _key(threads), "parallel_from", measure, _memo,
+                              f"where {threads} Numba threads pay off")
