@@ -49,7 +49,7 @@ from ..scene.geometry import Geometry, Mesh, PointCloud
 from ..scene.graph import Node
 from ..scene.material import Material, Sampler, Texture
 from ..scene.model import Model
-from ..scene.transforms import matrix_to_quat, quat_from_axis_angle, quat_multiply
+from ..scene.transforms import decompose_trs, quat_from_axis_angle, quat_multiply
 from . import fixups
 from .notes import Notes
 
@@ -599,20 +599,14 @@ def _decompose(path: Path, label: str, matrix) -> dict:
     Raises LoadError for a projective, non-finite or sheared matrix (glTF 2.0 requires
     node matrices to be decomposable to TRS).
     """
-    m = np.asarray(matrix, dtype=np.float64)
-    if m.shape != (4, 4) or not np.all(np.isfinite(m)) or not np.allclose(m[3], [0, 0, 0, 1]):
-        raise LoadError(f"{path}: node {label!r} has a non-affine or non-finite transform")
-    a = m[:3, :3]
-    scale = np.linalg.norm(a, axis=0)
-    if np.linalg.det(a) < 0:
-        scale[0] = -scale[0]
-    safe = np.where(scale == 0, 1.0, scale)
-    rot = a / safe
-    rot[:, scale == 0] = np.eye(3)[:, scale == 0]
-    if not np.allclose(rot.T @ rot, np.eye(3), atol=1e-5):
-        raise LoadError(f"{path}: node {label!r} has a sheared transform, which TRS scene "
-                        "nodes cannot represent")
-    return {"position": m[:3, 3], "rotation": matrix_to_quat(rot), "scale": scale}
+    try:
+        return decompose_trs(matrix)
+    except ValueError as exc:
+        if "shear" in str(exc):
+            raise LoadError(f"{path}: node {label!r} has a sheared transform, which TRS "
+                            "scene nodes cannot represent") from None
+        raise LoadError(f"{path}: node {label!r} has a non-affine or non-finite "
+                        "transform") from None
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ import numpy as np
 __all__ = [
     "EULER_ORDERS",
     "as_vec3",
+    "decompose_trs",
     "euler_from_quat",
     "look_at_rotation",
     "matrix_to_quat",
@@ -187,6 +188,29 @@ def trs_matrix_unchecked(position, rotation, scale) -> np.ndarray:
         (r2[0] * sx, r2[1] * sy, r2[2] * sz, pz),
         (0.0, 0.0, 0.0, 1.0),
     ))
+
+
+def decompose_trs(matrix) -> dict:
+    """(4, 4) affine matrix -> {"position", "rotation" (x, y, z, w), "scale"} such that
+    ``T @ R @ S`` reproduces it (Node keyword arguments); a negative determinant goes
+    into the x scale, a zero scale keeps the identity rotation on that axis.
+
+    Raises ValueError saying "non-affine" for a projective or non-finite matrix and
+    "shear" for one that no T @ R @ S can represent.
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.shape != (4, 4) or not np.all(np.isfinite(m)) or not np.allclose(m[3], [0, 0, 0, 1]):
+        raise ValueError("non-affine or non-finite transform (the last row is not 0, 0, 0, 1)")
+    a = m[:3, :3]
+    scale = np.linalg.norm(a, axis=0)
+    if np.linalg.det(a) < 0:
+        scale[0] = -scale[0]
+    safe = np.where(scale == 0, 1.0, scale)
+    rot = a / safe
+    rot[:, scale == 0] = np.eye(3)[:, scale == 0]
+    if not np.allclose(rot.T @ rot, np.eye(3), atol=1e-5):
+        raise ValueError("shear, which translation, rotation and scale cannot represent")
+    return {"position": m[:3, 3], "rotation": matrix_to_quat(rot), "scale": scale}
 
 
 def look_at_rotation(eye, target, up=(0.0, 1.0, 0.0)) -> np.ndarray:

@@ -36,7 +36,7 @@ from ...scene.colorspace import linear_to_srgb, srgb_to_linear
 from ...scene.geometry import Lines, Mesh, PointCloud
 from ...scene.graph import Node
 from ...scene.model import Model
-from ...scene.transforms import matrix_to_quat
+from ...scene.transforms import decompose_trs
 from ..notes import Notes
 from ..textures import sample_texture, to_rgba8
 from .accessors import COMPONENT_NAMES, AccessorReader
@@ -214,20 +214,15 @@ class _Builder:
             node.add(Node(f"{mesh_name}/{k}", geometry=g))
 
     def _decompose(self, m: np.ndarray, where: str) -> dict:
-        if not np.allclose(m[3], [0, 0, 0, 1]):
+        try:
+            return decompose_trs(m)
+        except ValueError as exc:
+            if "shear" in str(exc):
+                raise self.doc.error(where, "has shear, which glTF does not allow (a node "
+                                     "matrix must decompose into translation, rotation and "
+                                     "scale)") from None
             raise self.doc.error(where, "is not an affine transform (its last row is not "
-                                 "0, 0, 0, 1)")
-        a = m[:3, :3]
-        scale = np.linalg.norm(a, axis=0)
-        if np.linalg.det(a) < 0:
-            scale[0] = -scale[0]
-        safe = np.where(scale == 0, 1.0, scale)
-        rot = a / safe
-        rot[:, scale == 0] = np.eye(3)[:, scale == 0]
-        if not np.allclose(rot.T @ rot, np.eye(3), atol=1e-5):
-            raise self.doc.error(where, "has shear, which glTF does not allow (a node matrix "
-                                 "must decompose into translation, rotation and scale)")
-        return {"position": m[:3, 3], "rotation": matrix_to_quat(rot), "scale": scale}
+                                 "0, 0, 0, 1)") from None
 
     def _weights(self, d: dict, where: str) -> list[float]:
         doc = self.doc
