@@ -134,6 +134,10 @@ class Renderer:
     def project(self) -> Projection:
         """Project every vertex of the scene (one launch). Arrays stay on the backend."""
         self.batch.sync(self.camera)
+        return self._project_synced()
+
+    def _project_synced(self) -> Projection:
+        """``project`` for a batch already synced this frame."""
         self.camera.set_viewport(*self.size)
         b = self.batch
         return self.projector.project(b.positions, b.object_id, b.model,
@@ -208,9 +212,11 @@ class Renderer:
                 the next ``render`` overwrites (no allocation per frame): for loops that
                 consume each frame at once. True (default) returns arrays the caller owns.
         """
-        device = self.projector.name == "cupy" and self._assembly().has_surfaces
-        cuda = device and self.raster != "gl" and not len(self._assembly().lines)
-        inputs = self.frame_inputs(vertex_stage=not (cuda or (device and self.raster == "gl")))
+        prims = self._assembly()  # the one batch sync of the frame
+        device = self.projector.name == "cupy" and prims.has_surfaces
+        cuda = device and self.raster != "gl" and not len(prims.lines)
+        inputs = self.frame_inputs(vertex_stage=not (cuda or (device and self.raster == "gl")),
+                                   prims=prims)
         if cuda:
             frame = self._cuda().render(inputs, self.batch,
                                         self.batch.view_projection(self.camera), self.size,
@@ -257,16 +263,18 @@ class Renderer:
             frame = rasterize_points(*args)
         return frame if depth else Frame(frame.color, None)
 
-    def frame_inputs(self, vertex_stage: bool = True) -> FrameInputs:
+    def frame_inputs(self, vertex_stage: bool = True, prims: Primitives | None = None
+                     ) -> FrameInputs:
         """Sync the batch and run the vertex stage for one frame: what the software
         rasterizers and the GL painters draw (see ``FrameInputs``). Without
         ``vertex_stage`` the surface vertex stage is left to the caller (the CUDA path
-        runs it on the device): ``clip`` and the shader's positions and normals are None."""
+        runs it on the device): ``clip`` and the shader's positions and normals are None.
+        ``prims``: this frame's assembly when the caller has already synced the batch."""
         b = self.batch
-        prims = self._assembly()
+        prims = self._assembly() if prims is None else prims
         projection = None
         if prims.point_mask.any() or not prims.has_surfaces:
-            projection = self.project()
+            projection = self._project_synced()
         else:
             self.camera.set_viewport(*self.size)
         if not prims.has_surfaces:
