@@ -8,18 +8,35 @@ interpolated and floored, so a line of length n pixels along its major axis ligh
 pixels, with no gaps and no doubled pixels. Depth is the window depth interpolated
 linearly in screen space, minus ``LINE_DEPTH_BIAS`` so that a wireframe drawn over its
 own surface ("solid+wireframe") wins the depth test (GL would use glPolygonOffset).
-A line is drawn unlit in the mean of its two vertices' colours.
+A line is drawn unlit in one colour (``line_colors``).
+
+Hidden-line removal (``Node.hidden_line_removal``) draws the faces of a wireframe mesh
+first as depth-only *occluders* (their pixels resolve to the background), pushed back by
+``occluder_clip``'s slope-scaled offset, the software twin of ``glPolygonOffset(factor,
+units)`` (OpenGL 4.6 core profile, section 14.6.5): ``offset = factor * m + units``,
+``m = max(|dz/dx|, |dz/dy|)`` the face's window-depth slope per pixel. An edge pixel's
+centre lies at most half a pixel across the edge from the line, where a face sharing the
+edge can be nearer by at most ``0.5 m``; with factor 1 no visible edge is hidden by its
+own faces, while faces in front of an edge (a full pixel and more away) still hide it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..scene.colorspace import srgb_to_linear
 from .triangles import _PLANES
 
-__all__ = ["LINE_DEPTH_BIAS", "line_colors", "raster_lines"]
+__all__ = ["LINE_DEPTH_BIAS", "MIN_LINE_CONTRAST", "OCCLUDER_OFFSET", "line_colors",
+           "occluder_clip", "raster_lines"]
 
 LINE_DEPTH_BIAS = 2e-5
+# (factor, units) of the occluders' offset, in window depth per pixel of slope and in
+# window depth; offsets are capped at OCCLUDER_MAX_OFFSET for faces seen edge-on.
+OCCLUDER_OFFSET = (1.0, 1e-6)
+OCCLUDER_MAX_OFFSET = 1e-2
+# WCAG 2.1 success criterion 1.4.11 (non-text contrast): 3:1 against adjacent colours.
+MIN_LINE_CONTRAST = 3.0
 
 
 def clip_segments(a, b):
@@ -87,7 +104,68 @@ def raster_lines(keys, clip, lines, size, id_base: int):
     return keys
 
 
-def line_colors(colors, lines):
-    """(L, 4) uint8: the mean of each segment's two vertex colours, rounded."""
-    c = colors[np.asarray(lines, np.int64)].astype(np.uint16)
-    return ((c[:, 0] + c[:, 1] + 1) // 2).astype(np.uint8)
+def relative_luminance(rgb) -> np.ndarray:
+    """(..., 3) sRGB-encoded values in [0, 1] -> (...,) relative luminance in [0, 1]
+    (WCAG 2.1: 0.2126 R + 0.7152 G + 0.0722 B of the linearised channels)."""
+    lin = srgb_to_linear(rgb)
+    return lin @ np.array([0.2126, 0.7152, 0.0722])
+
+
+def contrast_ratio(l1, l2) -> np.ndarray:
+    """WCAG 2.1 contrast ratio (lighter + 0.05) / (darker + 0.05) of two luminances, in
+    [1, 21]."""
+    hi, lo = np.maximum(l1, l2), np.minimum(l1, l2)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def line_colors(colors, prims, background) -> np.ndarray:
+    """(L, 4) uint8 colour of each line of ``prims`` (an ``engine.render.primitives.
+    Primitives``), drawn unlit:
+
+    - a line whose node has a ``line_color``: that colour;
+    - otherwise the mean of its two vertex colours (``colors`` (N, 4) uint8, the batch's)
+      times, for a mesh edge, its material colour; a mesh edge whose colour has a
+      contrast ratio below ``MIN_LINE_CONTRAST`` with ``background`` (RGB(A) floats in
+      [0, 1]) is drawn black or white instead, whichever contrasts more (so a white
+      mesh's wireframe on a white background is black).
+    """
+    c = colors[prims.lines].astype(np.uint16)
+    mean = (c[:, 0] + c[:, 1] + 1) // 2
+    rgba = np.rint(mean * prims.line_tint).clip(0, 255).astype(np.uint8)
+    edge = prims.line_edge & ~prims.line_set
+    if edge.any():
+        bg = relative_luminance(np.asarray(background, np.float64)[:3])
+        lum = relative_luminance(rgba[edge, :3] / 255.0)
+        low = contrast_ratio(lum, bg) < MIN_LINE_CONTRAST
+        # black (luminance 0) or white (1), whichever contrasts more with the background
+        fix = 255 if contrast_ratio(1.0, bg) > contrast_ratio(0.0, bg) else 0
+        idx = np.flatnonzero(edge)[low]
+        rgba[idx, :3] = fix
+    rgba[prims.line_set] = prims.line_rgba[prims.line_set]
+    return rgba
+
+
+def occluder_clip(clip, occluders, size) -> np.ndarray:
+    """(3 O, 4) float64 clip-space corners of the occluder faces ((O, 3) vertex indices
+    into ``clip`` (N, 4)), face i at rows 3i..3i+2, with window depth pushed back by
+    ``factor * m + units`` (``OCCLUDER_OFFSET``; see the module docstring; capped at
+    ``OCCLUDER_MAX_OFFSET``). ``size``: (width, height) pixels. A face with a corner at
+    w <= 0 (crossing the eye plane) gets ``units`` only. The offset is applied as
+    ``z += 2 offset w``, which moves the window depth ``z / w / 2 + 1 / 2`` by ``offset``
+    for every point of the face (clip space is linear, so it stays a plane)."""
+    w, h = size
+    v = np.asarray(clip, np.float64)[np.asarray(occluders, np.int64)]  # (O, 3, 4)
+    factor, units = OCCLUDER_OFFSET
+    cw = v[..., 3]
+    ok = np.all(cw > 0, axis=1)
+    safe = np.where(cw > 0, cw, 1.0)
+    win = np.stack([(v[..., 0] / safe + 1) * 0.5 * w, (1 - v[..., 1] / safe) * 0.5 * h,
+                    v[..., 2] / safe * 0.5 + 0.5], axis=-1)
+    n = np.cross(win[:, 1] - win[:, 0], win[:, 2] - win[:, 0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.maximum(np.abs(n[:, 0]), np.abs(n[:, 1])) / np.abs(n[:, 2])
+    slope = np.where(ok & ~np.isnan(slope), slope, 0.0)  # edge-on (inf): the cap
+    offset = np.minimum(factor * slope + units, OCCLUDER_MAX_OFFSET)
+    out = v.copy()
+    out[..., 2] += 2.0 * offset[:, None] * cw
+    return out.reshape(-1, 4)

@@ -11,6 +11,12 @@ hiding instances keep it. The arrays::
     triangles     (T, 3) int64 vertex indices into the batch arrays
     tri_material  (T,) int32 index into ``materials``
     lines         (L, 2) int64 vertex indices (mesh edges once, for wireframe; Lines)
+    line_rgba     (L, 4) uint8 the owner node's ``line_color`` where ``line_set``
+    line_set      (L,) bool: the line has an explicit colour
+    line_tint     (L, 4) float32 material colour of a mesh edge (ones for Lines)
+    line_edge     (L,) bool: the line is a mesh edge (the contrast default applies)
+    occluders     (O, 3) int64 faces of "wireframe" meshes with hidden-line removal:
+                  depth only, never shaded
     point_mask    (N,) bool: vertices drawn as points (point clouds, "points" mode)
     surface_mask  (N,) bool: vertices of nodes drawn as triangles or lines (the only ones
                   the surface vertex stage transforms)
@@ -35,6 +41,11 @@ class Primitives:
         self.triangles = np.zeros((0, 3), np.int64)
         self.tri_material = np.zeros(0, np.int32)
         self.lines = np.zeros((0, 2), np.int64)
+        self.line_rgba = np.zeros((0, 4), np.uint8)
+        self.line_set = np.zeros(0, bool)
+        self.line_tint = np.zeros((0, 4), np.float32)
+        self.line_edge = np.zeros(0, bool)
+        self.occluders = np.zeros((0, 3), np.int64)
         self.materials: list[Material] = []
         self.point_mask = np.zeros(n, bool)
         self.surface_mask = np.zeros(n, bool)  # vertices of nodes drawn as surfaces
@@ -56,7 +67,8 @@ class Primitives:
             return cached
         n = batch.vertex_count
         out = cls(n)
-        tris, mats, lines = [], [], []
+        tris, mats, lines, occluders = [], [], [], []
+        line_info = []  # per line group: (count, rgba or None, tint, is a mesh edge)
         index_of: dict[int, int] = {}
         for node, (start, stop) in batch.ranges.items():
             g = node.geometry
@@ -75,6 +87,7 @@ class Primitives:
                     seg = (seg[None] + shift[:, None, None]).reshape(-1, 2)
                 if len(seg):
                     lines.append(seg)
+                    line_info.append((len(seg), node.line_color, (1.0,) * 4, False))
                 continue
             faces = to_host(g.faces).astype(np.int64) + start
             if copies > 1:  # an Instances node: its geometry once per instance
@@ -91,10 +104,23 @@ class Primitives:
             if "wireframe" in mode and len(faces):
                 e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
                 lines.append(np.unique(np.sort(e, axis=1), axis=0))
+                line_info.append((len(lines[-1]), node.line_color, g.material.color, True))
+                if mode == "wireframe" and node.hidden_line_removal:
+                    occluders.append(faces)
         if tris:
             out.triangles = np.concatenate(tris)
             out.tri_material = np.concatenate(mats)
         if lines:
             out.lines = np.concatenate(lines)
+            counts = [c for c, *_ in line_info]
+            out.line_set = np.repeat([rgba is not None for _, rgba, _, _ in line_info], counts)
+            out.line_rgba = np.repeat(np.array(
+                [np.round(np.asarray(rgba if rgba is not None else (0,) * 4) * 255)
+                 for _, rgba, _, _ in line_info], np.uint8), counts, axis=0)
+            out.line_tint = np.repeat(np.array([t for *_, t, _ in line_info], np.float32),
+                                      counts, axis=0)
+            out.line_edge = np.repeat([e for *_, e in line_info], counts)
+        if occluders:
+            out.occluders = np.concatenate(occluders)
         out.key = key
         return out

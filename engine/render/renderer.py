@@ -20,7 +20,7 @@ from ..scene.graph import Scene
 from .backends import Projection, get_projector
 from .batch import VertexBatch
 from .frame import EMPTY_KEY, Frame
-from .lines import line_colors, raster_lines
+from .lines import line_colors, occluder_clip, raster_lines
 from .points import check_points, rasterize_points, splat_keys
 from .primitives import Primitives
 from .shading import SurfaceShader, color_tables, resolve, scene_lights
@@ -80,6 +80,8 @@ class Renderer:
             "gl" (GL_POINTS on an offscreen EGL context, see engine.render.gl.OffscreenGL).
 
     Attributes:
+        overlays: objects drawn over each rendered frame by ``render``, in order, with
+            ``overlay.draw(color, camera)`` (e.g. ``engine.render.gizmo.OrientationAxes``).
         batch: the VertexBatch (device arrays of the packed scene).
         projector: the backend instance.
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
@@ -99,6 +101,7 @@ class Renderer:
         self.batch = VertexBatch(scene, self.projector.xp)
         self.point_size = point_size
         self.raster = raster
+        self.overlays: list = []
         self._gl = None
         self._prims = None
         self._cuda_surfaces = None
@@ -187,6 +190,7 @@ class Renderer:
 
     def render(self, *, depth: bool = True, host: bool = True, copy: bool = True) -> Frame:
         """Project and rasterize; returns Frame(color (H, W, 4) uint8, depth (H, W) float32).
+        Then each of ``overlays`` draws into the colour (the depth is the scene's).
 
         Points only: with raster "software" the CuPy projector's output is rasterized on
         the GPU (shaders/raster.cu), so points never leave the device, and the Numba
@@ -212,6 +216,13 @@ class Renderer:
                 the next ``render`` overwrites (no allocation per frame): for loops that
                 consume each frame at once. True (default) returns arrays the caller owns.
         """
+        frame = self._render(depth, host, copy)
+        for overlay in self.overlays:
+            overlay.draw(frame.color, self.camera)
+        return frame
+
+    def _render(self, depth: bool, host: bool, copy: bool) -> Frame:
+        """``render`` without the overlays."""
         prims = self._assembly()  # the one batch sync of the frame
         device = self.projector.name == "cupy" and prims.has_surfaces
         cuda = device and self.raster != "gl" and not len(prims.lines)
@@ -300,19 +311,47 @@ class Renderer:
             shader = SurfaceShader(prims, None, col, world, normals, cam[:3, 3] - b.origin,
                                    scene_lights(self.scene, self.camera, b.origin),
                                    self.size, ortho, tables=self._color_tables())
-        line_rgba = line_colors(col, prims.lines) if len(prims.lines) else None
+        line_rgba = (line_colors(col, prims, self.scene.background) if len(prims.lines)
+                     else None)
         return FrameInputs(prims, b.colors, projection, clip, shader, line_rgba)
+
+    def visibility(self) -> np.ndarray:
+        """This frame's visibility buffer on the host, without shading: (H * W,) uint64
+        keys, row-major from the top-left pixel, each ``(float32 window depth bits << 32)
+        | primitive id`` of what is drawn there (``engine.render.frame.EMPTY_KEY`` where
+        nothing is). Ids: ``[0, N)`` the batch's vertices drawn as points, then
+        ``N + t`` the assembly's triangle t, then ``N + T + l`` its line l, then
+        ``N + T + L + o`` its occluder face o (hidden-line removal). Made by the host
+        rasterizers (Numba on the numba backend, else NumPy) whatever ``raster`` is, so
+        the keys are the software frame's (``engine.render.picking`` reads them)."""
+        inputs = self.frame_inputs(prims=self._assembly())
+        return self._visibility_keys(inputs, keep_occluders=True).copy()
 
     def _render_surfaces(self, inputs: FrameInputs) -> Frame:
         """Points, triangles and lines into one key buffer, then one resolve (host)."""
+        size, shader = self.size, inputs.shader
+        keys = self._visibility_keys(inputs)
+        n, n_tri = self.batch.vertex_count, len(inputs.prims.triangles)
+        col = self._colors_on_host()
+        if self.projector.name == "numba":
+            from .backends.numba_shading import resolve_numba
+
+            return resolve_numba(keys, size, n, col, self.scene.background, shader, n_tri,
+                                 inputs.line_rgba)
+        return resolve(keys, size, n, col, self.scene.background, shader, n_tri,
+                       inputs.line_rgba)
+
+    def _visibility_keys(self, inputs: FrameInputs, keep_occluders: bool = False):
+        """Points, triangles, occluders and lines into the renderer's key buffer (see
+        ``visibility``); occluder keys become ``EMPTY_KEY`` (background) unless
+        ``keep_occluders``. Returns the buffer (reused by the next frame)."""
         b, prims, shader = self.batch, inputs.prims, inputs.shader
         size = self.size
-        col = self._colors_on_host()
         keys = self._keys = _cleared(getattr(self, "_keys", None), size)
         numba = self.projector.name == "numba"
         if inputs.projection is not None:
             p = inputs.projection
-            xy, z, vis, col, size = check_points(p.screen_xy, p.depth, p.visible, b.colors,
+            xy, z, vis, _, size = check_points(p.screen_xy, p.depth, p.visible, b.colors,
                                                  self.size)
             point_size = self.effective_point_size()
             if numba:
@@ -341,15 +380,19 @@ class Renderer:
             if piece_masked is not None and piece_masked.any():
                 raster_triangles(keys, setup, size, n, np.flatnonzero(piece_masked),
                                  keep=shader.alpha_keep)
+        occ_base = n + n_tri + len(prims.lines)
+        if len(prims.occluders):
+            # depth-only faces drawn before the lines, pushed back (engine.render.lines)
+            corners = occluder_clip(inputs.clip, prims.occluders, size)
+            faces = np.arange(len(corners), dtype=np.int64).reshape(-1, 3)
+            occ = setup_triangles(corners, faces, np.zeros(len(faces), bool), size)
+            raster_triangles(keys, occ, size, occ_base)
         if len(prims.lines):
             raster_lines(keys, inputs.clip, prims.lines, size, n + n_tri)
-        if numba:
-            from .backends.numba_shading import resolve_numba
-
-            return resolve_numba(keys, size, n, col, self.scene.background, shader, n_tri,
-                                 inputs.line_rgba)
-        return resolve(keys, size, n, col, self.scene.background, shader, n_tri,
-                       inputs.line_rgba)
+        if len(prims.occluders) and not keep_occluders:
+            hidden = (keys & np.uint64(0xFFFFFFFF)) >= np.uint64(occ_base)
+            keys[hidden] = EMPTY_KEY  # EMPTY_KEY's low word is above every id: unchanged
+        return keys
 
 
 class FrameInputs(NamedTuple):

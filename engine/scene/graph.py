@@ -250,6 +250,9 @@ class Node:
         color: optional tint of this node's own geometry (not its children's): one
             colour (3-4 floats in [0, 1], a CSS name or "#rrggbb") multiplied into the
             vertex colours (white geometry takes exactly this colour).
+        line_color: the colour of this node's lines (see ``line_color``).
+        hidden_line_removal: hide lines behind this mesh's own faces (see
+            ``hidden_line_removal``).
 
     The local matrix is ``T @ R @ S`` (float64 (4, 4)); ``world_matrix`` is
     ``parent.world_matrix @ local_matrix``. Reading ``position``, ``rotation`` or
@@ -272,6 +275,8 @@ class Node:
         visible: bool = True,
         draw: str | None = None,
         color=None,
+        line_color=None,
+        hidden_line_removal: bool = False,
     ):
         self._row = _TABLE.alloc()
         self.name = str(name)
@@ -291,6 +296,10 @@ class Node:
         self.geometry = geometry
         self._draw = None
         self.draw = draw
+        self._line_color = None
+        self.line_color = line_color
+        self._hidden_lines = False
+        self.hidden_line_removal = hidden_line_removal
         if color is not None:
             self.color = color
 
@@ -538,6 +547,41 @@ class Node:
             raise ValueError(f"draw must be one of {', '.join(DRAW_MODES)} or None, got {mode!r}")
         if mode != getattr(self, "_draw", None):
             self._draw = mode
+            self._structure_changed()
+
+    @property
+    def line_color(self) -> tuple[float, float, float, float] | None:
+        """RGBA in [0, 1] of the lines this node draws (a mesh's wireframe edges, a
+        ``Lines`` geometry's segments), unlit; or None (default): a ``Lines`` geometry
+        keeps its vertex colours, and a mesh's edges take its base colour (material
+        colour x vertex colours) unless that has a contrast ratio below 3:1 with the
+        scene's background (WCAG 2.1, non-text contrast), where they are drawn black or
+        white, whichever contrasts more. Assign a colour (3-4 floats, a CSS name,
+        "#rrggbb") or None. Raises ValueError for anything else, naming the node."""
+        return self._line_color
+
+    @line_color.setter
+    def line_color(self, value):
+        c = None if value is None else as_rgba(value, f"{self._label()}: line_color")
+        if c != self._line_color:
+            self._line_color = c
+            self._structure_changed()
+
+    @property
+    def hidden_line_removal(self) -> bool:
+        """For a mesh drawn "wireframe": True draws only the edges not hidden by its own
+        faces (and hides whatever else is behind them), as a depth-only pre-pass of the
+        faces pushed back by a slope-scaled offset (``engine.render.lines``). No effect in
+        the other draw modes (solid faces hide what is behind them anyway)."""
+        return self._hidden_lines
+
+    @hidden_line_removal.setter
+    def hidden_line_removal(self, value: bool):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{self._label()}: hidden_line_removal must be True or False, "
+                            f"got {value!r}")
+        if bool(value) != self._hidden_lines:
+            self._hidden_lines = bool(value)
             self._structure_changed()
 
     @property

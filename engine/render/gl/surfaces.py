@@ -3,8 +3,10 @@
 The engine's vertex stage has already transformed every vertex, so GL gets clip-space
 positions through a pass-through vertex shader (shaders/surface.vert) and does its own
 clipping, perspective-correct interpolation and depth test; shaders/surface.frag applies
-the same shading model as engine.render.shading. One draw call per material (the index
-buffer is sorted by material once per assembly), then the lines.
+the same shading model as engine.render.shading. First the occluders of hidden-line
+removal (depth only: colour writes masked; the same offset corners as the software path,
+engine.render.lines.occluder_clip), then one draw call per material (the index buffer is
+sorted by material once per assembly), then the lines.
 
 Buffers: the static attributes (UVs, vertex colours, indices) are uploaded when the
 primitive assembly changes; positions (clip and batch frame) and normals every frame:
@@ -21,7 +23,7 @@ import numpy as np
 
 from ...arrays import to_host
 from ...scene.colorspace import srgb_to_linear
-from ..lines import LINE_DEPTH_BIAS
+from ..lines import LINE_DEPTH_BIAS, occluder_clip
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array
 
@@ -48,6 +50,7 @@ class SurfacePainter:
         self._buffers: dict[str, object] = {}
         self._vao = None
         self._line_vao = None
+        self._occluder_vao = None
         self._textures: dict[tuple[int, bool], object] = {}
         self._samplers: dict[tuple[str, str, str], object] = {}
         self._groups: list[tuple[int, int, int]] = []  # (material, first index, count)
@@ -96,10 +99,10 @@ class SurfacePainter:
         return self._interop.interop
 
     def _release_vaos(self):
-        for vao in (self._vao, self._line_vao):
+        for vao in (self._vao, self._line_vao, self._occluder_vao):
             if vao is not None:
                 vao.release()
-        self._vao = self._line_vao = None
+        self._vao = self._line_vao = self._occluder_vao = None
 
     def _upload_static(self, prims, colors):
         key = (prims.key, id(prims))
@@ -147,6 +150,8 @@ class SurfacePainter:
         prims, shader = inputs.prims, inputs.shader
         self.ctx.enable(mgl.DEPTH_TEST)
         self.ctx.depth_func = "<"
+        if len(prims.occluders):
+            self._draw_occluders(inputs, viewport)
         if shader is not None:
             self._draw_triangles(inputs)
         if len(prims.lines):
@@ -181,6 +186,25 @@ class SurfacePainter:
                 self.ctx.cull_face = "back"
             self._vao.render(mgl.TRIANGLES, vertices=count, first=first)
         self.ctx.disable(mgl.CULL_FACE)
+
+    def _draw_occluders(self, inputs, viewport):
+        """Hidden-line removal: the occluder faces into the depth buffer only."""
+        corners = occluder_clip(to_host(inputs.clip), inputs.prims.occluders, viewport)
+        self._buffer("occluder_clip", corners.astype(np.float32))
+        if self._occluder_vao is None:
+            self._occluder_vao = self.ctx.vertex_array(
+                self.program, [(self._buffers["occluder_clip"], "4f", "in_clip")])
+        self.program["u_depth_bias"].value = 0.0
+        # colour kept by blending (ZERO, ONE) rather than a colour mask: moderngl applies
+        # a framebuffer's color_mask only when it is bound, and the caller binds it
+        mgl = self._mgl
+        self.ctx.enable(mgl.BLEND)
+        self.ctx.blend_func = (mgl.ZERO, mgl.ONE)
+        try:
+            self._occluder_vao.render(mgl.TRIANGLES, vertices=len(corners))
+        finally:
+            self.ctx.blend_func = mgl.DEFAULT_BLENDING
+            self.ctx.disable(mgl.BLEND)
 
     def _draw_lines(self, inputs):
         mgl = self._mgl
