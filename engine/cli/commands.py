@@ -133,8 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "display's refresh rate. Keys: Esc quits, F12 saves a screenshot PNG in "
                     "the current folder; the camera follows --controller; with --camera "
                     "PATH.json|toml the path plays (Space stops/starts it); K records a "
-                    "keyframe and P saves them to --record. The title shows the point "
-                    "count and FPS. Without "
+                    "keyframe and P saves them to --record; G, B and X toggle the ground "
+                    "grid, the bounding box and the orientation axes, and a click shows "
+                    "the node and world position under the cursor in the title. The "
+                    "title shows the point count, FPS and these keys. Without "
                     "a display the scene is drawn offscreen (GL, else the software "
                     "rasterizer) into --out and the path is printed.")
     v.add_argument("files", nargs="+", metavar="FILE",
@@ -273,6 +275,30 @@ def _add_scene_options(p: argparse.ArgumentParser):
                         "material's own, lit for files)")
     p.add_argument("--background", type=color_arg, default=None, metavar="COLOR",
                    help="background colour: a CSS name or #rrggbb, or R,G,B floats in [0, 1]")
+    p.add_argument("--line-color", type=color_arg, default=None, metavar="COLOR",
+                   help="colour of wireframe and other lines (default: the mesh's colour, "
+                        "or black/white where that would not stand out from the background)")
+    p.add_argument("--hidden-lines", action="store_true",
+                   help="draw meshes as wireframes without the edges behind their own "
+                        "faces (hidden-line removal; implies --draw wireframe)")
+    p.add_argument("--grid", action="store_true",
+                   help="draw a ground grid under the scene (window key G)")
+    p.add_argument("--bbox", action="store_true",
+                   help="draw the scene's bounding box (window key B)")
+    p.add_argument("--axes", action="store_true",
+                   help="draw the orientation axes (X red, Y green, Z blue) in the "
+                        "bottom-left corner (window key X)")
+
+
+_AID_FLAGS = ("line_color", "hidden_lines", "grid", "bbox", "axes")
+
+
+def _aids(args, renderer):
+    """--grid, --bbox and --axes on ``renderer`` (engine.display.aids); call it after the
+    camera and any turntable are placed, as the grid and box join the scene's bounds."""
+    from ..display.aids import ViewerAids
+
+    return ViewerAids(renderer, grid=args.grid, bbox=args.bbox, axes=args.axes)
 
 
 def _contents(renderer) -> str:
@@ -298,7 +324,14 @@ def _apply_look(args, scene):
     """--draw, --shading and --background applied to a freshly loaded scene."""
     from ..io.sources import apply_look
 
-    apply_look(scene, args.draw, args.shading, args.background)
+    draw, hidden = args.draw, getattr(args, "hidden_lines", False)
+    if hidden and draw is None:
+        draw = "wireframe"
+    elif hidden and draw != "wireframe":
+        raise EngineError(f"--hidden-lines hides edges of a wireframe, not of --draw {draw}: "
+                          f"use --draw wireframe (or leave --draw out)")
+    apply_look(scene, draw, args.shading, args.background,
+               line_color=getattr(args, "line_color", None), hidden_lines=hidden)
 
 
 def _file_options(args, scene, camera):
@@ -352,6 +385,10 @@ def _cmd_render(args) -> int:
     if not animated and (args.duration is not None or args.frames is not None):
         raise EngineError(f"{args.out}: --duration/--frames need a video output "
                           f"(.mp4, .gif or a folder)")
+    if (args.workers is not None or args.scheduler is not None) and any(
+            getattr(args, a) for a in _AID_FLAGS):
+        raise EngineError("--line-color, --hidden-lines, --grid, --bbox and --axes are not "
+                          "sent to Dask workers yet: render without --workers/--scheduler")
     if not animated:
         prepare_output_file(args.out)  # fail before rendering, not after
     scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up)
@@ -365,6 +402,7 @@ def _cmd_render(args) -> int:
             return _render_animation(args, scene, camera, renderer, path, clip)
         finally:
             renderer.close()
+    _aids(args, renderer)
     t0 = time.perf_counter()
     try:
         frame = renderer.render()
@@ -428,6 +466,7 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
         if bounds is None:
             raise EngineError(f"{args.source}: nothing to render (no finite points)")
         path = turntable(camera, bounds, duration)
+    _aids(args, renderer)
     job = None
     if args.workers is not None or args.scheduler is not None:
         from ..distributed.job import RenderJob, SceneSource
@@ -533,9 +572,10 @@ def cmd_view(args) -> int:
         from ..animation.clips import ClipPlayer
 
         controls = ClipPlayer(clip, controls)
+    aids = _aids(args, renderer)
     try:
         path = present(renderer, raster=args.raster, out=args.out, max_frames=args.frames,
-                       controller=controls)
+                       controller=controls, aids=aids)
     finally:
         renderer.close()
     if path is not None:

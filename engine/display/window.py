@@ -24,7 +24,11 @@ so controllers, picking and the HUD all work in the renderer's pixels.
 Esc (close) and F12 (screenshot) are handled by the window and not forwarded.
 
 Keys: Esc quits; F12 saves a PNG screenshot of the next frame into ``screenshot_dir``.
-The caption shows the point count, frames per second and the raster mode.
+With ``aids`` (the default), G, B and X toggle the ground grid, the bounding box and the
+orientation gizmo, and a left click (press and release without moving) picks what is
+under the cursor (``engine.display.aids``); these keys are not forwarded either.
+The caption shows the point count, frames per second, the raster mode, the last pick
+and the help line (``aids.HELP_LINE``).
 
 Headless use (tests, servers): set ``PYGLET_HEADLESS=1`` (pyglet then opens EGL
 windows), or run under Xvfb with a 24-bit screen. Do not create an EGL standalone
@@ -42,6 +46,7 @@ import numpy as np
 
 from ..io.image import save_image
 from ..render.gl import PointPainter
+from .aids import AID_KEYS, HELP_LINE, ViewerAids, describe_pick
 from .blit import ImageBlit
 from .viewport import Viewport, viewport_size
 
@@ -94,6 +99,12 @@ class Viewer:
         vsync: wait for the display's refresh on each swap.
         visible: show the window (False for tests/recording).
         screenshot_dir: where F12 screenshots go.
+        aids: bind the viewer-aid keys and click picking (``engine.display.aids``); a
+            ``ViewerAids`` to use (e.g. with the grid already on), True for a new one
+            with all off, False for none (the keys then reach the controller).
+
+    Attributes:
+        aids: the ``ViewerAids``, or None.
 
     Raises:
         Whatever pyglet raises when no window can be opened (no display, no GL 3.3
@@ -103,7 +114,7 @@ class Viewer:
 
     def __init__(self, renderer, raster="auto", controller=None, on_frame=None,
                  caption="frustum", vsync=True, visible=True, screenshot_dir=".",
-                 resizable=True):
+                 resizable=True, aids=True):
         if raster not in ("auto", "gl", "software"):
             raise ValueError(f"raster must be 'auto', 'gl' or 'software', got {raster!r}")
         import moderngl
@@ -117,6 +128,9 @@ class Viewer:
         self.frame_callbacks = [on_frame] if on_frame is not None else []
         self.caption = caption
         self.screenshot_dir = Path(screenshot_dir)
+        self.aids = (aids if isinstance(aids, ViewerAids)
+                     else ViewerAids(renderer) if aids else None)
+        self._press_at = None  # frame pixels of a left press that may become a click
         w, h = renderer.size
         self.window = pyglet.window.Window(w, h, caption=caption, resizable=resizable,
                                            vsync=vsync, visible=visible,
@@ -135,6 +149,7 @@ class Viewer:
             self._points = PointPainter(self.ctx) if raster == "gl" else None
             self._surfaces = None  # the SurfacePainter, made when a frame has surfaces
             self._blit = ImageBlit(self.ctx) if raster == "software" else None
+            self._overlay_blit = None  # made when a GL-raster frame has an overlay
         except Exception:
             self.window.close()
             raise
@@ -150,7 +165,12 @@ class Viewer:
         handlers = {name: self._forwarder(name) for name in CONTROLLER_EVENTS}
         handlers.update(on_key_press=self._on_key_press, on_resize=self._on_resize,
                         on_close=self._on_close)
+        if self.aids is not None:
+            handlers.update(on_mouse_press=self._on_mouse_press,
+                            on_mouse_release=self._on_mouse_release)
+            log.info("keys: %s", HELP_LINE)
         self.window.push_handlers(**handlers)
+        self._set_caption()
 
     # --- events --------------------------------------------------------------------
     def _forwarder(self, name):
@@ -180,7 +200,36 @@ class Viewer:
         if symbol == key.F12:
             self.request_screenshot()
             return True
+        if self.aids is not None and not modifiers & (key.MOD_CTRL | key.MOD_ALT):
+            aid = AID_KEYS.get(key.symbol_string(symbol).lower())
+            if aid is not None:
+                self.aids.toggle(aid)
+                return True
         return self._forwarder("on_key_press")(symbol, modifiers)
+
+    # A press and release of the left button less than this far apart (frame pixels) is
+    # a click (a pick); farther is a drag (the controller's).
+    CLICK_SLOP_PX = 3.0
+
+    def _on_mouse_press(self, x, y, button, modifiers):
+        if button == self._pyglet.window.mouse.LEFT:
+            self._press_at = self.to_frame_pixels(x, y)
+        return self._forwarder("on_mouse_press")(x, y, button, modifiers)
+
+    def _on_mouse_release(self, x, y, button, modifiers):
+        press, self._press_at = self._press_at, None
+        if button == self._pyglet.window.mouse.LEFT and press is not None:
+            fx, fy = self.to_frame_pixels(x, y)
+            if np.hypot(fx - press[0], fy - press[1]) < self.CLICK_SLOP_PX:
+                self.click(fx, fy)
+        return self._forwarder("on_mouse_release")(x, y, button, modifiers)
+
+    def click(self, x: float, y: float):
+        """Pick at frame pixel (x, y), bottom-left origin as pointer events give it; the
+        result goes to the caption and the log (``aids.pick``). Returns the Pick or None."""
+        pick = self.aids.pick(x, self.viewport.height - y)
+        self._set_caption()
+        return pick
 
     def _on_resize(self, width, height):
         self.viewport = self._update_viewport((width, height))
@@ -235,10 +284,33 @@ class Viewer:
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
                        self._surfaces, colors_revision=r.batch.vertex_revision)
+            self._draw_overlays()
         else:
             # host=False: on the cupy backend the frame stays on the device and reaches
             # the texture by CUDA-GL interop; depth is not needed to show it.
             self._blit.draw(r.render(depth=False, host=False).color)
+
+    def _draw_overlays(self):
+        """GL raster: the renderer's overlays that give an image and a rect (the
+        orientation gizmo), alpha-blended into their corner; ``render`` draws them in the
+        software path."""
+        import moderngl
+
+        r, h = self.renderer, self.viewport.height
+        for overlay in r.overlays:
+            if not (hasattr(overlay, "rect") and hasattr(overlay, "image")):
+                continue
+            x0, y0, side, _ = overlay.rect(r.size)
+            if self._overlay_blit is None:
+                self._overlay_blit = ImageBlit(self.ctx)
+            self.ctx.viewport = (x0, h - y0 - side, side, side)  # GL: bottom-left origin
+            self.ctx.enable(moderngl.BLEND)
+            self.ctx.blend_func = moderngl.DEFAULT_BLENDING
+            try:
+                self._overlay_blit.draw(overlay.image(r.camera, side))
+            finally:
+                self.ctx.disable(moderngl.BLEND)
+        self.ctx.viewport = (0, 0, self.viewport.width, h)
 
     def step(self, dt: float):
         """One frame: controller tick, callbacks, draw, pending screenshot, swap."""
@@ -261,9 +333,21 @@ class Viewer:
         if now - self._fps_t0 >= CAPTION_INTERVAL_S:
             self.fps = self._fps_frames / (now - self._fps_t0)
             self._fps_frames, self._fps_t0 = 0, now
-            self.window.set_caption(
-                f"{self.caption} - {self.renderer.batch.vertex_count:,} points - "
+            self._set_caption()
+
+    def caption_text(self) -> str:
+        """The window title: caption, point count, FPS, raster mode, then the last pick
+        and the help line when the aids are on."""
+        text = (f"{self.caption} - {self.renderer.batch.vertex_count:,} points - "
                 f"{self.fps:.1f} fps - {self.raster}")
+        if self.aids is not None:
+            if self.aids.last_pick is not None or self.aids.picks:
+                text += f" - {describe_pick(self.aids.last_pick)}"
+            text += f" - {HELP_LINE}"
+        return text
+
+    def _set_caption(self):
+        self.window.set_caption(self.caption_text())
 
     def run(self, max_frames: int | None = None) -> int:
         """Show frames until Esc, the close button, or ``max_frames``; then close.
@@ -289,7 +373,7 @@ class Viewer:
         if self.window is None:
             return
         self.window.switch_to()
-        for obj in (self._points, self._surfaces, self._blit):
+        for obj in (self._points, self._surfaces, self._blit, self._overlay_blit):
             if obj is not None:
                 obj.release()
         self.window.close()

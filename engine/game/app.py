@@ -500,8 +500,9 @@ def _make_viewer(app: App, raster: str, vsync: bool, visible: bool):
 
     if app.show_fps is None:
         app.show_fps = True
+    # no viewer aids: a game's keys and clicks are its own (App.pick picks)
     viewer = AppViewer(app.renderer, raster=raster, caption=app.title, vsync=vsync,
-                       visible=visible)
+                       visible=visible, aids=False)
     viewer._app_blit = ImageBlit(viewer.ctx)
     viewer.controller = _WindowEvents(app, viewer)
     return viewer

@@ -75,10 +75,13 @@ def load_sources(sources, aspect: float = 1.0, up: str | None = None):
     return scene, scene.add(framed_camera(scene, aspect))
 
 
-def apply_look(scene, draw=None, shading=None, background=None):
-    """The command line's --draw, --shading and --background applied to a freshly
-    loaded scene (None leaves each as loaded): every node with geometry is drawn as
-    ``draw`` and every mesh material shaded as ``shading``."""
+def apply_look(scene, draw=None, shading=None, background=None, line_color=None,
+               hidden_lines=False):
+    """The command line's --draw, --shading, --background, --line-color and
+    --hidden-lines applied to a freshly loaded scene (None/False leaves each as loaded):
+    every node with geometry is drawn as ``draw`` with lines of ``line_color`` (see
+    ``Node.line_color``) and ``hidden_line_removal`` on when ``hidden_lines``, and every
+    mesh material shaded as ``shading``."""
     if background is not None:
         scene.background = background
     for node in scene.traverse():
@@ -86,6 +89,10 @@ def apply_look(scene, draw=None, shading=None, background=None):
             continue
         if draw is not None:
             node.draw = draw
+        if line_color is not None:
+            node.line_color = line_color
+        if hidden_lines:
+            node.hidden_line_removal = True
         if shading is not None and hasattr(node.geometry, "material"):
             node.geometry.material.shading = shading
     return scene
