@@ -46,7 +46,9 @@ def _copy_subtree(node):
     from ..scene.graph import Node
 
     copy = Node(node.name, position=node.position, rotation=node.rotation, scale=node.scale,
-                geometry=node.geometry, visible=node.visible, draw=node.draw)
+                geometry=node.geometry, visible=node.visible, draw=node.draw,
+                color=node.color, line_color=node.line_color,
+                hidden_line_removal=node.hidden_line_removal)
     for child in node.children:
         copy.add(_copy_subtree(child))
     return copy
