@@ -3,13 +3,13 @@ bounding box, an orientation gizmo, and clicking to see what is under the cursor
 
 ``ViewerAids`` switches them on a ``Renderer``, so they work the same in a window
 (``engine.display.Viewer`` binds the keys below) and in scripts or offline renders
-(``aids.show_grid(True)`` then ``renderer.render()``):
+(``aids.show_grid(True)`` then ``renderer.render()``)::
 
     G       ground grid under the scene (``engine.scene.helpers.ground_grid``)
     B       bounding box of the scene (``engine.scene.helpers.box_helper``)
     X       orientation gizmo in the bottom-left corner (``engine.render.gizmo``)
-    click   the node and world position under the cursor (``engine.render.picking.
-            pick_pixel``), shown in the window title and logged
+    click   the node and world position under the cursor (``pick_pixel`` of
+            ``engine.render.picking``), shown in the window title and logged
 
 The grid and the box are line nodes added to the renderer's scene (named
 ``AID_NODE_NAMES``), sized from the scene's bounds without the aids themselves, when

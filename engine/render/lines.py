@@ -124,23 +124,28 @@ def line_colors(colors, prims, background) -> np.ndarray:
 
     - a line whose node has a ``line_color``: that colour;
     - otherwise the mean of its two vertex colours (``colors`` (N, 4) uint8, the batch's)
-      times, for a mesh edge, its material colour; a mesh edge whose colour has a
-      contrast ratio below ``MIN_LINE_CONTRAST`` with ``background`` (RGB(A) floats in
-      [0, 1]) is drawn black or white instead, whichever contrasts more (so a white
-      mesh's wireframe on a white background is black).
+      times, for a mesh edge, its material colour (the mesh's base colour); a wireframe
+      edge whose colour has a contrast ratio below ``MIN_LINE_CONTRAST`` with
+      ``background`` (RGB(A) floats in [0, 1]) is drawn black or white instead,
+      whichever contrasts more (so a white mesh's wireframe on a white background is
+      black);
+    - an edge drawn over its own faces ("solid+wireframe") would have the faces' base
+      colour, so it is drawn black or white, whichever contrasts more with that colour.
     """
     c = colors[prims.lines].astype(np.uint16)
     mean = (c[:, 0] + c[:, 1] + 1) // 2
     rgba = np.rint(mean * prims.line_tint).clip(0, 255).astype(np.uint8)
     edge = prims.line_edge & ~prims.line_set
     if edge.any():
-        bg = relative_luminance(np.asarray(background, np.float64)[:3])
-        lum = relative_luminance(rgba[edge, :3] / 255.0)
-        low = contrast_ratio(lum, bg) < MIN_LINE_CONTRAST
-        # black (luminance 0) or white (1), whichever contrasts more with the background
-        fix = 255 if contrast_ratio(1.0, bg) > contrast_ratio(0.0, bg) else 0
-        idx = np.flatnonzero(edge)[low]
-        rgba[idx, :3] = fix
+        lum = relative_luminance(rgba[:, :3] / 255.0)
+        on_face = edge & prims.line_on_face
+        # what the line is seen against: the background, or its own faces
+        against = np.where(on_face, lum,
+                           relative_luminance(np.asarray(background, np.float64)[:3]))
+        low = edge & (on_face | (contrast_ratio(lum, against) < MIN_LINE_CONTRAST))
+        # black (luminance 0) or white (1), whichever contrasts more
+        white = contrast_ratio(1.0, against) > contrast_ratio(0.0, against)
+        rgba[low, :3] = np.where(white[low], 255, 0)[:, None]
     rgba[prims.line_set] = prims.line_rgba[prims.line_set]
     return rgba
 

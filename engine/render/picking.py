@@ -40,8 +40,7 @@ class Pick(NamedTuple):
     depth: window depth in [0, 1].
     world: (3,) float64 world position of the point.
     instance: the instance index when ``node`` is an ``engine.Instances``, else None.
-    kind: what was picked: "point" (a vertex), "triangle" (a face, also a hidden-line
-        mesh's face) or "line".
+    kind: "point" (a vertex), "triangle" (a face, also a hidden-line mesh's) or "line".
     """
 
     index: int

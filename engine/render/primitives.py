@@ -15,6 +15,7 @@ hiding instances keep it. The arrays::
     line_set      (L,) bool: the line has an explicit colour
     line_tint     (L, 4) float32 material colour of a mesh edge (ones for Lines)
     line_edge     (L,) bool: the line is a mesh edge (the contrast default applies)
+    line_on_face  (L,) bool: a mesh edge drawn over its own faces ("solid+wireframe")
     occluders     (O, 3) int64 faces of "wireframe" meshes with hidden-line removal:
                   depth only, never shaded
     point_mask    (N,) bool: vertices drawn as points (point clouds, "points" mode)
@@ -45,6 +46,7 @@ class Primitives:
         self.line_set = np.zeros(0, bool)
         self.line_tint = np.zeros((0, 4), np.float32)
         self.line_edge = np.zeros(0, bool)
+        self.line_on_face = np.zeros(0, bool)
         self.occluders = np.zeros((0, 3), np.int64)
         self.materials: list[Material] = []
         self.point_mask = np.zeros(n, bool)
@@ -68,7 +70,7 @@ class Primitives:
         n = batch.vertex_count
         out = cls(n)
         tris, mats, lines, occluders = [], [], [], []
-        line_info = []  # per line group: (count, rgba or None, tint, is a mesh edge)
+        line_info = []  # per line group: (count, rgba or None, tint, mesh edge, on faces)
         index_of: dict[int, int] = {}
         for node, (start, stop) in batch.ranges.items():
             g = node.geometry
@@ -87,7 +89,7 @@ class Primitives:
                     seg = (seg[None] + shift[:, None, None]).reshape(-1, 2)
                 if len(seg):
                     lines.append(seg)
-                    line_info.append((len(seg), node.line_color, (1.0,) * 4, False))
+                    line_info.append((len(seg), node.line_color, (1.0,) * 4, False, False))
                 continue
             faces = to_host(g.faces).astype(np.int64) + start
             if copies > 1:  # an Instances node: its geometry once per instance
@@ -104,7 +106,8 @@ class Primitives:
             if "wireframe" in mode and len(faces):
                 e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
                 lines.append(np.unique(np.sort(e, axis=1), axis=0))
-                line_info.append((len(lines[-1]), node.line_color, g.material.color, True))
+                line_info.append((len(lines[-1]), node.line_color, g.material.color, True,
+                                  mode == "solid+wireframe"))
                 if mode == "wireframe" and node.hidden_line_removal:
                     occluders.append(faces)
         if tris:
@@ -112,14 +115,14 @@ class Primitives:
             out.tri_material = np.concatenate(mats)
         if lines:
             out.lines = np.concatenate(lines)
-            counts = [c for c, *_ in line_info]
-            out.line_set = np.repeat([rgba is not None for _, rgba, _, _ in line_info], counts)
+            count, rgba, tint, edge, on_face = zip(*line_info)
+            out.line_set = np.repeat([c is not None for c in rgba], count)
             out.line_rgba = np.repeat(np.array(
-                [np.round(np.asarray(rgba if rgba is not None else (0,) * 4) * 255)
-                 for _, rgba, _, _ in line_info], np.uint8), counts, axis=0)
-            out.line_tint = np.repeat(np.array([t for *_, t, _ in line_info], np.float32),
-                                      counts, axis=0)
-            out.line_edge = np.repeat([e for *_, e in line_info], counts)
+                [np.round(np.asarray(c if c is not None else (0,) * 4) * 255) for c in rgba],
+                np.uint8), count, axis=0)
+            out.line_tint = np.repeat(np.array(tint, np.float32), count, axis=0)
+            out.line_edge = np.repeat(edge, count)
+            out.line_on_face = np.repeat(on_face, count)
         if occluders:
             out.occluders = np.concatenate(occluders)
         out.key = key

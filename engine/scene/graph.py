@@ -556,8 +556,10 @@ class Node:
         keeps its vertex colours, and a mesh's edges take its base colour (material
         colour x vertex colours) unless that has a contrast ratio below 3:1 with the
         scene's background (WCAG 2.1, non-text contrast), where they are drawn black or
-        white, whichever contrasts more. Assign a colour (3-4 floats, a CSS name,
-        "#rrggbb") or None. Raises ValueError for anything else, naming the node."""
+        white, whichever contrasts more; edges drawn over their own faces
+        ("solid+wireframe") are black or white, whichever contrasts more with that base
+        colour (``engine.render.lines.line_colors``). Assign a colour (3-4 floats, a CSS
+        name, "#rrggbb") or None. Raises ValueError for anything else, naming the node."""
         return self._line_color
 
     @line_color.setter

@@ -302,3 +302,17 @@ def test_pick_pixel_finds_points_and_lines_within_the_radius():
     pick = pick_pixel(r, *xy[0])
     assert pick.node.name == "axes" and pick.kind == "line"
     assert abs(pick.world[1] + 0.4) < 0.03
+
+
+@pytest.mark.parametrize("material, want", [((1, 1, 1), (0, 0, 0)), ((0.1, 0.1, 0.3), (255, 255, 255))])
+def test_edges_over_their_own_faces_contrast_with_the_faces(material, want):
+    scene, cam, node = _cube_scene(background="black", draw="solid+wireframe")
+    node.geometry.material.color = (*material, 1.0)
+    node.geometry.material.shading = "unlit"
+    node.geometry = node.geometry
+    frame = Renderer(scene, cam, SIZE, backend="numpy").render()
+    face = tuple(_u8(material))
+    colours = np.unique(frame.color[..., :3].reshape(-1, 3), axis=0).astype(int)
+    expected = np.array([(0, 0, 0), face, want])  # background, faces, edges
+    assert (np.abs(colours[:, None] - expected[None]).max(axis=-1).min(axis=1) <= 1).all()
+    assert (np.abs(frame.color[..., :3].astype(int) - want).max(axis=-1) == 0).sum() > 300
