@@ -385,8 +385,18 @@ class Renderer:
             # depth-only faces drawn before the lines, pushed back (engine.render.lines)
             corners = occluder_clip(inputs.clip, prims.occluders, size)
             faces = np.arange(len(corners), dtype=np.int64).reshape(-1, 3)
-            occ = setup_triangles(corners, faces, np.zeros(len(faces), bool), size)
-            raster_triangles(keys, occ, size, occ_base)
+            if numba:
+                from .backends.numba_triangles import (
+                    classify_triangles_numba,
+                    raster_triangles_numba,
+                )
+
+                occ = setup_triangles(corners, faces, np.zeros(len(faces), bool), size,
+                                      classify_triangles_numba)
+                raster_triangles_numba(keys, occ, size, occ_base)
+            else:
+                occ = setup_triangles(corners, faces, np.zeros(len(faces), bool), size)
+                raster_triangles(keys, occ, size, occ_base)
         if len(prims.lines):
             raster_lines(keys, inputs.clip, prims.lines, size, n + n_tri)
         if len(prims.occluders) and not keep_occluders:

@@ -316,3 +316,23 @@ def test_edges_over_their_own_faces_contrast_with_the_faces(material, want):
     expected = np.array([(0, 0, 0), face, want])  # background, faces, edges
     assert (np.abs(colours[:, None] - expected[None]).max(axis=-1).min(axis=1) <= 1).all()
     assert (np.abs(frame.color[..., :3].astype(int) - want).max(axis=-1) == 0).sum() > 300
+
+
+def test_hidden_lines_numpy_and_numba_give_the_same_keys():
+    import trimesh as tm
+
+    knot = tm.creation.torus(major_radius=1.0, minor_radius=0.35, major_sections=24,
+                             minor_sections=12)
+    scene = Scene(background="black")
+    scene.add(Node("torus", geometry=Mesh(knot.vertices, knot.faces), draw="wireframe",
+                   hidden_line_removal=True))
+    cam = scene.add(PerspectiveCamera(fov_y=40)).frame(scene.bounds(), azimuth=20, elevation=35)
+    a = Renderer(scene, cam, SIZE, backend="numpy")
+    b = Renderer(scene, cam, SIZE, backend="numba")
+    np.testing.assert_array_equal(a.visibility(), b.visibility())
+    fa, fb = a.render(), b.render()
+    np.testing.assert_array_equal(fa.color, fb.color)
+    # the far side of the ring is hidden: fewer edge pixels than the full wireframe
+    scene.find("torus").hidden_line_removal = False
+    full = Renderer(scene, cam, SIZE, backend="numba").render()
+    assert 0.3 * (full.depth < 1).sum() < (fb.depth < 1).sum() < 0.8 * (full.depth < 1).sum()
