@@ -150,6 +150,7 @@ class Viewer:
             self._surfaces = None  # the SurfacePainter, made when a frame has surfaces
             self._blit = ImageBlit(self.ctx) if raster == "software" else None
             self._overlay_blit = None  # made when a GL-raster frame has an overlay
+            self._skipped_overlays: set[int] = set()  # warned about once
         except Exception:
             self.window.close()
             raise
@@ -299,6 +300,10 @@ class Viewer:
         r, h = self.renderer, self.viewport.height
         for overlay in r.overlays:
             if not (hasattr(overlay, "rect") and hasattr(overlay, "image")):
+                if id(overlay) not in self._skipped_overlays:
+                    self._skipped_overlays.add(id(overlay))
+                    log.warning("%s draws into images only: not shown with raster 'gl' "
+                                "(use raster 'software')", type(overlay).__name__)
                 continue
             x0, y0, side, _ = overlay.rect(r.size)
             if self._overlay_blit is None:

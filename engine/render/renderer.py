@@ -82,6 +82,9 @@ class Renderer:
     Attributes:
         overlays: objects drawn over each rendered frame by ``render``, in order, with
             ``overlay.draw(color, camera)`` (e.g. ``engine.render.gizmo.OrientationAxes``).
+            A window drawing with raster "gl" (``engine.display.Viewer``) shows those
+            that also have ``rect(size)`` and ``image(camera, side)``, as the gizmo has,
+            and warns once about the others.
         batch: the VertexBatch (device arrays of the packed scene).
         projector: the backend instance.
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
