@@ -6,7 +6,8 @@ the host path for now):
 
     clear_keys -> splat_points (points drawn as points) -> surface_vertices (clip,
     batch-frame positions and normals) -> classify_triangles -> raster_triangles
-    (atomicMin into the same keys) -> resolve_surfaces (shade each pixel once)
+    (atomicMin into the same keys; raster_masked_triangles for the pieces of alpha-cutoff
+    materials, with the alpha test) -> resolve_surfaces (shade each pixel once)
 
 then the frame is copied to the host. Triangles that cross a clip plane (status 2, few)
 are clipped on the host (engine.render.triangles) and their pieces uploaded. Results
@@ -55,7 +56,7 @@ class CudaSurfaces:
             ("raster.cu", "clear_keys"), ("raster.cu", "splat_points"),
             ("surface_vertices.cu", "surface_vertices"),
             ("triangles.cu", "classify_triangles"), ("triangles.cu", "raster_triangles"),
-            ("resolve.cu", "resolve_surfaces"))}
+            ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
 
     def _launch(self, name, n, *args):
@@ -81,6 +82,12 @@ class CudaSurfaces:
         self.vencoded, self.vlinear = xp.asarray(enc), xp.asarray(lin)
         self.point_rgba = xp.asarray(np.ascontiguousarray(c, np.uint8).view(np.uint32).reshape(-1))
         params, tex_index, texels, info = pack_materials(prims.materials)
+        # alpha-cutoff materials (glTF MASK): their pieces take the alpha-tested raster
+        cut = [m.alpha_cutoff for m in prims.materials]
+        masked = np.array([c is not None for c in cut], bool)
+        self.tri_masked = (xp.asarray(masked[prims.tri_material]) if masked.any()
+                           and len(prims.triangles) else None)
+        self.cutoff = xp.asarray(np.array([-1.0 if c is None else c for c in cut], np.float64))
         self.params, self.tex_index = xp.asarray(params), xp.asarray(tex_index)
         self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, 6))
         self._static_key = (prims.key, id(prims))
@@ -103,6 +110,15 @@ class CudaSurfaces:
                      xp.asarray(np.ascontiguousarray(model)), nm, normals, np.int64(n),
                      np.int32(1), clip, world, wn)
         return clip, world, wn
+
+    def _raster(self, name, piece_tri, px, py, adj, zc, wc, size, id_base, keys, *extra):
+        """One launch of a triangle raster kernel over pieces ``piece_tri`` (snapped
+        ``px``, ``py``); ``extra``: the masked kernel's material arguments."""
+        xp = self.xp
+        m = int(piece_tri.shape[0])
+        self._launch(name, m, xp.ascontiguousarray(px), xp.ascontiguousarray(py),
+                     xp.ascontiguousarray(piece_tri), np.int64(m), adj, zc, wc,
+                     np.int32(size[0]), np.int32(size[1]), np.int64(id_base), keys, *extra)
 
     def upload(self, prims, colors):
         """Make the per-assembly device arrays current (a no-op while it is unchanged)."""
@@ -161,9 +177,17 @@ class CudaSurfaces:
         piece_tri = xp.ascontiguousarray(xp.concatenate(piece_tri).astype(np.int64))
         px = xp.ascontiguousarray(xp.concatenate(px))
         py = xp.ascontiguousarray(xp.concatenate(py))
-        m = int(piece_tri.shape[0])
-        self._launch("raster_triangles", m, px, py, piece_tri, np.int64(m), adj, zc, wc,
-                     np.int32(w), np.int32(h), np.int64(n), keys)
+        if self.tri_masked is None:
+            self._raster("raster_triangles", piece_tri, px, py, adj, zc, wc, size, n, keys)
+        else:
+            masked = self.tri_masked[piece_tri]
+            for name, sel in (("raster_triangles", xp.flatnonzero(~masked)),
+                              ("raster_masked_triangles", xp.flatnonzero(masked))):
+                extra = () if name == "raster_triangles" else (
+                    self.tris, self.tri_material, self.params, self.cutoff, self.vencoded,
+                    self.uvs, self.tex_index, self.texels, self.tex_info)
+                self._raster(name, piece_tri[sel], px[sel], py[sel], adj, zc, wc, size, n,
+                             keys, *extra)
         # resolve
         ambient, dl, de, pp, pe = light_arrays(shader.lights)
         ortho = shader.view_dir is not None
