@@ -19,13 +19,13 @@ from ..scene.camera import Camera, OrthographicCamera
 from ..scene.graph import Scene
 from .backends import Projection, get_projector
 from .batch import VertexBatch
-from .frame import EMPTY_KEY, Frame
+from .frame import Frame, cleared_keys
 from .lines import line_colors, raster_lines
 from .points import check_points, rasterize_points, splat_keys
 from .primitives import Primitives
 from .shading import SurfaceShader, color_tables, resolve, scene_lights
 from .surface_vertices import surface_vertices
-from .triangles import new_keys, raster_triangles, setup_triangles
+from .triangles import raster_triangles, setup_triangles
 
 log = logging.getLogger("engine")
 
@@ -102,6 +102,8 @@ class Renderer:
         self._gl = None
         self._prims = None
         self._cuda_surfaces = None
+        self._keys = None  # the host key buffer, reused from frame to frame
+        self._visibility = None  # (key buffer, size) of the last frame (host or device)
 
     @property
     def raster(self) -> str:
@@ -182,6 +184,20 @@ class Renderer:
         self._prims = Primitives.of(self.batch, self.scene, self._prims)
         return self._prims
 
+    def visibility(self) -> np.ndarray | None:
+        """The visibility keys of the last software frame: (H, W) uint64, a host copy.
+
+        Each pixel holds the minimum key ``(float32 window-depth bits << 32) | id``
+        (engine.render.frame): ids [0, N) are the batch's vertices drawn as points, then
+        the frame's triangles (``primitives.triangles`` order), then its lines;
+        ``EMPTY_KEY`` where nothing was drawn. The same frame gives bit-identical keys on
+        every software backend. None before the first frame and after a frame drawn
+        with raster "gl" (GL keeps no key buffer)."""
+        if self._visibility is None:
+            return None
+        keys, (w, h) = self._visibility
+        return np.array(to_host(keys)[: w * h]).reshape(h, w)
+
     def effective_point_size(self):
         return self.batch.point_size if self.point_size is None else self.point_size
 
@@ -221,6 +237,7 @@ class Renderer:
             frame = self._cuda().render(inputs, self.batch,
                                         self.batch.view_projection(self.camera), self.size,
                                         self.effective_point_size(), self.scene.background)
+            self._visibility = (self._cuda().keys, self.size)
             return frame if depth else Frame(frame.color, None)
         if device and self.raster == "gl":
             # the vertex stage on the device; GL gets its buffers by CUDA-GL interop
@@ -233,6 +250,7 @@ class Renderer:
                 shader.world, shader.normals = world, normals
             inputs = inputs._replace(clip=clip)
         if self.raster == "gl":
+            self._visibility = None  # GL keeps no key buffer
             frame = self.gl.render_frame(inputs, self.size, self.effective_point_size(),
                                          self.scene.background,
                                          colors_revision=self.batch.vertex_revision)
@@ -248,6 +266,7 @@ class Renderer:
 
             raster = default_rasterizer()
             frame = raster.rasterize(*args, sizes_revision=self.batch.vertex_revision)
+            self._visibility = (raster.keys, self.size)
             if not host:
                 return frame if depth else Frame(frame.color, None)
             frame = raster.readback(frame, depth=depth)
@@ -255,12 +274,12 @@ class Renderer:
                 frame = Frame(frame.color.copy(), None if frame.depth is None
                               else frame.depth.copy())
             return frame
+        raster = rasterize_points
         if self.projector.name == "numba":
-            from .backends.numba_raster import rasterize_points_numba
-
-            frame = rasterize_points_numba(*args)
-        else:
-            frame = rasterize_points(*args)
+            from .backends.numba_raster import rasterize_points_numba as raster
+        self._keys = cleared_keys(self._keys, self.size)
+        frame = raster(*args, keys=self._keys)
+        self._visibility = (self._keys, self.size)
         return frame if depth else Frame(frame.color, None)
 
     def frame_inputs(self, vertex_stage: bool = True, prims: Primitives | None = None
@@ -308,7 +327,8 @@ class Renderer:
         b, prims, shader = self.batch, inputs.prims, inputs.shader
         size = self.size
         col = self._colors_on_host()
-        keys = self._keys = _cleared(getattr(self, "_keys", None), size)
+        keys = self._keys = cleared_keys(self._keys, size)
+        self._visibility = (keys, size)
         numba = self.projector.name == "numba"
         if inputs.projection is not None:
             p = inputs.projection
@@ -372,13 +392,3 @@ class FrameInputs(NamedTuple):
     clip: np.ndarray | None
     shader: SurfaceShader | None
     line_rgba: np.ndarray | None
-
-
-def _cleared(keys, size):
-    """A (W * H,) uint64 key buffer of empty keys: ``keys`` refilled when it has that
-    size (no fresh 8-bytes-per-pixel allocation per frame), else a new one."""
-    w, h = size
-    if keys is None or keys.shape != (w * h,):
-        return new_keys(size)
-    keys.fill(EMPTY_KEY)
-    return keys

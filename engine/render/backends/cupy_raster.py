@@ -45,6 +45,7 @@ class CudaRasterizer:
         self._resolve = get_function("raster.cu", "resolve_keys")
         self._capacity = 0  # pixels the buffers below hold
         self._keys = self._color = self._depth = None
+        self.keys = None  # (H * W,) uint64 device view: the last frame's visibility keys
         self._uniform_sizes: dict[int, object] = {}  # splat side -> (1,) uint8 device array
         self._sizes_key = None  # (sizes_revision, N) of the cached per-point splat sides
         self._sizes_cached = None
@@ -116,6 +117,7 @@ class CudaRasterizer:
         sizes, size_stride = self._sizes(point_size, n, sizes_revision)
         bg = background_rgba(background).view(np.uint32)[0]  # same byte order as colours
         keys, color, zbuf = self._buffers(w, h)
+        self.keys = keys  # the visibility keys of this frame, until the next one
         npix = w * h
         block = (THREADS_PER_BLOCK,)
         self._clear(launch_grid(npix), block, (keys, np.int64(npix)))

@@ -17,7 +17,7 @@ import math
 import numba
 import numpy as np
 
-from ..frame import EMPTY_KEY, Frame, background_rgba
+from ..frame import Frame, background_rgba, cleared_keys
 from ..points import check_points, splat_sizes
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
@@ -84,12 +84,13 @@ def splat_into(keys, xy, z, vis, point_size, size):
 
 
 def rasterize_points_numba(screen_xy, depth, visible, colors, size, point_size=1.0,
-                           background=(0.0, 0.0, 0.0, 1.0)) -> Frame:
-    """Numba twin of ``engine.render.points.rasterize_points``: same arguments, same errors,
+                           background=(0.0, 0.0, 0.0, 1.0), keys=None) -> Frame:
+    """Numba twin of ``engine.render.points.rasterize_points``: same arguments (``keys``:
+    an optional (H * W,) uint64 buffer left holding the visibility keys), same errors,
     bit-identical Frame(color (H, W, 4) uint8, depth (H, W) float32) on the host."""
     xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
     sizes = splat_sizes(point_size, xy.shape[0])
-    keys = np.full(h * w, EMPTY_KEY, np.uint64)
+    keys = cleared_keys(keys, (w, h))
     _splat(xy, z.view(np.uint32), vis, sizes, w, h, keys)
     color = np.empty((h, w, 4), np.uint8)
     depth_out = np.empty((h, w), np.float32)
