@@ -7,7 +7,7 @@ Two questions, one ``Pick`` answer:
   projector runs there; only the winner travels to the host). For point clouds and
   game entities (``engine.game.App.pick``).
 - ``pick_pixel``: what is *drawn* at the cursor (a point splat, a triangle, a line), from
-  the renderer's visibility buffer (``Renderer.visibility``): the nearest drawn pixel
+  a software frame's visibility buffer (``Renderer.visibility``): the nearest drawn pixel
   within a radius, its primitive's node, and the world position on the surface there
   (the pixel centre unprojected at its depth with ``Camera.unproject``). The window's
   click (``engine.display.Viewer``) uses it.
@@ -40,7 +40,7 @@ class Pick(NamedTuple):
     depth: window depth in [0, 1].
     world: (3,) float64 world position of the point.
     instance: the instance index when ``node`` is an ``engine.Instances``, else None.
-    kind: "point" (a vertex), "triangle" (a face, also a hidden-line mesh's) or "line".
+    kind: "point" (a vertex), "triangle" (a face) or "line".
     """
 
     index: int
@@ -85,19 +85,26 @@ def pick_point(projection, batch, x: float, y: float, radius: float = 8.0) -> Pi
 def pick_pixel(renderer, x: float, y: float, radius: float = 8.0) -> Pick | None:
     """What ``renderer`` draws at screen pixel (x, y), or at the nearest drawn pixel
     within ``radius`` pixels (ties: the smallest depth), or None when nothing is drawn
-    there. Renders the visibility buffer once (``Renderer.visibility``, host
-    rasterizers), so it costs about one software frame.
+    there. Renders one software frame (whatever ``renderer.raster`` is) and reads its
+    visibility buffer (``Renderer.visibility``), so it costs about one frame.
 
     Returns a ``Pick``: ``index`` a vertex of the primitive (the point itself, a
-    triangle's or line's first vertex), ``kind`` "point", "triangle" or "line",
+    triangle's or line's first vertex), ``kind`` "point", "triangle" or "line" (the
+    faces of a hidden-line mesh are not drawn, so only its edges can be picked),
     ``screen_xy`` the drawn pixel's centre, ``depth`` its window depth, ``world`` the
     vertex's world position for a point, else the pixel centre unprojected at its depth
     (a point on the surface or line). Raises ValueError for a negative or non-finite
     radius.
     """
     radius = _radius(radius)
+    raster = renderer.raster
+    renderer.raster = "software"  # GL keeps no key buffer: this frame is the software one
+    try:
+        renderer.render(depth=False)
+    finally:
+        renderer.raster = raster
     w, h = renderer.size
-    keys = renderer.visibility().reshape(h, w)
+    keys = renderer.visibility()
     r = int(np.ceil(radius))
     cx, cy = int(np.floor(x)), int(np.floor(y))
     x0, x1 = max(cx - r, 0), min(cx + r + 1, w)
@@ -138,14 +145,12 @@ def _primitive(renderer, pid: int) -> tuple[str, int]:
     """(kind, first vertex) of visibility-buffer id ``pid`` (``Renderer.visibility``)."""
     prims = renderer.primitives
     n = renderer.batch.vertex_count
-    n_tri, n_line = len(prims.triangles), len(prims.lines)
+    n_tri = len(prims.triangles)
     if pid < n:
         return "point", pid
     if pid < n + n_tri:
         return "triangle", int(prims.triangles[pid - n, 0])
-    if pid < n + n_tri + n_line:
-        return "line", int(prims.lines[pid - n - n_tri, 0])
-    return "triangle", int(prims.occluders[pid - n - n_tri - n_line, 0])
+    return "line", int(prims.lines[pid - n - n_tri, 0])
 
 
 def _vertex_world(batch, index: int):

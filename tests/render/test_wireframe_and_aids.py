@@ -329,8 +329,8 @@ def test_hidden_lines_numpy_and_numba_give_the_same_keys():
     cam = scene.add(PerspectiveCamera(fov_y=40)).frame(scene.bounds(), azimuth=20, elevation=35)
     a = Renderer(scene, cam, SIZE, backend="numpy")
     b = Renderer(scene, cam, SIZE, backend="numba")
-    np.testing.assert_array_equal(a.visibility(), b.visibility())
     fa, fb = a.render(), b.render()
+    np.testing.assert_array_equal(a.visibility(), b.visibility())
     np.testing.assert_array_equal(fa.color, fb.color)
     # the far side of the ring is hidden: fewer edge pixels than the full wireframe
     scene.find("torus").hidden_line_removal = False
