@@ -263,6 +263,18 @@ def wireframe():
     return scene, _camera(scene), lambda f: (f.color[..., 0] > 200).sum() > 100
 
 
+def hidden_lines():
+    scene = Scene(background=(1, 1, 1))
+    ball = scene.add(Node("ball", draw="wireframe", geometry=_sphere(2)))
+    # a white mesh on white: black edges; the back half's edges hidden by the front faces
+    full = Renderer(scene, _camera(scene), SIZE, backend="numpy").render()
+    ball.hidden_line_removal = True
+    edges = int((full.color[..., 0] == 0).sum())
+    return scene, _camera(scene), lambda f: (
+        0.4 * edges < (f.color[..., 0] == 0).sum() < 0.8 * edges
+        and set(np.unique(f.color[..., 0])) <= {0, 255})
+
+
 def second_uv_set(tmp_path):
     """A glTF whose baseColorTexture reads TEXCOORD_1 (texCoord 1); TEXCOORD_0 points at
     one texel of the wrong colour. The renderer has one UV set per mesh: the loader picks
@@ -301,7 +313,7 @@ FEATURES = {
     "light_point": light_point, "light_ambient": light_ambient,
     "instances": instances, "points_and_surfaces": points_and_surfaces,
     "near_plane_clipping": near_plane_clipping, "wireframe": wireframe,
-    "second_uv_set": second_uv_set,
+    "hidden_lines": hidden_lines, "second_uv_set": second_uv_set,
 }
 
 # Cells a backend cannot draw yet, with the reason. Strict: a cell here that passes fails.
@@ -312,6 +324,8 @@ GAPS = {
     # software raster's one-pixel-per-major-axis-step walk (96-97% of covered pixels agree)
     ("gl", "lines"): "GL line pixels follow the diamond-exit rule, not the software walk",
     ("gl", "wireframe"): "GL line pixels follow the diamond-exit rule, not the software walk",
+    ("cuda", "hidden_lines"): "no CUDA line raster: frames with lines run on the host path",
+    ("gl", "hidden_lines"): "GL line pixels follow the diamond-exit rule, not the software walk",
 }
 
 
