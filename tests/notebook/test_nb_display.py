@@ -119,3 +119,22 @@ def test_show_refuses_what_it_cannot_show(shown, tmp_path):
     with pytest.raises(EngineError, match="nothing to show"):
         framed_camera(Scene("empty"))
     assert shown == []
+
+
+def test_a_shown_child_node_keeps_its_look():
+    """render_still of a node inside a scene draws a copy of its subtree: the copy keeps
+    the tint, the line colour and hidden-line removal (a white wireframe on white would
+    otherwise be black edges, and its back edges drawn)."""
+    import trimesh
+
+    box = trimesh.creation.box((1.0, 1.0, 1.0))
+    scene = Scene()
+    parent = scene.add(Node("parent"))
+    cube = parent.add(Node("cube", geometry=Mesh(box.vertices, box.faces), draw="wireframe",
+                           line_color="red", hidden_line_removal=True))
+    frame = render_still(cube, (120, 90), camera=(30, 25), background=(1.0, 1.0, 1.0))
+    red = (frame.color[..., :3] == (255, 0, 0)).all(-1).sum()
+    cube.hidden_line_removal = False
+    every = render_still(cube, (120, 90), camera=(30, 25), background=(1.0, 1.0, 1.0))
+    assert 0 < red < (every.color[..., :3] == (255, 0, 0)).all(-1).sum()
+    assert not (frame.color[..., :3] == 0).all(-1).any()  # no default (black) edges
