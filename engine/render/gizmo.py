@@ -27,7 +27,9 @@ class OrientationAxes:
     """A corner axes triad: X red, Y green, Z blue (``engine.scene.helpers.AXIS_COLORS``).
 
     Args:
-        size: side of the square it is drawn in, pixels (clamped to the frame).
+        size: the largest side of the square it is drawn in, pixels; the side is also at
+            most a quarter of the frame's smaller side (and at least 16 pixels, as far
+            as the frame allows), so a small frame keeps most of its picture.
         corner: one of ``CORNERS``.
         margin: gap to the frame's edges, pixels.
 
@@ -53,7 +55,8 @@ class OrientationAxes:
     def rect(self, frame_size) -> tuple[int, int, int, int]:
         """(x0, y0, side, side): the square in frame pixels (top-left origin, y down)."""
         w, h = frame_size
-        side = max(1, min(self.size, w - 2 * self.margin, h - 2 * self.margin, w, h))
+        side = min(self.size, max(min(w, h) // 4, 16))
+        side = max(1, min(side, w - 2 * self.margin, h - 2 * self.margin, w, h))
         x0 = self.margin if "left" in self.corner else w - self.margin - side
         y0 = self.margin if "top" in self.corner else h - self.margin - side
         return max(x0, 0), max(y0, 0), side, side

@@ -55,11 +55,12 @@ def test_hidden_lines_remove_edges(tmp_path, cube):
 def test_grid_bbox_axes_flags(tmp_path, cube):
     plain = _render(tmp_path, cube, "--background", "black")
     aids = _render(tmp_path, cube, "--background", "black", "--grid", "--bbox", "--axes")
-    for colour in (GRID_COLOR, BOX_COLOR, *AXIS_COLORS):  # (the lit cube has greys)
+    for colour in (GRID_COLOR, BOX_COLOR):  # (the lit cube has greys)
         assert _count(aids, _u8(colour)) > _count(plain, _u8(colour)) + 20, colour
-    corner = aids[150 - 8 - 96:150 - 8, 8:8 + 96]  # the gizmo's square, bottom-left
+    side = 150 // 4  # the gizmo's square, bottom-left: a quarter of the smaller side
+    corner = aids[150 - 8 - side:150 - 8, 8:8 + side]
     for colour in AXIS_COLORS:
-        assert _count(corner, _u8(colour)) > 10
+        assert _count(corner, _u8(colour)) > 5
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -72,11 +72,12 @@ def test_aid_keys_and_click_in_a_window(tmp_path, raster, xvfb):
 
     grid_pt = at((0.0, -0.5, 0.57))        # on the grid line x = 0, in front of the cube
     box_pt = at((0.0, 0.5, -0.5))          # the middle of the box's top back edge
-    rot = cam.world_matrix[:3, :3]         # the gizmo: 96 px square, bottom-left, 8 px in
-    side, x0, y0 = 96, 8, SIZE[1] - 8 - 96
+    rot = cam.world_matrix[:3, :3]         # the gizmo: bottom-left, 8 px in, a square
+    side = SIZE[1] // 4                    # a quarter of the smaller side (37 px)
+    x0, y0 = 8, SIZE[1] - 8 - side
     y_dir = np.array([rot[:, 0][1], -rot[:, 1][1]])  # world +Y on screen
-    gizmo_y = (x0 + side / 2 + 0.8 * side / 2.4 * y_dir[0],
-               y0 + side / 2 + 0.8 * side / 2.4 * y_dir[1])
+    gizmo_y = (x0 + side / 2 + 0.75 * side / 2.4 * y_dir[0],
+               y0 + side / 2 + 0.75 * side / 2.4 * y_dir[1])
     grey, box, green = _u8(GRID_COLOR), _u8(BOX_COLOR), _u8(AXIS_COLORS[1])
     expect = {  # (grid, box, gizmo) shown in each step
         "plain": (False, False, False), "grid": (True, False, False),

@@ -241,7 +241,8 @@ def test_orientation_gizmo_points_its_axes_along_the_view():
     r.overlays.append(gizmo)
     frame = r.render().color
     x0, y0, side, _ = gizmo.rect(SIZE)
-    assert (x0, y0, side) == (8, SIZE[1] - 8 - 96, 96)
+    assert (x0, y0, side) == (8, SIZE[1] - 8 - 45, 45)  # a quarter of 180 rows
+    assert gizmo.rect((1280, 720))[2] == 96 and gizmo.rect((40, 30))[2] == 14
     outside = np.ones(SIZE[::-1], bool)
     outside[y0:y0 + side, x0:x0 + side] = False
     assert (frame[outside] == plain[outside]).all()  # nothing else changed
@@ -255,7 +256,7 @@ def test_orientation_gizmo_points_its_axes_along_the_view():
         d = np.array([e @ right, -(e @ up)])
         if np.linalg.norm(d) < 0.3:
             continue  # nearly along the view: too short to sample
-        xy = (cx + 0.8 * px_per_unit * d[0], cy + 0.8 * px_per_unit * d[1])
+        xy = (cx + 0.75 * px_per_unit * d[0], cy + 0.75 * px_per_unit * d[1])
         assert _pixels_near(frame, xy, _u8(AXIS_COLORS[axis]), radius=1), axis
     with pytest.raises(ValueError, match="corner"):
         OrientationAxes(corner="middle")
