@@ -61,6 +61,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..arrays import to_host
 from ..scene.camera import Camera
 from ..scene.graph import _TABLE, Node, appearance_epoch, transform_epoch
 from ..scene.instances import Instances
@@ -77,7 +78,7 @@ def _to_module(a, xp):
     """Move ``a`` to the array module ``xp`` (no-op when it is already there)."""
     is_device = hasattr(a, "__cuda_array_interface__")
     if xp is np:
-        return a.get() if is_device else a
+        return to_host(a)
     return a if is_device else xp.asarray(a)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import to_host
 from ..frame import Frame, background_rgba
 from ..points import splat_sizes
 from ..shading import light_arrays
@@ -75,7 +76,7 @@ class CudaSurfaces:
         self.uvs = xp.asarray(np.ascontiguousarray(prims.uvs, np.float32))
         self.normals = xp.asarray(np.ascontiguousarray(prims.normals, np.float32))
         self.point_mask = xp.asarray(prims.point_mask)
-        c = np.asarray(_host(colors))  # once per assembly
+        c = np.asarray(to_host(colors))  # once per assembly
         enc = c[:, :4] / 255.0
         lin = enc.copy()
         lin[:, :3] = _DECODE[c[:, :3]]
@@ -141,7 +142,7 @@ class CudaSurfaces:
         p = inputs.projection
         if p is not None:
             vis = (xp.asarray(p.visible) & self.point_mask).astype(np.uint8)
-            sizes = xp.asarray(splat_sizes(_host(point_size), n))
+            sizes = xp.asarray(splat_sizes(to_host(point_size), n))
             stride = np.int64(0 if sizes.shape[0] == 1 and n != 1 else 1)
             self._launch("splat_points", n, xp.ascontiguousarray(p.screen_xy, np.float32),
                          xp.ascontiguousarray(p.depth, np.float32), vis, sizes, stride,
@@ -158,10 +159,10 @@ class CudaSurfaces:
                      np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
         whole = xp.flatnonzero((status == 1) & (area != 0))
         piece_tri, px, py = [whole], [x[whole]], [y[whole]]
-        partial = _host(xp.flatnonzero(status == 2))
+        partial = to_host(xp.flatnonzero(status == 2))
         if len(partial):  # few: clipped on the host, pieces uploaded
             tris_h = prims.triangles[partial]
-            clip_h = _host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
+            clip_h = to_host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
             extra_tri, extra = [], []
             for t_id, c in zip(partial, clip_h):
                 poly = _clip_polygon([c[0], c[1], c[2]])
@@ -207,10 +208,5 @@ class CudaSurfaces:
                      color, depth)
         self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
         self.keys = keys
-        out = _host(color).view(np.uint8).reshape(h, w, 4)
-        return Frame(np.ascontiguousarray(out), _host(depth).reshape(h, w))
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
-
+        out = to_host(color).view(np.uint8).reshape(h, w, 4)
+        return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))
