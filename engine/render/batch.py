@@ -400,13 +400,6 @@ class VertexBatch:
             self._epoch = transform_epoch()
         return changed
 
-    def repack(self):
-        """Pack every visible node afresh in traversal order (no holes, new origin)."""
-        self._pack(self._drawable())
-        self._packed_rev = self.root.structure_revision
-        self._update_models(True)
-        self._epoch = transform_epoch()
-
     def _drawable(self) -> list[Node]:
         return [n for n in self.root.traverse(visible_only=True)
                 if n.geometry is not None and n.geometry.vertex_count > 0
