@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import to_host
-from .frame import EMPTY_KEY, Frame, background_rgba, cleared_keys
+from .frame import EMPTY_KEY, Frame, background_rgba, new_keys
 
 __all__ = ["MAX_POINT_SIZE", "check_points", "rasterize_points", "resolve_keys", "splat_keys",
            "splat_origin", "splat_sizes"]
@@ -122,7 +122,7 @@ def _splat_min(keys, x0, y0, k, s, w, h):
 
 
 def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
-                     background=(0.0, 0.0, 0.0, 1.0), keys=None) -> Frame:
+                     background=(0.0, 0.0, 0.0, 1.0)) -> Frame:
     """Z-buffered square splats on the CPU (NumPy).
 
     Args:
@@ -133,8 +133,6 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
         size: (width, height) of the image in pixels.
         point_size: splat side in pixels, scalar or (N,), rounded to an integer in [1, 255].
         background: RGB or RGBA floats in [0, 1] for uncovered pixels.
-        keys: optional (H * W,) uint64 buffer to rasterize into (cleared first); it is left
-            holding the frame's visibility keys. None: a fresh one.
 
     Returns:
         Frame(color (H, W, 4) uint8, depth (H, W) float32). Inputs on the device are copied
@@ -144,7 +142,7 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
         ValueError: mismatched shapes, more than 2**32 points, bad sizes.
     """
     xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
-    keys = cleared_keys(keys, (w, h))
+    keys = new_keys((w, h))
     splat_keys(keys, xy, z, vis, point_size, (w, h))
     return resolve_keys(keys.reshape(h, w), col, background)
 

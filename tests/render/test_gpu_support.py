@@ -115,18 +115,18 @@ def test_crossover_is_cached_per_machine(tmp_path, monkeypatch):
 def test_auto_uses_numba_below_the_crossover_and_cupy_from_it(monkeypatch):
     from engine.render import backends
 
-    class FakeCupyProjector:
+    class FakeCudaBackend:
         name = "cupy"
 
     real_make = backends._make
-    monkeypatch.setattr(backends, "_make", lambda name: FakeCupyProjector()
+    monkeypatch.setattr(backends, "_make", lambda name: FakeCudaBackend()
                         if name == "cupy" else real_make(name))
     monkeypatch.setenv("FRUSTUM_CROSSOVER", "50000")
     monkeypatch.delenv("ENGINE_BACKEND", raising=False)
-    assert backends.get_projector("auto", vertex_count=1000).name == "numba"
-    assert backends.get_projector("auto", vertex_count=50_000).name == "cupy"
-    assert backends.get_projector("auto").name == "cupy"  # size unknown
-    assert backends.get_projector("cupy", vertex_count=10).name == "cupy"  # asked for
+    assert backends.get_backend("auto", vertex_count=1000).name == "numba"
+    assert backends.get_backend("auto", vertex_count=50_000).name == "cupy"
+    assert backends.get_backend("auto").name == "cupy"  # size unknown
+    assert backends.get_backend("cupy", vertex_count=10).name == "cupy"  # asked for
 
 
 def test_interop_needs_contiguous_device_arrays():

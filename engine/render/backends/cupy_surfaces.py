@@ -1,11 +1,12 @@
 """Surfaces on the GPU: the kernels of shaders/surface_vertices.cu, triangles.cu,
 raster.cu and resolve.cu, launched per frame on device arrays.
 
-One frame, for ``Renderer`` on the cupy backend (points, triangles; lines are drawn by
-the host path for now):
+The stages of ``cuda_backend.CudaBackend`` for frames with surfaces (points and
+triangles; frames with lines run on the backend's host fallback):
 
-    clear_keys -> splat_points (points drawn as points) -> surface_vertices (clip,
-    batch-frame positions and normals) -> classify_triangles -> raster_triangles
+    vertex stage: surface_vertices (clip, batch-frame positions and normals)
+    rasterize: clear_keys -> splat_points (points drawn as points) -> classify_triangles
+    -> raster_triangles
     (atomicMin into the same keys; raster_masked_triangles for the pieces of alpha-cutoff
     materials, with the alpha test) -> resolve_surfaces (shade each pixel once)
 
@@ -125,29 +126,26 @@ class CudaSurfaces:
         """Make the per-assembly device arrays current (a no-op while it is unchanged)."""
         self._upload_static(prims, colors)
 
-    def render(self, inputs, batch, camera_vp, size, point_size, background) -> Frame:
-        """One frame of ``inputs`` (``Renderer.frame_inputs(vertex_stage=False)``) -> host
-        Frame.
-
-        ``batch`` gives the device positions, object ids and the model matrices;
-        ``camera_vp`` is the (4, 4) view-projection of the batch frame."""
+    def rasterize(self, inputs, view):
+        """Points and triangles of ``inputs`` (the CUDA vertex stage's output: device
+        ``clip``) into a fresh (W * H,) uint64 device key buffer."""
         xp = self.xp
-        w, h = size
-        prims, shader = inputs.prims, inputs.shader
+        w, h = size = view.size
+        prims = inputs.prims
         self._upload_static(prims, inputs.colors)
         npix = w * h
         keys = xp.empty(npix, np.uint64)
         self._launch("clear_keys", npix, keys, np.int64(npix))
-        n = batch.vertex_count
+        n = int(inputs.colors.shape[0])
         p = inputs.projection
         if p is not None:
             vis = (xp.asarray(p.visible) & self.point_mask).astype(np.uint8)
-            sizes = xp.asarray(splat_sizes(to_host(point_size), n))
+            sizes = xp.asarray(splat_sizes(to_host(view.point_size), n))
             stride = np.int64(0 if sizes.shape[0] == 1 and n != 1 else 1)
             self._launch("splat_points", n, xp.ascontiguousarray(p.screen_xy, np.float32),
                          xp.ascontiguousarray(p.depth, np.float32), vis, sizes, stride,
                          np.int64(n), np.int32(w), np.int32(h), keys)
-        clip, world, wn = self.vertex_stage(batch, camera_vp)
+        clip = inputs.clip
         t = len(prims.triangles)
         adj = xp.empty((t, 3, 3), np.float64)
         det = xp.empty(t, np.float64)
@@ -189,24 +187,31 @@ class CudaSurfaces:
                     self.uvs, self.tex_index, self.texels, self.tex_info)
                 self._raster(name, piece_tri[sel], px[sel], py[sel], adj, zc, wc, size, n,
                              keys, *extra)
-        # resolve
+        self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
+        return keys
+
+    def resolve(self, keys, inputs, view) -> Frame:
+        """Shade each pixel of ``keys`` (from ``rasterize``) once -> host Frame."""
+        xp = self.xp
+        w, h = view.size
+        prims, shader, setup = inputs.prims, inputs.shader, self.setup
+        npix = w * h
         ambient, dl, de, pp, pe = light_arrays(shader.lights)
         ortho = shader.view_dir is not None
         view_dir = np.asarray(shader.view_dir if ortho else np.zeros(3), np.float64)
         color = xp.empty(npix, np.uint32)
         depth = xp.empty(npix, np.float32)
-        bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
+        bg = np.ascontiguousarray(background_rgba(view.background)).view(np.uint32)[0]
         no_lines = xp.zeros(1, np.uint32)
         dev = lambda a: xp.asarray(np.ascontiguousarray(a))
-        self._launch("resolve_surfaces", npix, keys, np.int32(w), np.int32(h), np.int64(n),
-                     np.int64(t), self.point_rgba, no_lines, np.uint32(bg), self.tris,
-                     self.tri_material, adj, (det > 0).astype(np.uint8), self.vencoded,
-                     self.vlinear, self.uvs, world, wn, self.params, self.tex_index,
+        self._launch("resolve_surfaces", npix, keys, np.int32(w), np.int32(h),
+                     np.int64(inputs.colors.shape[0]), np.int64(len(prims.triangles)),
+                     self.point_rgba, no_lines, np.uint32(bg), self.tris, self.tri_material,
+                     setup.adj, setup.front.astype(np.uint8), self.vencoded, self.vlinear,
+                     self.uvs, shader.world, shader.normals, self.params, self.tex_index,
                      self.texels, self.tex_info, dev(ambient),
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
                      color, depth)
-        self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
-        self.keys = keys
         out = to_host(color).view(np.uint8).reshape(h, w, 4)
         return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))
