@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import to_host
 from ..frame import Frame, background_rgba
 from ..materials import pack_materials
 from ..points import splat_sizes
@@ -76,7 +77,7 @@ class CudaSurfaces:
         self.uvs = xp.asarray(np.ascontiguousarray(prims.uvs, np.float32))
         self.normals = xp.asarray(np.ascontiguousarray(prims.normals, np.float32))
         self.point_mask = xp.asarray(prims.point_mask)
-        c = np.ascontiguousarray(_host(colors), np.uint8)  # once per assembly
+        c = np.ascontiguousarray(to_host(colors), np.uint8)  # once per assembly
         enc, lin = color_tables(c)
         self.vencoded, self.vlinear = xp.asarray(enc), xp.asarray(lin)
         self.point_rgba = xp.asarray(c.view(np.uint32).reshape(-1))
@@ -136,7 +137,7 @@ class CudaSurfaces:
         p = inputs.projection
         if p is not None:
             vis = (xp.asarray(p.visible) & self.point_mask).astype(np.uint8)
-            sizes = xp.asarray(splat_sizes(_host(view.point_size), n))
+            sizes = xp.asarray(splat_sizes(to_host(view.point_size), n))
             stride = np.int64(0 if sizes.shape[0] == 1 and n != 1 else 1)
             self._launch("splat_points", n, xp.ascontiguousarray(p.screen_xy, np.float32),
                          xp.ascontiguousarray(p.depth, np.float32), vis, sizes, stride,
@@ -153,10 +154,10 @@ class CudaSurfaces:
                      np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
         whole = xp.flatnonzero((status == 1) & (area != 0))
         piece_tri, px, py = [whole], [x[whole]], [y[whole]]
-        partial = _host(xp.flatnonzero(status == 2))
+        partial = to_host(xp.flatnonzero(status == 2))
         if len(partial):  # few: clipped on the host, pieces uploaded
             tris_h = prims.triangles[partial]
-            clip_h = _host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
+            clip_h = to_host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
             extra_tri, extra = [], []
             for t_id, c in zip(partial, clip_h):
                 poly = _clip_polygon([c[0], c[1], c[2]])
@@ -209,10 +210,5 @@ class CudaSurfaces:
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
                      color, depth)
-        out = _host(color).view(np.uint8).reshape(h, w, 4)
-        return Frame(np.ascontiguousarray(out), _host(depth).reshape(h, w))
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
-
+        out = to_host(color).view(np.uint8).reshape(h, w, 4)
+        return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))
