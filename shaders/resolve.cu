@@ -6,7 +6,7 @@
 #include "raster.cuh"
 #include "shading.cuh"
 
-// params per material: 12 doubles, laid out in shading.cuh (base_color)
+// materials: one frustum::Material record each (material.cuh)
 extern "C" __global__ void resolve_surfaces(
     const unsigned long long* __restrict__ keys, int width, int height,
     long long n_points, long long n_tris,
@@ -17,7 +17,7 @@ extern "C" __global__ void resolve_surfaces(
     const double* __restrict__ vencoded, const double* __restrict__ vlinear,   // (n, 4)
     const float* __restrict__ uvs, const double* __restrict__ world,           // (n, 2), (n, 3)
     const double* __restrict__ normals,                                        // (n, 3)
-    const double* __restrict__ params, const int* __restrict__ tex_index,
+    const frustum::Material* __restrict__ materials,
     const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info,
     const double* __restrict__ ambient, int n_dir, const double* __restrict__ dir_l,
     const double* __restrict__ dir_e, int n_pt, const double* __restrict__ pt_pos,
@@ -44,13 +44,13 @@ extern "C" __global__ void resolve_surfaces(
         frustum::pixel_barycentrics(adj + 9 * t, px, py, width, height, bc);
         const double b0 = bc[0], b1 = bc[1], b2 = bc[2];
         const long long v0 = tris[3 * t], v1 = tris[3 * t + 1], v2 = tris[3 * t + 2];
-        const double* P = params + 12 * tri_material[t];
-        const int shading = (int)P[6];
-        const int flags = (int)P[7];
+        const frustum::Material& M = materials[tri_material[t]];
+        const int shading = M.shading;
+        const int flags = M.flags;
         const bool linear = shading != 0;
         double base[4];
-        frustum::base_color(P, linear, vencoded, vlinear, v0, v1, v2, bc,
-                            tex_index[tri_material[t]], uvs, texels, tex_info, base);
+        frustum::base_color(M, linear, vencoded, vlinear, v0, v1, v2, bc, uvs, texels,
+                            tex_info, base);
         const unsigned int alpha = frustum::unorm8(base[3]);
         if (!linear) {
             color_out[p] = frustum::unorm8(base[0]) | (frustum::unorm8(base[1]) << 8) |
@@ -89,7 +89,7 @@ extern "C" __global__ void resolve_surfaces(
             if (vl > 0.0) { v[0] /= vl; v[1] /= vl; v[2] /= vl; }
         }
         double diff[3] = {ambient[0], ambient[1], ambient[2]}, spec[3] = {0.0, 0.0, 0.0};
-        const double ks = P[4], shin = P[5];
+        const double ks = M.specular, shin = M.shininess;
         for (int li = 0; li < n_dir + n_pt; ++li) {
             double l[3], e[3];
             if (li < n_dir) {

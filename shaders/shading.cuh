@@ -3,6 +3,7 @@
 // Must stay identical to engine/render/shading.py and engine/scene/sampling.py.
 #pragma once
 #include "common.cuh"
+#include "material.cuh"
 
 namespace frustum {
 
@@ -82,28 +83,25 @@ __host__ __device__ inline void pixel_barycentrics(const double* a, long long px
     if (s != 0.0) { b[0] /= s; b[1] /= s; b[2] /= s; }
 }
 
-// Material params (12 doubles, engine.render.backends.numba_shading.pack_materials):
-// r, g, b, a (encoded), specular, shininess, shading (0 unlit, 1 lit, 2 flat), flags
-// (1 vertex colours, 2 double-sided), r, g, b linear, a.
 // Base colour of a triangle with vertices v0..v2 at barycentrics b: material colour x
 // vertex colour x texture, RGB linear when `linear` else sRGB-encoded, alpha as stored
-// (SurfaceShader._base). ti: the material's texture (-1: none).
-__host__ __device__ inline void base_color(const double* P, bool linear,
+// (SurfaceShader._base).
+__host__ __device__ inline void base_color(const Material& M, bool linear,
                                            const double* __restrict__ vencoded,
                                            const double* __restrict__ vlinear,
                                            long long v0, long long v1, long long v2,
-                                           const double b[3], int ti,
+                                           const double b[3],
                                            const float* __restrict__ uvs,
                                            const unsigned char* __restrict__ texels,
                                            const long long* __restrict__ tex_info,
                                            double base[4]) {
-    const int flags = (int)P[7];
     const double* vt = linear ? vlinear : vencoded;
     for (int ch = 0; ch < 4; ++ch) {
-        double c = linear ? P[8 + ch] : P[ch];
-        if (flags & 1) c *= vt[4 * v0 + ch] * b[0] + vt[4 * v1 + ch] * b[1] + vt[4 * v2 + ch] * b[2];
+        double c = linear ? M.color_linear[ch] : M.color[ch];
+        if (M.flags & 1) c *= vt[4 * v0 + ch] * b[0] + vt[4 * v1 + ch] * b[1] + vt[4 * v2 + ch] * b[2];
         base[ch] = c;
     }
+    const int ti = M.texture;
     if (ti >= 0) {
         const double u = uvs[2 * v0] * b[0] + uvs[2 * v1] * b[1] + uvs[2 * v2] * b[2];
         const double v = uvs[2 * v0 + 1] * b[0] + uvs[2 * v1 + 1] * b[1] + uvs[2 * v2 + 1] * b[2];

@@ -110,34 +110,32 @@ extern "C" __global__ void raster_triangles(const long long* __restrict__ x,    
 // One thread per piece of an alpha-cutoff material (glTF alphaMode MASK): a covered pixel
 // is written only where its base alpha (material x vertex colour x texture, shading.cuh
 // base_color) reaches the material's cutoff, as SurfaceShader.alpha_keep decides on the
-// CPU. cutoff: (materials,) doubles; params etc. as resolve_surfaces takes them.
+// CPU. The material records and the rest as resolve_surfaces takes them.
 extern "C" __global__ void raster_masked_triangles(
     const long long* __restrict__ x, const long long* __restrict__ y,
     const long long* __restrict__ piece_tri, long long m_count,
     const double* __restrict__ adj, const double* __restrict__ zc, const double* __restrict__ wc,
     int width, int height, long long id_base, unsigned long long* keys,
     const long long* __restrict__ tris, const int* __restrict__ tri_material,
-    const double* __restrict__ params, const double* __restrict__ cutoff,
+    const frustum::Material* __restrict__ materials,
     const double* __restrict__ vencoded, const float* __restrict__ uvs,
-    const int* __restrict__ tex_index, const unsigned char* __restrict__ texels,
-    const long long* __restrict__ tex_info)
+    const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long m = (long long)blockIdx.x * blockDim.x + threadIdx.x; m < m_count; m += stride) {
         const long long t = piece_tri[m];
         const int mat = tri_material[t];
         const long long v0 = tris[3 * t], v1 = tris[3 * t + 1], v2 = tris[3 * t + 2];
-        const double* P = params + 12 * mat;
-        const double limit = cutoff[mat];
-        const int ti = tex_index[mat];
+        const frustum::Material& M = materials[mat];
+        const double limit = M.alpha_cutoff;
         const double* A = adj + 9 * t;
         raster_piece(x + 3 * m, y + 3 * m, t, adj, zc, wc, width, height, id_base, keys,
                      [=](long long px, long long py) {
                          double b[3], base[4];
                          frustum::pixel_barycentrics(A, px, py, width, height, b);
                          // alpha is never decoded: the encoded table serves both modes
-                         frustum::base_color(P, false, vencoded, vencoded, v0, v1, v2, b, ti,
-                                             uvs, texels, tex_info, base);
+                         frustum::base_color(M, false, vencoded, vencoded, v0, v1, v2, b, uvs,
+                                             texels, tex_info, base);
                          return base[3] >= limit;
                      });
     }

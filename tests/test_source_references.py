@@ -7,8 +7,8 @@ function has statements after its return."""
 from __future__ import annotations
 
 import ast
-import itertools
 import importlib
+import itertools
 import re
 from pathlib import Path
 

@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..arrays import to_host
+
 __all__ = ["EMPTY_KEY", "Frame", "background_rgba", "cleared_keys", "new_keys"]
 
 EMPTY_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -39,7 +41,7 @@ class Frame(NamedTuple):
 
         from PIL import Image
 
-        color = self.color.get() if hasattr(self.color, "get") else self.color
+        color = to_host(self.color)
         buf = io.BytesIO()
         Image.fromarray(np.ascontiguousarray(color, dtype=np.uint8)).save(buf, "PNG")
         return buf.getvalue()

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
-from conftest import to_host
 
 from engine import Mesh, PerspectiveCamera, PointCloud, Renderer
+from engine.arrays import to_host
 from engine.cli.commands import load_source
 from engine.errors import LoadError
 from engine.io import SUPPORTED_SUFFIXES, load

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import to_host
 from cuda_emulation import EmulatedModule, build
 
 from engine import Mesh, Node, PerspectiveCamera, PointCloud, Renderer, Scene
+from engine.arrays import to_host
 from engine.cli.commands import load_source
 from engine.render.backends.cupy_surfaces import CudaSurfaces
 from engine.render.backends.stages import FrameView

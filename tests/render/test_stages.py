@@ -1,7 +1,7 @@
 """The render stages one by one, on inputs built by hand and against values worked out
 here: the surface vertex stage (NumPy, Numba and the exact CUDA kernel), the line raster,
-the resolve (NumPy and Numba) and the material packing every compiled resolve reads.
-Whole frames on every backend are test_parity.py's."""
+the resolve (NumPy and Numba). The material record is test_material_record.py's; whole
+frames on every backend are test_parity.py's."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 from cuda_emulation import EmulatedModule, build
 
 from engine import DirectionalLight, Mesh, Node, PerspectiveCamera, Renderer, Scene
-from engine.render.backends.numba_shading import pack_materials, resolve_numba
+from engine.render.backends.numba_shading import resolve_numba
 from engine.render.backends.numba_vertex import surface_vertices_numba
 from engine.render.frame import EMPTY_KEY, new_keys
 from engine.render.lines import LINE_DEPTH_BIAS, raster_lines
 from engine.render.shading import resolve
 from engine.render.surface_vertices import normal_matrices, surface_vertices
 from engine.render.triangles import setup_triangles
-from engine.scene.material import Material, Sampler, Texture
+from engine.scene.material import Material
 from engine.scene.transforms import perspective_matrix, trs_matrix
 
 
@@ -176,25 +176,3 @@ def test_resolve_stage_lights_in_linear_space(stage):
     want = int(np.rint(_srgb_encode(_srgb_decode(0.5) * 0.8) * 255))
     assert frame.color.reshape(-1, 4)[centre].tolist() == [want] * 3 + [255]
     assert want == 115  # 1.055 * 0.1712 ** (1 / 2.4) - 0.055 = 0.4507
-
-
-# ---------------------------------------------------------------- material packing
-def test_material_packing_lays_out_every_field_and_shares_textures():
-    img = np.arange(3 * 2 * 4, dtype=np.uint8).reshape(2, 3, 4)
-    tex = Texture(img, Sampler("clamp", "mirror", "nearest"))
-    other = Texture(np.full((1, 1, 4), 9, np.uint8))
-    mats = [Material(color=(1.0, 0.5, 0.25, 0.8), specular=0.3, shininess=20.0,
-                     shading="flat", double_sided=True, vertex_colors=False, texture=tex),
-            Material(texture=tex, shading="unlit"), Material(), Material(texture=other)]
-    params, tex_index, texels, info = pack_materials(mats)
-    assert params.shape == (4, 12) and params.dtype == np.float64
-    np.testing.assert_array_equal(params[0, :8], [1.0, 0.5, 0.25, 0.8, 0.3, 20.0, 2, 2])
-    np.testing.assert_allclose(params[0, 8:11], _srgb_decode([1.0, 0.5, 0.25]), atol=1e-15)
-    assert params[0, 11] == 0.8
-    assert params[1, 6] == 0 and params[1, 7] == 1   # unlit; vertex colours, single-sided
-    assert params[2, 6] == 1 and params[2, 5] == 32.0  # lit (smooth), default shininess
-    assert tex_index.tolist() == [0, 0, -1, 1]       # one texture shared by two materials
-    # info: offset, width, height, wrap_s (1 clamp), wrap_t (2 mirror), filter (0 nearest)
-    assert info.tolist() == [[0, 3, 2, 1, 2, 0], [6, 1, 1, 0, 0, 1]]
-    np.testing.assert_array_equal(texels[:6], img.reshape(-1, 4))
-    assert texels[6].tolist() == [9, 9, 9, 9]

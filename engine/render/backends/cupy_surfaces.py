@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import to_host
 from ..frame import Frame, background_rgba
+from ..materials import pack_materials
 from ..points import splat_sizes
-from ..shading import light_arrays
+from ..shading import color_tables, light_arrays
 from ..surface_vertices import normal_matrices
 from ..triangles import TriangleSetup, _clip_polygon, _snap
-from .numba_shading import _DECODE, pack_materials
 
 __all__ = ["CudaSurfaces"]
 
@@ -76,21 +77,18 @@ class CudaSurfaces:
         self.uvs = xp.asarray(np.ascontiguousarray(prims.uvs, np.float32))
         self.normals = xp.asarray(np.ascontiguousarray(prims.normals, np.float32))
         self.point_mask = xp.asarray(prims.point_mask)
-        c = np.asarray(_host(colors))  # once per assembly
-        enc = c[:, :4] / 255.0
-        lin = enc.copy()
-        lin[:, :3] = _DECODE[c[:, :3]]
+        c = np.ascontiguousarray(to_host(colors), np.uint8)  # once per assembly
+        enc, lin = color_tables(c)
         self.vencoded, self.vlinear = xp.asarray(enc), xp.asarray(lin)
-        self.point_rgba = xp.asarray(np.ascontiguousarray(c, np.uint8).view(np.uint32).reshape(-1))
-        params, tex_index, texels, info = pack_materials(prims.materials)
+        self.point_rgba = xp.asarray(c.view(np.uint32).reshape(-1))
+        records, texels, info = pack_materials(prims.materials)
+        # the records travel as their bytes: the kernels read frustum::Material structs
+        self.materials = xp.asarray(records.view(np.uint8))
+        self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, 6))
         # alpha-cutoff materials (glTF MASK): their pieces take the alpha-tested raster
-        cut = [m.alpha_cutoff for m in prims.materials]
-        masked = np.array([c is not None for c in cut], bool)
+        masked = records["alpha_cutoff"] >= 0
         self.tri_masked = (xp.asarray(masked[prims.tri_material]) if masked.any()
                            and len(prims.triangles) else None)
-        self.cutoff = xp.asarray(np.array([-1.0 if c is None else c for c in cut], np.float64))
-        self.params, self.tex_index = xp.asarray(params), xp.asarray(tex_index)
-        self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, 6))
         self._static_key = (prims.key, id(prims))
 
     def vertex_stage(self, batch, camera_vp, normals=None):
@@ -139,7 +137,7 @@ class CudaSurfaces:
         p = inputs.projection
         if p is not None:
             vis = (xp.asarray(p.visible) & self.point_mask).astype(np.uint8)
-            sizes = xp.asarray(splat_sizes(_host(view.point_size), n))
+            sizes = xp.asarray(splat_sizes(to_host(view.point_size), n))
             stride = np.int64(0 if sizes.shape[0] == 1 and n != 1 else 1)
             self._launch("splat_points", n, xp.ascontiguousarray(p.screen_xy, np.float32),
                          xp.ascontiguousarray(p.depth, np.float32), vis, sizes, stride,
@@ -156,10 +154,10 @@ class CudaSurfaces:
                      np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
         whole = xp.flatnonzero((status == 1) & (area != 0))
         piece_tri, px, py = [whole], [x[whole]], [y[whole]]
-        partial = _host(xp.flatnonzero(status == 2))
+        partial = to_host(xp.flatnonzero(status == 2))
         if len(partial):  # few: clipped on the host, pieces uploaded
             tris_h = prims.triangles[partial]
-            clip_h = _host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
+            clip_h = to_host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
             extra_tri, extra = [], []
             for t_id, c in zip(partial, clip_h):
                 poly = _clip_polygon([c[0], c[1], c[2]])
@@ -182,8 +180,8 @@ class CudaSurfaces:
             for name, sel in (("raster_triangles", xp.flatnonzero(~masked)),
                               ("raster_masked_triangles", xp.flatnonzero(masked))):
                 extra = () if name == "raster_triangles" else (
-                    self.tris, self.tri_material, self.params, self.cutoff, self.vencoded,
-                    self.uvs, self.tex_index, self.texels, self.tex_info)
+                    self.tris, self.tri_material, self.materials, self.vencoded, self.uvs,
+                    self.texels, self.tex_info)
                 self._raster(name, piece_tri[sel], px[sel], py[sel], adj, zc, wc, size, n,
                              keys, *extra)
         self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
@@ -207,15 +205,10 @@ class CudaSurfaces:
                      np.int64(inputs.colors.shape[0]), np.int64(len(prims.triangles)),
                      self.point_rgba, no_lines, np.uint32(bg), self.tris, self.tri_material,
                      setup.adj, setup.front.astype(np.uint8), self.vencoded, self.vlinear,
-                     self.uvs, shader.world, shader.normals, self.params, self.tex_index,
+                     self.uvs, shader.world, shader.normals, self.materials,
                      self.texels, self.tex_info, dev(ambient),
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
                      color, depth)
-        out = _host(color).view(np.uint8).reshape(h, w, 4)
-        return Frame(np.ascontiguousarray(out), _host(depth).reshape(h, w))
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
-
+        out = to_host(color).view(np.uint8).reshape(h, w, 4)
+        return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))
