@@ -221,17 +221,29 @@ def _mp4_complete(path: Path) -> bool:
     return pos == size and b"moov" in seen and b"ftyp" in seen
 
 
+# What the last bytes of a whole file are: PNG's IEND chunk (PNG spec, section 11.2.5,
+# with its CRC), JPEG's EOI marker (ITU T.81, B.2.1), the GIF trailer (GIF89a, 27).
+_TRAILERS = {".png": b"\x00\x00\x00\x00IEND\xaeB`\x82", ".jpg": b"\xff\xd9",
+             ".gif": b"\x3b"}
+
+
 def is_complete(path) -> bool:
-    """Whether ``path`` holds a whole output: an image whose every pixel decodes (every
-    frame of a GIF; Pillow's ``verify`` checks PNG chunk checksums but nothing of a
-    JPEG, so the whole file is decoded too), or an MP4 whose boxes end at the end of
-    the file with 'moov'."""
+    """Whether ``path`` holds a whole output: an image that ends with its format's
+    trailer and whose every pixel decodes (every frame of a GIF; Pillow's ``verify``
+    checks PNG chunk checksums but nothing of a JPEG, and a decoder forgives a file cut
+    in its last bytes), or an MP4 whose boxes end at the end of the file with 'moov'."""
     p = Path(path)
     try:
         if not p.is_file() or p.stat().st_size == 0:
             return False
         if p.suffix.lower() == ".mp4":
             return _mp4_complete(p)
+        trailer = _TRAILERS.get(p.suffix.lower())
+        if trailer is not None:
+            with open(p, "rb") as f:
+                f.seek(max(0, p.stat().st_size - len(trailer)))
+                if f.read() != trailer:
+                    return False
         from PIL import Image
 
         with Image.open(p) as im:
