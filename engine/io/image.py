@@ -48,23 +48,29 @@ def _round_trips(fmt: str, mode: str) -> bool:
 
 
 @functools.cache
+def _mode(fmt: str) -> str | None:
+    """"RGBA" or "RGB", the mode the Pillow format ``fmt`` writes and reads back, or None
+    when it does neither (probed once per format and process)."""
+    from PIL import Image
+
+    if fmt not in Image.SAVE or fmt == "GIF":  # .gif is an animation output
+        return None
+    return next((m for m in ("RGBA", "RGB") if _round_trips(fmt, m)), None)
+
+
+def _registered() -> dict[str, str]:
+    from PIL import Image
+
+    Image.init()
+    return Image.registered_extensions()
+
+
 def image_formats() -> dict[str, tuple[str, str]]:
     """{suffix: (Pillow format, mode)} for every image suffix this Pillow can write and
     read back (see the module docstring); mode is "RGBA", or "RGB" for formats
     without alpha. Suffixes are lower case with the dot ('.png')."""
-    from PIL import Image
-
-    Image.init()
-    found = {}
-    modes = {}
-    for ext, fmt in sorted(Image.registered_extensions().items()):
-        if fmt not in Image.SAVE or fmt in ("GIF",):  # .gif is an animation output
-            continue
-        if fmt not in modes:
-            modes[fmt] = next((m for m in ("RGBA", "RGB") if _round_trips(fmt, m)), None)
-        if modes[fmt] is not None:
-            found[ext] = (fmt, modes[fmt])
-    return found
+    return {ext: (fmt, _mode(fmt)) for ext, fmt in sorted(_registered().items())
+            if _mode(fmt) is not None}
 
 
 def image_suffixes() -> tuple[str, ...]:
@@ -74,15 +80,16 @@ def image_suffixes() -> tuple[str, ...]:
 
 def check_image_name(path) -> tuple[str, str]:
     """(Pillow format, mode) for the image output ``path``; OutputError naming the
-    suffixes that work when this Pillow cannot write its suffix."""
+    suffixes that work when this Pillow cannot write its suffix. Only that suffix's
+    format is probed unless the error needs the whole list."""
     ext = Path(path).suffix.lower()
-    formats = image_formats()
-    if ext not in formats:
-        what = f"{ext!r} images" if ext else "an image without a suffix"
-        raise OutputError(f"{path}: cannot write {what}; image suffixes that work here: "
-                          f"{', '.join(image_suffixes())} (videos: .mp4, .gif, or a folder "
-                          f"for PNG frames)")
-    return formats[ext]
+    fmt = _registered().get(ext)
+    if fmt is not None and _mode(fmt) is not None:
+        return fmt, _mode(fmt)
+    what = f"{ext!r} images" if ext else "an image without a suffix"
+    raise OutputError(f"{path}: cannot write {what}; image suffixes that work here: "
+                      f"{', '.join(image_suffixes())} (videos: .mp4, .gif, or a folder "
+                      f"for PNG frames)")
 
 
 def save_image(path, color: np.ndarray) -> Path:
