@@ -299,3 +299,28 @@ def test_scheduler_errors_are_one_line_and_exit_2(tmp_path, http_port, bad_reque
         with pytest.raises(EngineError, match="finite number of seconds"), \
                 dask_client(scheduler="tcp://127.0.0.1:1", connect_timeout=t):
             pass
+
+
+def _sigint_handler():
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_embedded_workers_ignore_sigint_also_after_dask_restarts_them():
+    from distributed import Client
+
+    from engine.distributed import local_cluster
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    cluster = local_cluster(1)
+    try:
+        with Client(cluster, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=60)
+            assert list(client.run(_sigint_handler).values()) == [True]
+            # a restarted worker is spawned while this process has its normal handler:
+            # the preload hook (dask_setup) ignores SIGINT there again
+            client.restart(timeout=60)
+            client.wait_for_workers(1, timeout=60)
+            assert list(client.run(_sigint_handler).values()) == [True]
+    finally:
+        cluster.close()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
