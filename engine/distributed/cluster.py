@@ -259,7 +259,11 @@ def _handshake(address: str, timeout: float, security=None):
     kwargs = security.get_connection_args("client") if security is not None else {}
 
     async def probe():
-        comm = await asyncio.wait_for(connect(address, timeout=timeout, **kwargs), timeout)
+        # connect() retries a refused connection until `timeout` and then raises
+        # OSError; the margin lets that happen first, so a refusal is reported as one
+        # and only a peer that accepted but never answered meets the outer bound.
+        comm = await asyncio.wait_for(connect(address, timeout=timeout, **kwargs),
+                                      timeout + 1.0)
         await comm.close()
 
     # In a thread of its own: the caller may be inside an event loop (Jupyter).

@@ -34,6 +34,7 @@ alone writes under OUT.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import io
 import json
@@ -49,7 +50,13 @@ from pathlib import Path
 from ..errors import EngineError, OutputError
 from ..io.output import Output, PartialFile, check_output_name
 from ..progress import Progress
-from .cluster import DEFAULT_CONNECT_TIMEOUT, dask_client, require_dask
+from .cluster import (
+    DEFAULT_CONNECT_TIMEOUT,
+    check_address,
+    check_timeout,
+    dask_client,
+    require_dask,
+)
 
 __all__ = [
     "CLIP_FORMATS",
@@ -388,16 +395,14 @@ def render_many(patterns, out_dir, spec: ManySpec | None = None, *, client=None,
                           f"got {spec.format!r}")
     if spec.clip and not spec.turntable:
         raise EngineError(f"a {spec.format} per file is a turntable: give its seconds")
+    if scheduler is not None:  # a bad address fails before the folder is made
+        check_address(scheduler)
+    check_timeout(connect_timeout)
     out = Path(check_output_name(out_dir))
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out}: is a file, not a folder")
     t0 = time.perf_counter()
     items = plan(patterns, out, spec.format)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{out}: cannot create the folder: {exc.strerror or exc}") from exc
-    index = _Index(out.resolve(), items, spec)
     todo = []
     for it in items:
         if not force and is_complete(it.output):
@@ -405,23 +410,33 @@ def render_many(patterns, out_dir, spec: ManySpec | None = None, *, client=None,
             it.bytes = Path(it.output).stat().st_size
         else:
             todo.append(it)
-    bar = _FileProgress(max(1, len(todo)), label="render-many") if progress and todo else None
-    result = ManyResult(items, index.path)
-    files = _Files(index)
-    index.write(force=True)
-    try:
-        with Output(files, len(todo), bar) as session:
-            if any(v is not None for v in (client, scheduler, workers)) and todo:
-                if spec.numba_threads is None:
-                    spec = replace(spec, numba_threads=1)
-                with dask_client(client, scheduler, workers, threads_per_worker,
-                                 spec.numba_threads, connect_timeout) as c:
+    on_dask = bool(todo) and any(v is not None for v in (client, scheduler, workers))
+    if on_dask and spec.numba_threads is None:
+        spec = replace(spec, numba_threads=1)
+    with contextlib.ExitStack() as stack:
+        # Connected first: a cluster that cannot be used leaves no folder behind.
+        c = stack.enter_context(dask_client(client, scheduler, workers, threads_per_worker,
+                                            spec.numba_threads, connect_timeout)
+                                ) if on_dask else None
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{out}: cannot create the folder: {exc.strerror or exc}"
+                              ) from exc
+        index = _Index(out.resolve(), items, spec)
+        bar = (_FileProgress(max(1, len(todo)), label="render-many")
+               if progress and todo else None)
+        result = ManyResult(items, index.path)
+        index.write(force=True)
+        try:
+            with Output(_Files(index), len(todo), bar) as session:
+                if c is not None:
                     _run_on_dask(c, spec, todo, session.write, window)
-            else:
-                for it in todo:
-                    session.write(it, render_item(spec, it.source))
-    finally:
-        result.elapsed = time.perf_counter() - t0
+                else:
+                    for it in todo:
+                        session.write(it, render_item(spec, it.source))
+        finally:
+            result.elapsed = time.perf_counter() - t0
     result.interrupted = session.result.interrupted
     result.stop_signal = session.result.stop_signal
     return result

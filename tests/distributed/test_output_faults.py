@@ -287,10 +287,15 @@ def test_scheduler_errors_are_one_line_and_exit_2(tmp_path, http_port, bad_reque
     r = run_cli("render-many", tmp_path / "m.obj", "--out", tmp_path / "o", "--scheduler",
                 f"tcp://127.0.0.1:{bad_request_port}")
     one_line_exit_2(r, "not Dask's protocol")
+    r = run_cli("render", "demo", "--out", out, "--frames", "2", "--scheduler",
+                "tcp://127.0.0.1:1", "--connect-timeout", "1")  # nothing listens there
+    one_line_exit_2(r, "cannot connect to the Dask scheduler tcp://127.0.0.1:1: ")
+    assert "handshake" not in r.stderr
     for cmd in (["render", "demo", "--out", out, "--frames", "2"],
                 ["render-many", tmp_path / "m.obj", "--out", tmp_path / "o"]):
         r = run_cli(*cmd, "--scheduler", "not a url")
         one_line_exit_2(r, "'not a url'", "tcp://HOST:PORT")
+        assert not (tmp_path / "o").exists()  # refused before the output folder is made
         for t in ("inf", "nan", "-1"):
             r = run_cli(*cmd, "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", t)
             one_line_exit_2(r, "--connect-timeout")
