@@ -87,6 +87,11 @@ def test_cli_refuses_unwritable_suffixes_before_rendering_with_one_line(tmp_path
         assert not out.exists()
     r = run_cli("view", "demo", "--out", tmp_path / "v.psd", "--frames", "1")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--out" in r.stderr
+    r = run_cli("example", "galaxy", "--headless", "--frames", "1", "--size", "32x24",
+                "--out", tmp_path / "g.psd")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"{tmp_path / 'g.psd'}: cannot write '.psd' images" in r.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_empty_out_exits_2_and_nothing_is_written_or_deleted(tmp_path):
