@@ -50,11 +50,11 @@ def messages(stderr: str) -> list[str]:
 
 # --- 1. one output per input ------------------------------------------------------------
 
-def test_same_file_names_in_two_patterns_keep_their_folders(tmp_path):
+def test_same_file_names_in_two_patterns_keep_their_folders(tmp_path, monkeypatch):
     write_mesh(tmp_path / "A" / "a.obj", seed=1)
     write_mesh(tmp_path / "B" / "a.obj", seed=2)
     out = tmp_path / "out"
-    os.chdir(tmp_path)  # the patterns as a user types them, relative
+    monkeypatch.chdir(tmp_path)  # the patterns as a user types them, relative
     for args in (["A/*.obj", "B/*.obj"], ["A/a.obj", "B/a.obj"]):
         items = plan(args, out)
         assert [(os.path.relpath(it.source, tmp_path), os.path.relpath(it.output, out))
