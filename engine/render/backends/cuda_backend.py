@@ -57,8 +57,8 @@ class CudaBackend(Backend):
             self._surfaces = CudaSurfaces()
         return self._surfaces
 
-    def surface_vertices(self, batch, prims, view, with_shading):
-        self.surfaces.upload(prims, batch.colors)
+    def surface_vertices(self, batch, prims, view, attributes, with_shading):
+        self.surfaces.upload(prims, batch.colors, attributes)
         return self.surfaces.vertex_stage(batch, view.view_projection)
 
     def rasterize(self, inputs, view):
