@@ -100,7 +100,7 @@ def ground_grid(bounds, color=GRID_COLOR, name: str = "grid") -> Node:
     extent = b[1] - b[0]
     span = max(extent[0], extent[2]) or extent[1] or 1.0
     step = nice_step(span)
-    half = math.ceil((0.5 * span) / step + 1e-9) + 1  # cells from the centre, one spare
+    half = math.ceil((0.5 * span) / step - 1e-9) + 1  # cells from the centre, one spare
     centre = np.round(0.5 * (b[0] + b[1]) / step) * step
     centre[1] = b[0, 1]
     return grid_helper(2 * half * step, 2 * half, centre, color, name)

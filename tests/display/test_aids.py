@@ -113,3 +113,37 @@ def test_aid_keys_and_click_in_a_window(tmp_path, raster, xvfb):
     np.testing.assert_allclose(pick["world"], want, atol=3e-3)
     assert "cube (triangle) at (" in result["caption"]
     assert "G grid, B box, X axes, click picks" in result["caption"]
+
+
+def test_viewer_aids_without_a_window(caplog):
+    """ViewerAids on a renderer alone: the nodes come and go with the toggles, the grid is
+    sized without the aids themselves, an empty scene gets no grid (a warning), and a
+    wrong aid name is a ValueError."""
+    import logging
+
+    from engine import Renderer, Scene
+    from engine.display.aids import AID_NODE_NAMES, ViewerAids
+
+    scene, cam = aids_scene()
+    r = Renderer(scene, cam, SIZE, backend="numpy")
+    aids = ViewerAids(r)
+    before = len(list(scene.traverse()))
+    assert aids.toggle("grid") and aids.toggle("bbox")
+    grid = scene.find(AID_NODE_NAMES["grid"])
+    assert grid is not None and len(list(scene.traverse())) == before + 2
+    lo, hi = grid.geometry.bounds()
+    assert lo[1] == hi[1] == -0.5 and hi[0] - lo[0] == pytest.approx(1.2)  # 12 x 0.1
+    aids.show_grid(True)  # rebuilt from the scene without the box: the same grid
+    lo2, hi2 = scene.find(AID_NODE_NAMES["grid"]).geometry.bounds()
+    np.testing.assert_allclose([lo2, hi2], [lo, hi])
+    assert not aids.toggle("grid") and not aids.toggle("bbox")
+    assert len(list(scene.traverse())) == before
+    assert aids.toggle("axes") and r.overlays == [aids.gizmo]
+    assert not aids.toggle("axes") and r.overlays == []
+    with pytest.raises(ValueError, match="aid must be one of"):
+        aids.toggle("compass")
+    empty = Scene()
+    cam2 = empty.add(type(cam)())
+    with caplog.at_level(logging.WARNING, logger="engine"):
+        assert not ViewerAids(Renderer(empty, cam2, SIZE, backend="numpy")).show_grid(True)
+    assert any("no grid" in rec.getMessage() for rec in caplog.records)
