@@ -34,12 +34,10 @@ class CudaBackend(Backend):
 
     def __init__(self):
         super().__init__()
-        import cupy
-
         from .cupy_backend import CupyProjector
 
-        self.projector = CupyProjector()
-        self.xp = cupy
+        self.projector = CupyProjector()  # raises first, saying what is missing
+        self.xp = self.projector.xp
         self._surfaces = None
 
     def make_fallback(self) -> Backend:
