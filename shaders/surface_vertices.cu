@@ -2,11 +2,15 @@
 // for shading, its varyings (engine/render/surface_vertices.py, layout in
 // engine/render/attributes.py): the batch-frame position, then each packed attribute by
 // its space (0 normal: inverse transpose, renormalised; 1 direction: the 3x3 part,
-// renormalised; 2 none: copied). mvp (k, 4, 4) = VP @ M and nm (k, 3, 3) = inverse
+// renormalised; 2 none: copied); with `points`, every vertex's window coordinates too
+// (engine.render.backends.base.window_coordinates), so a frame of points and surfaces is
+// one pass over its vertices. mvp (k, 4, 4) = VP @ M and nm (k, 3, 3) = inverse
 // transpose of M's 3x3 part are made on the host per frame in double; every product is
 // in the reference's order (no fused multiply-add), so the outputs match the CPU
 // backends bit for bit.
 #include "common.cuh"
+// triangles.cuh: FR_TRI_W_EPSILON, the projection contract's w epsilon in double
+#include "triangles.cuh"
 
 extern "C" __global__ void surface_vertices(const float* __restrict__ positions,     // (n, 3)
                                             const unsigned int* __restrict__ object_id,  // (n,)
@@ -19,7 +23,11 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                                             int n_rows, int n_vary,
                                             long long n, int shading,
                                             double* __restrict__ clip,               // (n, 4)
-                                            double* __restrict__ vary)               // (n, v)
+                                            double* __restrict__ vary,               // (n, v)
+                                            int points, double width, double height,
+                                            float* __restrict__ xy,                  // (n, 2)
+                                            float* __restrict__ depth,               // (n,)
+                                            unsigned char* __restrict__ visible)     // (n,)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -28,6 +36,23 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
         const double* A = mvp + 16 * k;
         for (int r = 0; r < 4; ++r)
             clip[4 * i + r] = A[4 * r] * x + A[4 * r + 1] * y + A[4 * r + 2] * z + A[4 * r + 3];
+        if (points) {
+            const double X = clip[4 * i], Y = clip[4 * i + 1], Z = clip[4 * i + 2];
+            const double W = clip[4 * i + 3];
+            const bool ok = W > FR_TRI_W_EPSILON && FR_ISFINITE(W) && fabs(X) <= W &&
+                            fabs(Y) <= W && fabs(Z) <= W;
+            visible[i] = ok ? 1 : 0;
+            if (ok) {
+                const double inv = 1.0 / W;
+                xy[2 * i] = (float)((X * inv * 0.5 + 0.5) * width);
+                xy[2 * i + 1] = (float)((0.5 - Y * inv * 0.5) * height);
+                depth[i] = (float)(Z * inv * 0.5 + 0.5);
+            } else {
+                xy[2 * i] = 0.0f;
+                xy[2 * i + 1] = 0.0f;
+                depth[i] = 1.0f;
+            }
+        }
         if (!shading) continue;
         const double* M = model + 16 * k;
         double* out = vary + (long long)n_vary * i;

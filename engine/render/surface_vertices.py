@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attributes import VARYING_COUNT, layout_rows
+from .backends.base import window_coordinates
 
 __all__ = ["normal_matrices", "surface_vertices"]
 
@@ -44,12 +45,15 @@ def _unit_rows(v):
 
 
 def surface_vertices(positions, object_id, model, view_projection, attributes, runs,
-                     with_shading=True):
+                     with_shading=True, points=None):
     """(clip, varyings) as in the module docstring; varyings is None unless
     ``with_shading``. Host (NumPy) arrays: positions (N, 3) float32, object_id (N,),
     model (K, 4, 4), view_projection (4, 4), attributes (N, A) float64 packed by
     ``engine.render.attributes.pack_attributes``; ``runs`` (R, 3) (start, stop, k)
-    covers the vertices to transform (others stay zero)."""
+    covers the vertices to transform (others stay zero). ``points``: None, or (size,
+    out) to also write every vertex's window coordinates into the Projection ``out``
+    (engine.render.backends.base.window_coordinates) for the vertices drawn as points,
+    in the same pass."""
     p = np.asarray(positions, np.float64)
     m = np.asarray(model, np.float64)
     mvp = np.asarray(view_projection, np.float64) @ m
@@ -82,4 +86,6 @@ def surface_vertices(positions, object_id, model, view_projection, attributes, r
                 v = np.stack([mat[r, 0] * a[:, 0] + mat[r, 1] * a[:, 1] + mat[r, 2] * a[:, 2]
                               for r in range(3)], axis=1)
                 vary[start:stop, dst:dst + 3] = _unit_rows(v)
+    if points is not None:
+        window_coordinates(clip, *points)
     return clip, vary

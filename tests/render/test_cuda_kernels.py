@@ -33,7 +33,7 @@ def cuda_frame(module, renderer):
                      renderer.effective_point_size(), renderer.scene.background,
                      b.vertex_revision)
     cuda.upload(inputs.prims, inputs.colors, renderer.backend.attributes(b, inputs.prims))
-    clip, varyings = cuda.vertex_stage(b, view.view_projection)
+    clip, varyings, _ = cuda.vertex_stage(b, view.view_projection)
     inputs.shader.varyings = varyings
     inputs = inputs._replace(clip=clip)
     return cuda, cuda.resolve(cuda.rasterize(inputs, view), inputs, view)

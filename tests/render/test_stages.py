@@ -68,7 +68,9 @@ def test_vertex_stage_on_every_backend_gives_the_same_bits_and_the_right_values(
     module.get_function("surface_vertices.cu", "surface_vertices")((2,), (64,), (
         pos, oid, np.ascontiguousarray(vp @ model), np.ascontiguousarray(model),
         np.ascontiguousarray(normal_matrices(model)), attrs, np.int32(attrs.shape[1]), rows,
-        np.int32(len(rows)), np.int32(VARYING_COUNT), np.int64(n), np.int32(1), clip, vary))
+        np.int32(len(rows)), np.int32(VARYING_COUNT), np.int64(n), np.int32(1), clip, vary,
+        np.int32(0), np.float64(0), np.float64(0), np.zeros((1, 2), np.float32),
+        np.zeros(1, np.float32), np.zeros(1, np.uint8)))
     for got in (nb, (clip, vary)):
         for a, b in zip(ref, got):
             np.testing.assert_array_equal(a, b)

@@ -93,3 +93,22 @@ class OutputBuffers:
             self._vis = self.xp.empty(cap, self.xp.bool_)
             self._cap = cap
         return Projection(self._xy[:n], self._depth[:n], self._vis[:n])
+
+
+def window_coordinates(clip, size, out: Projection) -> Projection:
+    """Points from float64 clip space (N, 4) to ``out`` (a Projection of float32 screen xy
+    (N, 2), depth (N,), bool visible (N,)): the projection contract above, evaluated in
+    double from the surface vertex stage's clip coordinates (so a frame with points and
+    surfaces needs one pass over its vertices). The Numba and CUDA vertex stages do the
+    same operations in the same order."""
+    x, y, z, w = clip[:, 0], clip[:, 1], clip[:, 2], clip[:, 3]
+    width, height = size
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        ok = ((w > np.float64(W_EPSILON)) & (w < np.inf) & (np.abs(x) <= w) & (np.abs(y) <= w)
+              & (np.abs(z) <= w))
+        inv = 1.0 / np.where(ok, w, 1.0)
+        out.screen_xy[:, 0] = np.where(ok, (x * inv * 0.5 + 0.5) * width, 0.0)
+        out.screen_xy[:, 1] = np.where(ok, (0.5 - y * inv * 0.5) * height, 0.0)
+        out.depth[:] = np.where(ok, z * inv * 0.5 + 0.5, 1.0)
+    out.visible[:] = ok
+    return out

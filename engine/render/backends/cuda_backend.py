@@ -55,9 +55,10 @@ class CudaBackend(Backend):
             self._surfaces = CudaSurfaces()
         return self._surfaces
 
-    def surface_vertices(self, batch, prims, view, attributes, with_shading):
+    def surface_vertices(self, batch, prims, view, attributes, with_shading, points):
         self.surfaces.upload(prims, batch.colors, attributes)
-        return self.surfaces.vertex_stage(batch, view.view_projection)
+        return self.surfaces.vertex_stage(batch, view.view_projection,
+                                          view.size if points else None)
 
     def rasterize(self, inputs, view):
         if inputs.prims.has_surfaces:

@@ -31,6 +31,7 @@ from ..points import splat_sizes
 from ..shading import light_arrays
 from ..surface_vertices import normal_matrices
 from ..triangles import TriangleSetup, _clip_polygon, _snap
+from .base import OutputBuffers
 
 __all__ = ["CudaSurfaces"]
 
@@ -62,6 +63,7 @@ class CudaSurfaces:
             ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
         self._attrs_host = None
+        self._points_out = OutputBuffers(self.xp)  # the points' projection, reused
         self.layout_rows = self.xp.asarray(layout_rows())
         self.offsets = self.xp.asarray(OFFSETS)
 
@@ -91,10 +93,11 @@ class CudaSurfaces:
                            and len(prims.triangles) else None)
         self._static_key = (prims.key, id(prims))
 
-    def vertex_stage(self, batch, camera_vp):
+    def vertex_stage(self, batch, camera_vp, points_size=None):
         """The surface vertex stage on the device, one launch: (clip (N, 4), varyings
         (N, V)) float64 device arrays (engine.render.attributes), from the attributes of
-        the last ``upload``."""
+        the last ``upload``, and with ``points_size`` = (width, height) every vertex's
+        window coordinates as a Projection (else None)."""
         xp = self.xp
         n = batch.vertex_count
         model = np.asarray(batch.model_host, np.float64)
@@ -103,12 +106,16 @@ class CudaSurfaces:
         clip = xp.empty((n, 4), np.float64)
         vary = xp.empty((n, VARYING_COUNT), np.float64)
         rows = self.layout_rows
+        w, h = points_size if points_size is not None else (0, 0)
+        out = self._points_out.get(n if points_size is not None else 0)
         self._launch("surface_vertices", n, xp.ascontiguousarray(batch.positions, np.float32),
                      xp.ascontiguousarray(batch.object_id, np.uint32), mvp,
                      xp.asarray(np.ascontiguousarray(model)), nm, self.attrs,
                      np.int32(self.attrs.shape[1]), rows, np.int32(rows.shape[0]),
-                     np.int32(VARYING_COUNT), np.int64(n), np.int32(1), clip, vary)
-        return clip, vary
+                     np.int32(VARYING_COUNT), np.int64(n), np.int32(1), clip, vary,
+                     np.int32(points_size is not None), np.float64(w), np.float64(h),
+                     out.screen_xy, out.depth, out.visible.view(np.uint8))
+        return clip, vary, (out if points_size is not None else None)
 
     def _raster(self, name, piece_tri, px, py, adj, zc, wc, size, id_base, keys, *extra):
         """One launch of a triangle raster kernel over pieces ``piece_tri`` (snapped

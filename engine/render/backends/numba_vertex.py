@@ -13,15 +13,36 @@ import numpy as np
 
 from ..attributes import VARYING_COUNT, layout_rows
 from ..surface_vertices import normal_matrices
+from .base import W_EPSILON, Projection
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(**_opts)
-def _vertices(p, runs, mvp, m, nm, attrs, rows, shading, clip, vary):
+def _vertices(p, runs, mvp, m, nm, attrs, rows, shading, clip, vary, points, width, height,
+              eps, xy, depth, visible):
     for r in range(runs.shape[0]):
         for i in range(runs[r, 0], runs[r, 1]):
             _vertex(p, i, runs[r, 2], mvp, m, nm, attrs, rows, shading, clip, vary)
+            if points:
+                _window(clip, i, width, height, eps, xy, depth, visible)
+
+
+@numba.njit(inline="always")
+def _window(clip, i, width, height, eps, xy, depth, visible):
+    # engine.render.backends.base.window_coordinates, one vertex
+    x, y, z, w = clip[i, 0], clip[i, 1], clip[i, 2], clip[i, 3]
+    ok = (w > eps) and (w < np.inf) and abs(x) <= w and abs(y) <= w and abs(z) <= w
+    visible[i] = ok
+    if ok:
+        inv = 1.0 / w
+        xy[i, 0] = (x * inv * 0.5 + 0.5) * width
+        xy[i, 1] = (0.5 - y * inv * 0.5) * height
+        depth[i] = z * inv * 0.5 + 0.5
+    else:
+        xy[i, 0] = 0.0
+        xy[i, 1] = 0.0
+        depth[i] = 1.0
 
 
 @numba.njit(inline="always")
@@ -52,8 +73,9 @@ def _vertex(p, i, k, mvp, m, nm, attrs, rows, shading, clip, vary):
 
 
 def surface_vertices_numba(positions, object_id, model, view_projection, attributes, runs,
-                           with_shading=True):
-    """Numba twin of ``engine.render.surface_vertices.surface_vertices``."""
+                           with_shading=True, points=None):
+    """Numba twin of ``engine.render.surface_vertices.surface_vertices`` (window
+    coordinates of ``points`` in the same loop)."""
     m = np.ascontiguousarray(model, np.float64)
     mvp = np.ascontiguousarray(np.asarray(view_projection, np.float64) @ m)
     n = len(positions)
@@ -62,7 +84,13 @@ def surface_vertices_numba(positions, object_id, model, view_projection, attribu
     # vertices for each shaded pixel, so they share cache lines
     vary = np.zeros((n if with_shading else 0, VARYING_COUNT))
     nm = normal_matrices(m) if with_shading else np.zeros((len(m), 3, 3))
+    if points is None:
+        size, out = (0, 0), Projection(np.zeros((0, 2), np.float32), np.zeros(0, np.float32),
+                                       np.zeros(0, np.bool_))
+    else:
+        size, out = points
     _vertices(np.ascontiguousarray(positions), np.ascontiguousarray(runs, np.int64), mvp, m,
               nm, np.ascontiguousarray(attributes, np.float64), layout_rows(), with_shading,
-              clip, vary)
+              clip, vary, points is not None, np.float64(size[0]), np.float64(size[1]),
+              np.float64(W_EPSILON), out.screen_xy, out.depth, out.visible)
     return clip, (vary if with_shading else None)

@@ -27,6 +27,7 @@ from ..points import check_points, resolve_keys, splat_keys
 from ..shading import resolve as resolve_surfaces
 from ..surface_vertices import surface_vertices
 from ..triangles import classify_triangles, raster_triangles, setup_triangles
+from .base import OutputBuffers
 from .numpy_backend import NumpyProjector
 from .stages import Backend
 
@@ -45,6 +46,7 @@ class SoftwareBackend(Backend):
         super().__init__()
         self.projector = projector
         self._keys = None
+        self._points_out = OutputBuffers(np)  # the points' projection, reused
 
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
@@ -57,12 +59,19 @@ class SoftwareBackend(Backend):
                                       to_host(batch.model), view.view_projection, view.size,
                                       runs=batch.runs)
 
-    def surface_vertices(self, batch, prims, view, attributes, with_shading):
-        runs = batch.runs  # only the objects drawn as surfaces: a point cloud beside a
-        runs = runs[prims.surface_mask[runs[:, 0]]] if len(runs) else runs  # mesh costs nothing
-        return self._surface_vertices(to_host(batch.positions), to_host(batch.object_id),
-                                      to_host(batch.model), view.view_projection,
-                                      attributes, runs, with_shading=with_shading)
+    def surface_vertices(self, batch, prims, view, attributes, with_shading, points):
+        """(clip, varyings, Projection or None) of one pass over the vertices: the objects
+        drawn as surfaces, and with ``points`` every object (a point cloud beside a mesh
+        is projected in the same pass; without points it costs nothing)."""
+        runs = batch.runs
+        if not points and len(runs):
+            runs = runs[prims.surface_mask[runs[:, 0]]]
+        screen = (view.size, self._points_out.get(batch.vertex_count)) if points else None
+        clip, vary = self._surface_vertices(to_host(batch.positions), to_host(batch.object_id),
+                                            to_host(batch.model), view.view_projection,
+                                            attributes, runs, with_shading=with_shading,
+                                            points=screen)
+        return clip, vary, (screen[1] if points else None)
 
     def rasterize(self, inputs, view):
         """Points, triangles and lines into one (W * H,) uint64 key buffer (host)."""

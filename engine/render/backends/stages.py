@@ -142,14 +142,15 @@ class Backend:
         """Every vertex of the frame once: the points' projection (when any vertex is
         drawn as a point) and the surfaces' clip-space positions and varyings
         (engine.render.attributes); the shading context. Returns FrameInputs."""
-        projection = None
-        if prims.point_mask.any() or not prims.has_surfaces:
-            projection = self.project_points(batch, view)
         if not prims.has_surfaces:
-            return FrameInputs(prims, batch.colors, projection, None, None, None, None)
+            return FrameInputs(prims, batch.colors, self.project_points(batch, view), None,
+                               None, None, None)
         with_shading = len(prims.triangles) > 0
-        clip, varyings = self.surface_vertices(batch, prims, view, self.attributes(batch, prims),
-                                               with_shading)
+        # one pass over the vertices: clip space, varyings, and the points' projection
+        # when some vertices are drawn as points
+        clip, varyings, projection = self.surface_vertices(
+            batch, prims, view, self.attributes(batch, prims), with_shading,
+            points=bool(prims.point_mask.any()))
         col = self.host_colors(batch)
         shader = None
         if with_shading:
