@@ -22,6 +22,10 @@ degree rotation about X on the returned root ((x, y, z) -> (x, z, -y)); the defa
 None means the format's convention: Z-up for LAS/LAZ (projected coordinates with
 elevation in Z), as-is for everything else.
 
+Referenced files (OBJ ``mtllib`` and MTL maps, PLY ``comment TextureFile``, glTF buffer
+and image URIs) follow one rule, ``engine.io.references``: inside the model's folder or
+the ``root`` given to ``load``, regular files only, opened without blocking.
+
 Errors: every problem raises ``engine.errors.LoadError`` with one line that names the
 file and what is wrong (missing file, not a regular file, unknown format, an empty
 file, malformed or truncated data with its line, element or JSON path, a file with no
@@ -52,6 +56,7 @@ from ..scene.model import Model
 from ..scene.transforms import decompose_trs, quat_from_axis_angle, quat_multiply
 from . import fixups
 from .notes import Notes
+from .references import References, RefusedFile, regular_file_problem
 
 __all__ = ["SUPPORTED_SUFFIXES", "UP_AXES", "load"]
 
@@ -69,16 +74,20 @@ _Z_UP = {".las", ".laz"}
 _WRAPPED = {".obj", ".ply", ".stl"}
 
 
-def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
+def load(path, point_size: float = 2.0, up: str | None = None, root=None) -> Model:
     """Load the 3D file at ``path`` as a scene-graph subtree.
 
     Args:
         path: a file with one of ``SUPPORTED_SUFFIXES`` (the suffix decides the format;
-            case does not matter). OBJ materials/textures and glTF buffers/images are
-            found next to it.
+            case does not matter). OBJ materials/textures, PLY textures and glTF
+            buffers/images are found next to it.
         point_size: splat size in pixels given to every geometry.
         up: "y" (the file is +Y up, like the engine), "z" (Z-up: rotated into +Y up at
             load) or None for the format's convention (module docstring).
+        root: the folder the files ``path`` refers to may be read from: a folder that
+            contains ``path`` (e.g. a project folder with ``models/`` and ``textures/``
+            side by side); None: the file's own folder and its subfolders
+            (``engine.io.references``).
 
     Returns:
         A ``Model`` (a ``Node``) named after the file stem. A file with one geometry
@@ -90,8 +99,9 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
 
     Raises:
         TypeError: ``path`` is not a str or os.PathLike (None, say), naming it.
-        ValueError: ``point_size`` is not a finite number > 0, or ``up`` is not one of
-            None, "y", "z" (checked before reading).
+        ValueError: ``point_size`` is not a finite number > 0, ``up`` is not one of
+            None, "y", "z", or ``root`` is not a folder containing ``path`` (checked
+            before reading).
         LoadError: one line naming the file and the problem.
     """
     size = _checked_point_size(point_size)
@@ -100,10 +110,15 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or pathlib.Path), got {path!r}")
     path = Path(path)
+    refs = References(path, root)
     suffix = path.suffix.lower()
-    if not path.exists():
-        raise LoadError(f"{path}: no such file")
-    if not path.is_file():
+    try:
+        kind = regular_file_problem(path.stat())
+    except FileNotFoundError:
+        raise LoadError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if kind is not None:  # a FIFO would block the reader's open()
         raise LoadError(f"{path}: not a file")
     if suffix not in SUPPORTED_SUFFIXES:
         known = ", ".join(SUPPORTED_SUFFIXES)
@@ -114,11 +129,11 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
         raise LoadError(f"{path}: the file is empty (0 bytes)")
     try:
         if suffix in _WRAPPED:
-            node = _read_wrapped(path, suffix, fmt, size)
+            node = _read_wrapped(path, suffix, fmt, size, refs)
         elif suffix in (".gltf", ".glb"):
             from .gltf import load_gltf
 
-            node = load_gltf(path, size)
+            node = load_gltf(path, size, refs)
         else:
             from .pointclouds import load_point_cloud
 
@@ -138,11 +153,12 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
 Z_UP_TO_Y_UP = quat_from_axis_angle((1.0, 0.0, 0.0), -math.pi / 2)
 
 
-def _read_wrapped(path: Path, suffix: str, fmt: str, size: float) -> Model:
+def _read_wrapped(path: Path, suffix: str, fmt: str, size: float,
+                  refs: References) -> Model:
     reader = {".obj": _load_obj, ".ply": _load_ply, ".stl": _load_stl}[suffix]
     try:
         with _quiet_trimesh():
-            return reader(path, size)
+            return reader(path, size, refs)
     except LoadError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError,
@@ -151,12 +167,12 @@ def _read_wrapped(path: Path, suffix: str, fmt: str, size: float) -> Model:
 
 
 # --------------------------------------------------------------------------- formats
-def _load_obj(path: Path, point_size: float) -> Model:
+def _load_obj(path: Path, point_size: float, refs: References) -> Model:
     from trimesh.exchange.obj import load_obj
 
     notes = Notes(path)
     text = fixups.normalize_obj(fixups.decode_text(path.read_bytes()))
-    library = _obj_materials(path, text, notes)
+    library = _obj_materials(path, text, notes, refs)
     # trimesh parses the geometry and splits it by `usemtl`; it is handed a library
     # that only names the materials (so it keeps the names and loads no images), and
     # the materials themselves come from engine.io.mtl
@@ -184,7 +200,7 @@ def _load_obj(path: Path, point_size: float) -> Model:
         material = getattr(getattr(mesh.visual, "material", None), "name", None)
         mtl = library.get(material) if material is not None else None
         return _obj_geometry(path, mesh, mtl, raw_colors.get(gname), point_size, textures,
-                             notes)
+                             notes, refs)
 
     model = _from_trimesh_scene(path, tscene, point_size, raw_colors, convert)
     notes.emit(model)
@@ -206,9 +222,9 @@ class _MaterialNames:
         return self._text
 
 
-def _obj_materials(path: Path, text: str, notes: Notes) -> dict:
+def _obj_materials(path: Path, text: str, notes: Notes, refs: References) -> dict:
     """Every material of the libraries an OBJ names (``mtllib``), by name; a library
-    that cannot be found or read is noted and skipped."""
+    that cannot be found or read (``refs``' rule) is noted and skipped."""
     from .mtl import parse_mtl, resolve_texture
 
     library: dict = {}
@@ -225,9 +241,10 @@ def _obj_materials(path: Path, text: str, notes: Notes) -> dict:
                 notes.left_out(f"material library {name!r} (not found; default material)")
                 continue
             try:
-                mtl_text = fixups.decode_text(found.read_bytes()[: 64 << 20])
-            except OSError as exc:
-                notes.left_out(f"material library {name!r} ({exc.strerror or exc})")
+                mtl_text = fixups.decode_text(refs.read(found, limit=64 << 20))
+            except RefusedFile as exc:
+                notes.left_out(f"material library {name!r} ({found.name} {exc}; default "
+                               "material)")
                 continue
             for mname, mat in parse_mtl(mtl_text, notes).items():
                 mat.folder = found.parent
@@ -235,7 +252,7 @@ def _obj_materials(path: Path, text: str, notes: Notes) -> dict:
     return library
 
 
-def _obj_texture(path: Path, mtl, textures: dict, notes: Notes):
+def _obj_texture(path: Path, mtl, textures: dict, notes: Notes, refs: References):
     """The engine Texture of an MTL material's ``map_Kd`` (cached), or None (noted)."""
     from .mtl import resolve_texture
     from .textures import decode_image
@@ -248,8 +265,12 @@ def _obj_texture(path: Path, mtl, textures: dict, notes: Notes):
     key = (found, mtl.clamp)
     if key not in textures:
         try:
-            image = decode_image(found.read_bytes())
-        except (ValueError, OSError) as exc:
+            image = decode_image(refs.read(found))
+        except RefusedFile as exc:
+            notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} ({found.name} "
+                           f"{exc}; drawn in its Kd colour)")
+            image = None
+        except ValueError as exc:
             notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} ({exc}; drawn "
                            "in its Kd colour)")
             image = None
@@ -259,7 +280,7 @@ def _obj_texture(path: Path, mtl, textures: dict, notes: Notes):
 
 
 def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures: dict,
-                  notes: Notes) -> Geometry:
+                  notes: Notes, refs: References) -> Geometry:
     """A trimesh mesh parsed from an OBJ -> engine Mesh with its MTL material (see
     engine.io.mtl for the mapping)."""
     from .textures import sample_texture, to_rgba8
@@ -287,7 +308,7 @@ def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures
     shading = "unlit" if mtl.illum == 0 else "lit"
     texture = None
     if mtl.map_kd:
-        texture = _obj_texture(path, mtl, textures, notes)
+        texture = _obj_texture(path, mtl, textures, notes, refs)
         if texture is not None and uv is None:
             notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} (the faces have "
                            "no texture coordinates; drawn in its Kd colour)")
@@ -311,18 +332,38 @@ def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures
                 point_size=point_size, material=material)
 
 
-def _load_ply(path: Path, point_size: float) -> Model:
+def _load_ply(path: Path, point_size: float, refs: References) -> Model:
+    notes = Notes(path)
     try:
-        return _load_ply_checked(path, point_size)
+        model = _load_ply_checked(path, point_size, _PlyTextures(refs, notes))
     except IndexError as exc:  # a binary face list naming a vertex that does not exist
         m = re.search(r"index (-?\d+) is out of bounds for axis 0 with size (\d+)", str(exc))
         if m is None:
             raise
         raise LoadError(f"{path}: a face refers to vertex {int(m[1]):,}, but the file has "
                         f"{int(m[2]):,} vertices") from None
+    notes.emit(model)
+    return model
 
 
-def _load_ply_checked(path: Path, point_size: float) -> Model:
+class _PlyTextures:
+    """The trimesh resolver for a PLY's ``comment TextureFile NAME``: the file is read
+    by ``refs``' rule, and one that is refused is noted (trimesh then loads the mesh
+    without its texture)."""
+
+    def __init__(self, refs: References, notes: Notes):
+        self.refs, self.notes = refs, notes
+
+    def get(self, name):
+        try:
+            return self.refs.read(self.refs.folder / str(name).strip())
+        except RefusedFile as exc:
+            self.notes.left_out(f"texture file {str(name).strip()!r} ({exc}; drawn without "
+                                "it)")
+            raise
+
+
+def _load_ply_checked(path: Path, point_size: float, resolver) -> Model:
     import trimesh
 
     header = fixups.read_ply_header(path)
@@ -337,7 +378,7 @@ def _load_ply_checked(path: Path, point_size: float) -> Model:
         source = io.BytesIO(data)
     try:
         obj = trimesh.load(source, file_type="ply", process=False,
-                           resolver=trimesh.resolvers.FilePathResolver(str(path)))
+                           resolver=resolver)
     except ValueError as exc:
         if "unexpected length" not in str(exc):
             raise
@@ -348,7 +389,7 @@ def _load_ply_checked(path: Path, point_size: float) -> Model:
                             "(truncated or corrupt file)") from exc
         try:
             obj = trimesh.load(io.BytesIO(fixed), file_type="ply", process=False,
-                               resolver=trimesh.resolvers.FilePathResolver(str(path)))
+                               resolver=resolver)
         except ValueError as exc2:
             if "unexpected length" in str(exc2):
                 raise LoadError(f"{path}: binary PLY data does not match the header "
@@ -379,7 +420,7 @@ def _strip_indices(data) -> np.ndarray:
     return np.concatenate([rows, np.full((len(rows), 1), -1)], axis=1).ravel()
 
 
-def _load_stl(path: Path, point_size: float) -> Model:
+def _load_stl(path: Path, point_size: float, refs: References) -> Model:
     import trimesh
 
     data = path.read_bytes()
