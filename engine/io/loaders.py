@@ -177,32 +177,31 @@ def _load_obj(path: Path, point_size: float, refs: References) -> Model:
     # that only names the materials (so it keeps the names and loads no images), and
     # the materials themselves come from engine.io.mtl
     used = sorted({m.group(1).strip() for m in re.finditer(r"(?m)^usemtl[ \t]+(.*)$", text)})
-    kw = load_obj(io.StringIO(text), resolver=_MaterialNames(used, path.name))
+    # trimesh names each part after its material only when a library declares the
+    # materials; otherwise every part is named after the file and uniquified by a
+    # linear search per part (quadratic: 20,000 parts took 95 s). So it always gets a
+    # library line to ask the resolver for (the file's own, or this one).
+    head = "" if "mtllib" in text or not used else "mtllib material-names.mtl\n"
+    kw = load_obj(io.StringIO(head + text), resolver=_MaterialNames(used, path.name))
     if "geometry" not in kw:  # no faces: a point cloud
         colors = kw.get("vertex_colors")
         return Model(path.stem, source=path, geometry=PointCloud(
             _positions(kw["vertices"]), _rgba8(colors), point_size=point_size))
-    import trimesh
-
-    # trimesh replaces `v x y z r g b` colours by a texture visual when the file also
-    # has `vt` lines; keep the colours from the parsed data instead.
-    tscene = trimesh.Scene()
-    raw_colors = {}
-    for name, g in kw["geometry"].items():
-        mesh = trimesh.Trimesh(vertices=g["vertices"], faces=g["faces"],
-                               vertex_normals=g.get("vertex_normals"),
-                               visual=g.get("visual"), process=False)
-        tscene.add_geometry(mesh, geom_name=name, node_name=name)
-        raw_colors[name] = g.get("vertex_colors")
+    # One node per part, straight from trimesh's parsed arrays: no trimesh Scene (its
+    # add_geometry also searches names per part) and no Trimesh objects.
+    model = Model(path.stem, source=path)
     textures: dict = {}
-
-    def convert(gname, mesh):
-        material = getattr(getattr(mesh.visual, "material", None), "name", None)
+    for name, g in kw["geometry"].items():
+        visual = g.get("visual")
+        material = getattr(getattr(visual, "material", None), "name", None)
         mtl = library.get(material) if material is not None else None
-        return _obj_geometry(path, mesh, mtl, raw_colors.get(gname), point_size, textures,
-                             notes, refs)
-
-    model = _from_trimesh_scene(path, tscene, point_size, raw_colors, convert)
+        # trimesh replaces `v x y z r g b` colours by a texture visual when the file
+        # also has `vt` lines: the colours come from the parsed data instead
+        geom = _obj_geometry(path, g, getattr(visual, "uv", None), mtl,
+                             g.get("vertex_colors"), point_size, textures, notes, refs)
+        model.add(Node(str(name), geometry=geom))
+    if len(model.children) == 1:  # one part (one material): the root itself
+        model.geometry = model.remove(model.children[0]).geometry
     notes.emit(model)
     return model
 
@@ -279,24 +278,30 @@ def _obj_texture(path: Path, mtl, textures: dict, notes: Notes, refs: References
     return textures[key]
 
 
-def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures: dict,
-                  notes: Notes, refs: References) -> Geometry:
-    """A trimesh mesh parsed from an OBJ -> engine Mesh with its MTL material (see
-    engine.io.mtl for the mapping)."""
+def _obj_geometry(path: Path, part: dict, uv, mtl, raw_colors, point_size: float,
+                  textures: dict, notes: Notes, refs: References) -> Geometry:
+    """One part of an OBJ as trimesh's ``load_obj`` parses it (``vertices``, ``faces``,
+    optional ``vertex_normals``; ``uv`` from its visual) -> engine Mesh with its MTL
+    material (see engine.io.mtl for the mapping)."""
+    from trimesh.geometry import triangulate_quads
+
     from .textures import sample_texture, to_rgba8
 
-    faces = np.asarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
-    n = len(mesh.vertices)
-    normals = _normals(mesh, faces)
-    uv = getattr(mesh.visual, "uv", None)
+    vertices = np.asarray(part["vertices"], dtype=np.float64).reshape(-1, 3)
+    faces = np.asarray(part["faces"], dtype=np.int64)
+    if faces.ndim == 2 and faces.shape[1] != 3:  # quads and n-gons: fans, as trimesh's
+        faces = triangulate_quads(faces)  # Trimesh(faces=...) makes them
+    faces = faces.reshape(-1, 3)
+    n = len(vertices)
+    normals = _vertex_normals(vertices, faces, part.get("vertex_normals"))
     uv = None if uv is None or len(uv) != n else np.asarray(uv, np.float64)
     colors = _rgba8(raw_colors) if raw_colors is not None else None
     # back faces are culled only where no back face can show: on closed meshes
-    double_sided = not is_closed(faces, np.asarray(mesh.vertices))
+    double_sided = not is_closed(faces, vertices)
     if mtl is None:
         if uv is not None:
             uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
-        return Mesh(_positions(mesh.vertices), faces, colors=colors, normals=normals, uvs=uv,
+        return Mesh(vertices, faces, colors=colors, normals=normals, uvs=uv,
                     point_size=point_size, material=Material(double_sided=double_sided))
     if mtl.ignored_options:
         for opt in mtl.ignored_options:
@@ -328,7 +333,7 @@ def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures
                             double_sided=double_sided)
         if colors is None:
             colors = np.tile(to_rgba8([*mtl.kd, mtl.alpha]), (n, 1))
-    return Mesh(_positions(mesh.vertices), faces, colors=colors, normals=normals, uvs=uv,
+    return Mesh(vertices, faces, colors=colors, normals=normals, uvs=uv,
                 point_size=point_size, material=material)
 
 
@@ -548,13 +553,20 @@ def _texture_material(mesh, uv):
 
 
 def _normals(mesh, faces):
-    """(N, 3) vertex normals: the file's when it has them (trimesh keeps given normals in
-    its cache), else area-weighted sums of face normals, normalised. Computed here in
-    NumPy because trimesh's own fallback without SciPy is a Python loop (13 s for the
-    armadillo's 29k faces)."""
-    v = np.asarray(mesh.vertices, dtype=np.float64)
-    if "vertex_normals" in mesh._cache:
-        given = np.asarray(mesh.vertex_normals)
+    """(N, 3) vertex normals of a trimesh mesh: ``_vertex_normals`` with the normals the
+    file gave (trimesh keeps given normals in its cache)."""
+    given = mesh.vertex_normals if "vertex_normals" in mesh._cache else None
+    return _vertex_normals(mesh.vertices, faces, given)
+
+
+def _vertex_normals(vertices, faces, given=None):
+    """(N, 3) vertex normals: ``given`` (the file's) when it has one per vertex, else
+    area-weighted sums of face normals, normalised. Computed here in NumPy because
+    trimesh's own fallback without SciPy is a Python loop (13 s for the armadillo's 29k
+    faces)."""
+    v = np.asarray(vertices, dtype=np.float64)
+    if given is not None:
+        given = np.asarray(given)
         if given.shape == v.shape:
             return given
     if not len(faces):
