@@ -24,6 +24,8 @@ import numpy as np
 import trimesh
 from PIL import Image
 
+from engine.scene.procedural import torus_knot_tube
+
 
 def knot_texture(width=512, height=64):
     """(height, width, 3) uint8: the hue cycling once along the knot, with darker bands
@@ -39,38 +41,12 @@ def knot_texture(width=512, height=64):
 
 
 def torus_knot_mesh(p=2, q=3, segments=720, sides=24, tube=0.12):
-    """A tube around the (p, q) torus knot. The grid has a seam column and row of
-    duplicated vertices so UVs run 0..1 without wrapping; the normals are the exact tube
-    normals, so the seam does not show in the lighting."""
-    t = np.linspace(0, 2 * np.pi, segments + 1)
-
-    def centre(tt):
-        rr = (2 + np.cos(q * tt)) / 3
-        return np.stack([rr * np.cos(p * tt), np.sin(q * tt) / 3, rr * np.sin(p * tt)], axis=-1)
-
-    c = centre(t)
-    tangent = centre(t + 1e-4) - centre(t - 1e-4)
-    tangent /= np.linalg.norm(tangent, axis=1, keepdims=True)
-    normal = np.cross(tangent, [0.0, 1.0, 0.0])
-    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
-    binormal = np.cross(tangent, normal)
-    a = np.linspace(0, 2 * np.pi, sides + 1)
-    ring = (np.cos(a)[None, :, None] * normal[:, None, :]
-            + np.sin(a)[None, :, None] * binormal[:, None, :])
-    verts = (c[:, None, :] + tube * ring).reshape(-1, 3)
-    i, j = np.meshgrid(np.arange(segments), np.arange(sides), indexing="ij")
-    cols = sides + 1
-    v00, v10 = i * cols + j, (i + 1) * cols + j
-    v01, v11 = i * cols + j + 1, (i + 1) * cols + j + 1
-    # counter-clockwise seen from outside: d/d(around) x d/d(along) is the outward normal
-    faces = np.concatenate([np.stack([v00, v11, v10], -1).reshape(-1, 3),
-                            np.stack([v00, v01, v11], -1).reshape(-1, 3)])
+    """The tube of ``engine.scene.procedural.torus_knot_tube`` as a textured trimesh."""
+    verts, faces, normals, uv = torus_knot_tube(p, q, segments, sides, tube)
     # trimesh keeps UVs with v up (it flips them to glTF's v down on export)
-    uu, vv = np.meshgrid(t / (2 * np.pi), a / (2 * np.pi), indexing="ij")
-    uv = np.stack([uu.ravel(), 1.0 - vv.ravel()], axis=1)
+    uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
     visual = trimesh.visual.TextureVisuals(uv=uv, image=Image.fromarray(knot_texture()))
-    return trimesh.Trimesh(verts, faces, vertex_normals=ring.reshape(-1, 3), visual=visual,
-                           process=False)
+    return trimesh.Trimesh(verts, faces, vertex_normals=normals, visual=visual, process=False)
 
 
 SUFFIXES = (".glb", ".obj", ".ply", ".stl")

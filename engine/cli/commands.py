@@ -564,6 +564,7 @@ def _window_controls(args, scene, camera, renderer, playback):
 
     from ..controls.controllers import FlyController, OrbitController
     from ..display.controls import WindowControls
+    from ..scene.framing import view_target
 
     controller = None
     if args.controller == "fly":
@@ -573,7 +574,9 @@ def _window_controls(args, scene, camera, renderer, playback):
         target = (np.zeros(3) if bounds is None
                   else 0.5 * (np.asarray(bounds[0]) + np.asarray(bounds[1])))
         if playback is None:
-            controller = OrbitController(camera, target=target)
+            # the point ahead of the framed camera (engine.scene.framing.view_target), so
+            # the first drag does not snap the view
+            controller = OrbitController(camera, target=view_target(camera, bounds))
         else:
             # The path's first pose may not look at the scene centre: orbit the point
             # straight ahead at the same distance instead of snapping the view.

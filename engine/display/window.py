@@ -24,7 +24,8 @@ so controllers, picking and the HUD all work in the renderer's pixels.
 Esc (close) and F12 (screenshot) are handled by the window and not forwarded.
 
 Keys: Esc quits; F12 saves a PNG screenshot of the next frame into ``screenshot_dir``.
-The caption shows the point count, frames per second and the raster mode.
+The caption shows what is drawn (triangles, lines, points), frames per second and the
+raster mode.
 
 Headless use (tests, servers): set ``PYGLET_HEADLESS=1`` (pyglet then opens EGL
 windows), or run under Xvfb with a 24-bit screen. Do not create an EGL standalone
@@ -261,9 +262,15 @@ class Viewer:
         if now - self._fps_t0 >= CAPTION_INTERVAL_S:
             self.fps = self._fps_frames / (now - self._fps_t0)
             self._fps_frames, self._fps_t0 = 0, now
-            self.window.set_caption(
-                f"{self.caption} - {self.renderer.batch.vertex_count:,} points - "
-                f"{self.fps:.1f} fps - {self.raster}")
+            self.window.set_caption(self.caption_text())
+
+    def caption_text(self) -> str:
+        """The window title: prefix, what is drawn (``engine.render.primitives.contents``:
+        triangles for meshes, points for point clouds), frames per second, raster mode."""
+        from ..render.primitives import contents
+
+        what = contents(self.renderer.primitives, self.renderer.batch.vertex_count)
+        return f"{self.caption} - {what} - {self.fps:.1f} fps - {self.raster}"
 
     def run(self, max_frames: int | None = None) -> int:
         """Show frames until Esc, the close button, or ``max_frames``; then close.
