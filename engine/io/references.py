@@ -43,10 +43,10 @@ class RefusedFile(Exception):
 
 def regular_file_problem(st: os.stat_result) -> str | None:
     """None for a regular file, else what the ``stat`` result shows it is instead
-    ("a named pipe (FIFO)", "a folder", ...)."""
+    ("a named pipe (FIFO)", "a folder", "a socket", ...)."""
     if stat.S_ISREG(st.st_mode):
         return None
-    return _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+    return _KINDS.get(stat.S_IFMT(st.st_mode), "another kind of file")
 
 
 class References:
