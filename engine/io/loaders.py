@@ -182,7 +182,11 @@ def _load_obj(path: Path, point_size: float, refs: References) -> Model:
     # linear search per part (quadratic: 20,000 parts took 95 s). So it always gets a
     # library line to ask the resolver for (the file's own, or this one).
     head = "" if "mtllib" in text or not used else "mtllib material-names.mtl\n"
-    kw = load_obj(io.StringIO(head + text), resolver=_MaterialNames(used, path.name))
+    vertices = text.count("\nv ") + text.startswith("v ")
+    if len(used) > 1 and len(used) * vertices > _SPLIT_WORK:
+        kw = _load_obj_by_material(text, path.name)
+    else:
+        kw = load_obj(io.StringIO(head + text), resolver=_MaterialNames(used, path.name))
     if "geometry" not in kw:  # no faces: a point cloud
         colors = kw.get("vertex_colors")
         return Model(path.stem, source=path, geometry=PointCloud(
@@ -204,6 +208,27 @@ def _load_obj(path: Path, point_size: float, refs: References) -> Model:
         model.geometry = model.remove(model.children[0]).geometry
     notes.emit(model)
     return model
+
+
+#: Parts x vertices above which an OBJ is parsed one material at a time
+#: (``fixups.split_obj_by_material``): about 0.3 s of trimesh's per-part masks over all
+#: vertices, more than the split costs for the files that pass it.
+_SPLIT_WORK = 10**8
+
+
+def _load_obj_by_material(text: str, file_name: str) -> dict:
+    """trimesh's ``load_obj`` result for ``text``, parsed one material at a time
+    (``fixups.split_obj_by_material``): {"geometry": {material name: part}}."""
+    from trimesh.exchange.obj import load_obj
+
+    geometry = {}
+    for material, sub in fixups.split_obj_by_material(text):
+        names = [] if material is None else [material]
+        head = "" if material is None else "mtllib material-names.mtl\n"
+        kw = load_obj(io.StringIO(head + sub), resolver=_MaterialNames(names, file_name))
+        for part in kw.get("geometry", {}).values():
+            geometry[file_name if material is None else material] = part
+    return {"geometry": geometry}
 
 
 class _MaterialNames:

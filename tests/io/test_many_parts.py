@@ -148,3 +148,69 @@ def test_xyz_fault_past_the_header_bytes_names_its_line(tmp_path):
     with pytest.raises(LoadError) as e:
         load(path)
     assert str(e.value) == f"{path}: line {n - 6}: 'oops' is not a number"
+
+
+def _own_vertices_obj(path, n, uv=True):
+    """n parts, each its own material and its own three vertices (with UVs, normals and
+    vertex colours), after a material library: the case trimesh's reader costs P x V."""
+    lines = ["mtllib lib.mtl\n"]
+    for i in range(n):
+        lines.append(f"v {i} 0 0 1 0 0\nv {i + 1} 0 0 0 1 0\nv {i} 1 {i % 7} 0 0 1\n"
+                     f"vn 0 0 1\nvt {i % 5 / 5} 0\nvt 1 0\nvt 0 1\nusemtl m{i % (n // 2 + 1)}\n")
+        k = 3 * i
+        lines.append(f"f {k + 1}/{k + 1}/{i + 1} {k + 2}/{k + 2}/{i + 1} {k + 3}/{k + 3}/{i + 1}\n"
+                     if uv else f"f {k + 1} {k + 2} {k + 3}\n")
+    path.write_text("".join(lines))
+    (path.parent / "lib.mtl").write_text("".join(f"newmtl m{i}\nKd 0.5 {i % 3 / 3} 1\n"
+                                                 for i in range(n // 2 + 1)))
+    return path
+
+
+def _triangles(geometry):
+    """The mesh's triangles as a sorted array of their corners' (position, colour, uv,
+    normal) rows: independent of vertex and face order."""
+    g = geometry
+    cols = [g.positions + g.origin, g.colors.astype(float)]
+    cols += [g.uvs] if g.uvs is not None else []
+    cols += [g.normals] if g.normals is not None else []
+    rows = np.concatenate(cols, axis=1)[g.faces].reshape(len(g.faces), -1)
+    rows = np.round(rows, 5)
+    return rows[np.lexsort(rows.T[::-1])]
+
+
+@pytest.mark.parametrize("uv", [True, False])
+def test_obj_split_by_material_reads_what_the_whole_file_gives(tmp_path, monkeypatch, uv):
+    """Parsed one material at a time (fixups.split_obj_by_material), an OBJ gives the
+    same parts, with the same triangles, colours, UVs and normals, as parsed whole."""
+    from engine.io import loaders
+
+    path = _own_vertices_obj(tmp_path / "m.obj", 40, uv)
+    whole = {c.name: c.geometry for c in load(path).children}
+    monkeypatch.setattr(loaders, "_SPLIT_WORK", 0)
+    split = {c.name: c.geometry for c in load(path).children}
+    assert sorted(split) == sorted(whole) == sorted(f"m{i}" for i in range(21))
+    for name, g in whole.items():
+        np.testing.assert_array_equal(_triangles(split[name]), _triangles(g))
+
+
+def test_obj_parts_with_their_own_vertices_cost_their_own_size(tmp_path, monkeypatch):
+    """trimesh's reader masks every vertex of the text it is given once per material:
+    the parts x vertices it is handed stay proportional to the file (the whole file at
+    once made it 2,000 parts x 6,000 vertices)."""
+    import trimesh.exchange.obj as tobj
+
+    work = []
+    original = tobj.load_obj
+
+    def counting(file_obj, *args, **kwargs):
+        text = file_obj.getvalue()
+        work.append(max(text.count("usemtl"), 1) * text.count("\nv "))
+        return original(file_obj, *args, **kwargs)
+
+    monkeypatch.setattr(tobj, "load_obj", counting)
+    from engine.io import loaders
+
+    monkeypatch.setattr(loaders, "_SPLIT_WORK", 10**6)  # the rule, at a test's size
+    model = load(_own_vertices_obj(tmp_path / "m.obj", 2000))
+    assert len(model.children) == 1001
+    assert sum(work) <= 3 * 6000
