@@ -281,3 +281,18 @@ def test_cli_root_option(tmp_path, capsys, caplog):
         main(["render", str(obj), "--out", str(out), "--root", str(tmp_path / "no")])
     assert e.value.code == 2
     assert "--root: expected an existing folder" in capsys.readouterr().err
+
+
+def test_render_many_root_option(tmp_path, caplog):
+    """render-many hands --root to every file's load (ManySpec.root)."""
+    from PIL import Image
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.png").write_bytes(GREEN_PNG)
+    obj = _obj(tmp_path / "model", map_kd="../outside/secret.png")
+    for root, out in ((str(tmp_path), tmp_path / "wide"), (None, tmp_path / "own")):
+        args = ["render-many", str(obj), "--out", str(out), "--size", "64x48"]
+        assert main(args + (["--root", root] if root else [])) == 0
+        (png,) = out.rglob("*.png")
+        r, g, b = Image.open(png).convert("RGB").getpixel((32, 24))
+        assert (g > 2 * max(r, b)) == (root is not None)  # green texture, or Kd
