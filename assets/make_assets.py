@@ -1,10 +1,20 @@
-"""Writes the 3D files the examples load, all generated here (no third-party data):
+"""Writes the 3D files the examples and the docs load, all generated here (no
+third-party data):
 
     assets/torus_knot.glb   a (2, 3) torus-knot tube as a textured triangle mesh (binary
                             glTF: positions, normals, UVs and a procedural base-colour
                             texture), the default model of examples/model_viewer.py
 
-Usage: python assets/make_assets.py [OUT_DIR]   (default: this folder)
+and, given file names, the same model in the format each suffix names (the sample
+files the README and docs use: ``model.glb``, ``model.obj``, ``scan.ply``):
+
+    .glb           textured binary glTF
+    .obj           OBJ with an MTL material library and its PNG texture beside it
+                   (NAME.mtl, NAME.png)
+    .ply / .stl    the texture baked into vertex colours (PLY); geometry only (STL)
+
+Usage: python assets/make_assets.py [OUT_DIR | FILE ...]   (default: this folder)
+A name with a suffix is a file (folders it needs are created), one without a folder.
 """
 
 import sys
@@ -13,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import trimesh
 from PIL import Image
+
+from engine.scene.procedural import torus_knot_tube
 
 
 def knot_texture(width=512, height=64):
@@ -29,48 +41,63 @@ def knot_texture(width=512, height=64):
 
 
 def torus_knot_mesh(p=2, q=3, segments=720, sides=24, tube=0.12):
-    """A tube around the (p, q) torus knot. The grid has a seam column and row of
-    duplicated vertices so UVs run 0..1 without wrapping; the normals are the exact tube
-    normals, so the seam does not show in the lighting."""
-    t = np.linspace(0, 2 * np.pi, segments + 1)
-
-    def centre(tt):
-        rr = (2 + np.cos(q * tt)) / 3
-        return np.stack([rr * np.cos(p * tt), np.sin(q * tt) / 3, rr * np.sin(p * tt)], axis=-1)
-
-    c = centre(t)
-    tangent = centre(t + 1e-4) - centre(t - 1e-4)
-    tangent /= np.linalg.norm(tangent, axis=1, keepdims=True)
-    normal = np.cross(tangent, [0.0, 1.0, 0.0])
-    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
-    binormal = np.cross(tangent, normal)
-    a = np.linspace(0, 2 * np.pi, sides + 1)
-    ring = (np.cos(a)[None, :, None] * normal[:, None, :]
-            + np.sin(a)[None, :, None] * binormal[:, None, :])
-    verts = (c[:, None, :] + tube * ring).reshape(-1, 3)
-    i, j = np.meshgrid(np.arange(segments), np.arange(sides), indexing="ij")
-    cols = sides + 1
-    v00, v10 = i * cols + j, (i + 1) * cols + j
-    v01, v11 = i * cols + j + 1, (i + 1) * cols + j + 1
-    # counter-clockwise seen from outside: d/d(around) x d/d(along) is the outward normal
-    faces = np.concatenate([np.stack([v00, v11, v10], -1).reshape(-1, 3),
-                            np.stack([v00, v01, v11], -1).reshape(-1, 3)])
+    """The tube of ``engine.scene.procedural.torus_knot_tube`` as a textured trimesh."""
+    verts, faces, normals, uv = torus_knot_tube(p, q, segments, sides, tube)
     # trimesh keeps UVs with v up (it flips them to glTF's v down on export)
-    uu, vv = np.meshgrid(t / (2 * np.pi), a / (2 * np.pi), indexing="ij")
-    uv = np.stack([uu.ravel(), 1.0 - vv.ravel()], axis=1)
+    uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
     visual = trimesh.visual.TextureVisuals(uv=uv, image=Image.fromarray(knot_texture()))
-    return trimesh.Trimesh(verts, faces, vertex_normals=ring.reshape(-1, 3), visual=visual,
-                           process=False)
+    return trimesh.Trimesh(verts, faces, vertex_normals=normals, visual=visual, process=False)
 
 
-def main(out_dir=None) -> list[Path]:
-    out = Path(out_dir) if out_dir else Path(__file__).resolve().parent
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "torus_knot.glb"
-    torus_knot_mesh().export(path)
+SUFFIXES = (".glb", ".obj", ".ply", ".stl")
+
+
+def write_model(path) -> list[Path]:
+    """The torus knot written to ``path`` in the format of its suffix (module doc);
+    returns every file written."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise SystemExit(f"make_assets.py: {path}: the suffix must be one of "
+                         f"{', '.join(SUFFIXES)} (or give a folder)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mesh = torus_knot_mesh()
+    if suffix == ".obj":
+        text, extra = mesh.export(file_type="obj", mtl_name=f"{path.stem}.mtl",
+                                  return_texture=True)
+        written = [path]
+        path.write_text(text)
+        # trimesh names the texture after the material: name it after the model, so two
+        # sample OBJs in one folder do not share one image file
+        image = next(n for n in extra if n.lower().endswith(".png"))
+        for name, data in extra.items():
+            target = path.with_suffix(".png") if name == image else path.parent / name
+            if name.lower().endswith(".mtl"):
+                data = data.replace(image.encode(), target.with_suffix(".png").name.encode())
+            target.write_bytes(data)
+            written.append(target)
+        return written
+    if suffix in (".ply", ".stl"):
+        mesh.visual = mesh.visual.to_color()
+    mesh.export(path)
     return [path]
 
 
+def main(targets=()) -> list[Path]:
+    if not targets:
+        targets = [Path(__file__).resolve().parent]
+    written = []
+    for target in map(Path, targets):
+        if target.suffix and not target.is_dir():  # a file name (an unknown suffix exits)
+            written += write_model(target)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            path = target / "torus_knot.glb"
+            torus_knot_mesh().export(path)
+            written.append(path)
+    return written
+
+
 if __name__ == "__main__":
-    for path in main(sys.argv[1] if len(sys.argv) > 1 else None):
+    for path in main(sys.argv[1:]):
         print(f"wrote {path}")

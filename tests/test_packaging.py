@@ -18,15 +18,35 @@ from PIL import Image
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
+def wheel_build(tmp_path_factory):
+    """(wheel path, everything pip and the build backend printed)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(out), str(ROOT)],
         check=True,
         timeout=300,
+        capture_output=True,
+        text=True,
     )
     (path,) = out.glob("frustum-*.whl")
-    return path
+    return path, r.stdout + r.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(wheel_build):
+    return wheel_build[0]
+
+
+def test_licence_is_an_spdx_expression_without_deprecation_warnings(wheel_build):
+    """pyproject.toml's licence is the PEP 639 string: the wheel's metadata says
+    ``License-Expression: MIT`` and the build prints no deprecation warning (a TOML
+    table made setuptools print 'project.license as a TOML table is deprecated')."""
+    path, output = wheel_build
+    meta = next(n for n in zipfile.ZipFile(path).namelist() if n.endswith(".dist-info/METADATA"))
+    lines = zipfile.ZipFile(path).read(meta).decode().splitlines()
+    assert "License-Expression: MIT" in lines
+    assert "deprecated" not in output.lower(), [
+        line for line in output.splitlines() if "deprecated" in line.lower()]
 
 
 def test_wheel_holds_every_package_and_shader(wheel):

@@ -65,6 +65,15 @@ def index_arg(text: str) -> int:
     return v
 
 
+def folder_arg(text: str) -> str:
+    """argparse type: an existing folder, as an absolute path (Dask workers get the same
+    path)."""
+    path = Path(text).expanduser()
+    if not text or not path.is_dir():
+        raise argparse.ArgumentTypeError(f"expected an existing folder, got {text!r}")
+    return str(path.resolve())
+
+
 def count_arg(text: str) -> int:
     """argparse type: a whole number >= 1."""
     try:

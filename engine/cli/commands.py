@@ -27,6 +27,7 @@ from .args import (
     _sizes,
     color_arg,
     count_arg,
+    folder_arg,
     index_arg,
     out_arg,
     seconds_arg,
@@ -36,20 +37,20 @@ from .args import (
 log = logging.getLogger("engine")
 
 
-def load_source(source: str, aspect: float = 1.0, up: str | None = None):
+def load_source(source: str, aspect: float = 1.0, up: str | None = None, root=None):
     """(scene, camera) for 'demo' or a 3D file, framed: ``engine.io.sources.load_source``
     (shared with ``engine.show`` and the Dask workers; imported on use, so the command
     line starts without trimesh)."""
     from ..io.sources import load_source as load
 
-    return load(source, aspect, up)
+    return load(source, aspect, up, root)
 
 
-def load_sources(sources, aspect: float = 1.0, up: str | None = None):
+def load_sources(sources, aspect: float = 1.0, up: str | None = None, root=None):
     """(scene, camera) showing every source together: ``engine.io.sources.load_sources``."""
     from ..io.sources import load_sources as load
 
-    return load(sources, aspect, up)
+    return load(sources, aspect, up, root)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--shading", choices=SHADINGS, default=None, help="mesh shading")
     m.add_argument("--background", type=color_arg, default=None, metavar="COLOR",
                    help="background colour: a CSS name or #rrggbb, or R,G,B floats")
+    _add_root_option(m)
     m.add_argument("--force", action="store_true",
                    help="render every file again, even where a complete output exists")
     _add_dask_options(m, "render the files")
@@ -265,6 +267,7 @@ def _add_scene_options(p: argparse.ArgumentParser):
     p.add_argument("--up", choices=["y", "z"], default=None,
                    help="the file's up axis: 'z' turns Z-up data (LAS, most scans) into the "
                         "engine's +Y up (default: the format's own: z for LAS/LAZ, else y)")
+    _add_root_option(p)
     p.add_argument("--animation", type=index_arg, default=None, metavar="N",
                    help="play the file's animation N (0-based): in the window, and in a "
                         "video --out (whose length defaults to the animation's)")
@@ -305,6 +308,13 @@ def _aids(args, renderer):
     from ..display.aids import ViewerAids
 
     return ViewerAids(renderer, grid=args.grid, bbox=args.bbox, axes=args.axes)
+
+
+def _add_root_option(p: argparse.ArgumentParser):
+    p.add_argument("--root", type=folder_arg, default=None, metavar="DIR",
+                   help="the folder a file's textures, material libraries and buffers may "
+                        "be read from: a folder containing the file (default: the file's "
+                        "own folder and its subfolders)")
 
 
 def _contents(renderer) -> str:
@@ -407,7 +417,8 @@ def _cmd_render(args) -> int:
     writer = None if animated else open_writer(args.out, args.size)
     renderer = None
     try:
-        scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up)
+        scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up,
+                                    root=args.root)
         _apply_look(args, scene)
         camera, clip = _file_options(args, scene, camera)
         path = _place_camera(args, scene, camera)
@@ -495,7 +506,7 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
         # file's own camera the loaded scene is sent instead (RenderJob.create).
         job = RenderJob.create(
             SceneSource.from_file(args.source, args.draw, args.shading, args.background,
-                                  up=args.up),
+                                  up=args.up, root=args.root),
             camera, path, args.fps, n, args.size, backend=args.backend,
             point_size=args.point_size, raster=args.raster,
             numba_threads=args.numba_threads or 1)
@@ -552,7 +563,8 @@ def cmd_render_many(args) -> int:
     spec = ManySpec(size=tuple(args.size), format=fmt, turntable=args.turntable,
                     fps=args.fps, camera=args.camera, backend=args.backend,
                     point_size=args.point_size, draw=args.draw, shading=args.shading,
-                    background=background, numba_threads=args.numba_threads)
+                    background=background, numba_threads=args.numba_threads,
+                    root=args.root)
     res = render_many(args.patterns, args.out, spec, scheduler=args.scheduler,
                       workers=args.workers, force=args.force,
                       connect_timeout=args.connect_timeout)
@@ -590,7 +602,8 @@ def cmd_view(args) -> int:
 
         if not is_path_file(args.record):
             raise EngineError(f"--record {args.record}: camera path files end in .json or .toml")
-    scene, camera = load_sources(args.files, args.size[0] / args.size[1], up=args.up)
+    scene, camera = load_sources(args.files, args.size[0] / args.size[1], up=args.up,
+                                 root=args.root)
     _apply_look(args, scene)
     camera, clip = _file_options(args, scene, camera)
     playback = _place_camera(args, scene, camera)
@@ -620,6 +633,7 @@ def _window_controls(args, scene, camera, renderer, playback):
 
     from ..controls.controllers import FlyController, OrbitController
     from ..display.controls import WindowControls
+    from ..scene.framing import view_target
 
     controller = None
     if args.controller == "fly":
@@ -629,7 +643,9 @@ def _window_controls(args, scene, camera, renderer, playback):
         target = (np.zeros(3) if bounds is None
                   else 0.5 * (np.asarray(bounds[0]) + np.asarray(bounds[1])))
         if playback is None:
-            controller = OrbitController(camera, target=target)
+            # the point ahead of the framed camera (engine.scene.framing.view_target), so
+            # the first drag does not snap the view
+            controller = OrbitController(camera, target=view_target(camera, bounds))
         else:
             # The path's first pose may not look at the scene centre: orbit the point
             # straight ahead at the same distance instead of snapping the view.

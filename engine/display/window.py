@@ -28,8 +28,8 @@ Keys: Esc quits; F12 saves a PNG screenshot of the next frame into ``screenshot_
 With ``aids`` (the default), G, B and X toggle the ground grid, the bounding box and the
 orientation gizmo, and a left click (press and release without moving) picks what is
 under the cursor (``engine.display.aids``); these keys are not forwarded either.
-The caption shows the point count, frames per second, the raster mode, the last pick
-and the help line (``aids.HELP_LINE``).
+The caption shows what is drawn (triangles, lines, points), frames per second, the
+raster mode, the last pick and the help line (``aids.HELP_LINE``).
 
 Headless use (tests, servers): set ``PYGLET_HEADLESS=1`` (pyglet then opens EGL
 windows), or run under Xvfb with a 24-bit screen. Do not create an EGL standalone
@@ -342,10 +342,13 @@ class Viewer:
             self._set_caption()
 
     def caption_text(self) -> str:
-        """The window title: caption, point count, FPS, raster mode, then the last pick
-        and the help line when the aids are on."""
-        text = (f"{self.caption} - {self.renderer.batch.vertex_count:,} points - "
-                f"{self.fps:.1f} fps - {self.raster}")
+        """The window title: prefix, what is drawn (``engine.render.primitives.contents``:
+        triangles for meshes, points for point clouds), frames per second, raster mode,
+        then the last pick and the help line when the aids are on."""
+        from ..render.primitives import contents
+
+        what = contents(self.renderer.primitives, self.renderer.batch.vertex_count)
+        text = f"{self.caption} - {what} - {self.fps:.1f} fps - {self.raster}"
         if self.aids is not None:
             if self.aids.last_pick is not None or self.aids.picks:
                 text += f" - {describe_pick(self.aids.last_pick)}"

@@ -79,18 +79,22 @@ class SceneSource:
     shading: str | None = None
     background: tuple | None = None
     up: str | None = None
+    root: str | None = None
 
     @classmethod
     def from_file(cls, source, draw=None, shading=None, background=None,
-                  up: str | None = None) -> SceneSource:
+                  up: str | None = None, root=None) -> SceneSource:
         """A 3D file (or 'demo') every worker loads from the same path (``up``: its up
-        axis, as ``engine.io.load`` takes it); see the module docstring for what must be
+        axis, ``root``: the folder its references may be read from, as
+        ``engine.io.load`` takes them); see the module docstring for what must be
         reachable."""
         s = str(source)
         if s != "demo":
             s = str(Path(s).expanduser().resolve())
+        if root is not None:
+            root = str(Path(root).expanduser().resolve())
         bg = None if background is None else tuple(float(v) for v in np.ravel(background))
-        return cls(file=s, draw=draw, shading=shading, background=bg, up=up)
+        return cls(file=s, draw=draw, shading=shading, background=bg, up=up, root=root)
 
     @classmethod
     def from_scene(cls, scene, camera, motion=None) -> SceneSource:
@@ -108,7 +112,7 @@ class SceneSource:
             return pickle.loads(self.data)
         from ..io.sources import apply_look, load_source
 
-        scene, camera = load_source(self.file, aspect, self.up)
+        scene, camera = load_source(self.file, aspect, self.up, self.root)
         apply_look(scene, self.draw, self.shading, self.background)
         return scene, camera, None
 

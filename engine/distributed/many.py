@@ -86,7 +86,8 @@ class ManySpec:
     (azimuth, elevation, distance or None) or None for the default framing.
     backend, point_size, draw, shading, background: as ``frustum render``.
     numba_threads: Numba threads per task; None: 1 on Dask workers (so they do not
-    oversubscribe the cores), Numba's own default in this process.
+    oversubscribe the cores), Numba's own default in this process. root: the folder
+    every file's references may be read from (``engine.io.load``), or None.
     """
 
     size: tuple = (512, 512)
@@ -100,6 +101,7 @@ class ManySpec:
     shading: str | None = None
     background: tuple | None = None
     numba_threads: int | None = None
+    root: str | None = None
 
     @property
     def clip(self) -> bool:
@@ -297,7 +299,7 @@ def render_item(spec: ManySpec, source: str) -> dict:
     t0 = time.perf_counter()
     w, h = spec.size
     try:
-        scene, camera = load_source(source, w / h)
+        scene, camera = load_source(source, w / h, root=spec.root)
         apply_look(scene, spec.draw, spec.shading, spec.background)
         if spec.camera is not None:
             az, el, dist = spec.camera

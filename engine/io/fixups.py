@@ -63,6 +63,7 @@ __all__ = [
     "fan_binary_ply_faces",
     "normalize_obj",
     "read_ply_header",
+    "split_obj_by_material",
     "stl_is_binary",
     "tristrip_faces",
 ]
@@ -181,6 +182,52 @@ def _coordinates(line: str) -> list[float]:
 def _shown(line: str, n: int = 60) -> str:
     text = line.strip()
     return repr(text if len(text) <= n else text[:n] + "...")
+
+
+def split_obj_by_material(text: str) -> list[tuple[str | None, str]]:
+    """Normalised OBJ text (``normalize_obj``: every reference absolute) -> one OBJ text
+    per material, in order of first use: (material name or None for faces before any
+    ``usemtl``, text holding the ``v``/``vt``/``vn`` lines its faces use, renumbered from
+    1, then its ``f`` lines).
+
+    Why: trimesh's OBJ reader builds each material's part with masks over *all* the
+    file's vertices, so P parts with V vertices in all cost P x V (10^5 parts of their
+    own three vertices: about a minute); each small text costs only its own size.
+    Lines other than ``v``, ``vt``, ``vn``, ``usemtl`` and ``f`` carry nothing the
+    parts need (``g``/``o`` do not split parts; ``l``/``p`` are not drawn).
+    """
+    coords: dict[str, list[str]] = {"v": [], "vt": [], "vn": []}
+    faces: dict[str | None, list[list[str]]] = {}
+    current = None
+    for line in text.split("\n"):
+        tokens = [t for t in _SEPARATORS.split(line.strip(" \t")) if t]
+        if not tokens:
+            continue
+        key = tokens[0]
+        if key in coords:
+            coords[key].append(line)
+        elif key == "usemtl":
+            current = line.strip(" \t")[6:].strip() or None
+        elif key == "f":
+            faces.setdefault(current, []).append(tokens[1:])
+    out = []
+    kinds = ("v", "vt", "vn")
+    for material, rows in faces.items():
+        local: list[dict[int, int]] = [{}, {}, {}]
+        lines = []
+        for refs in rows:
+            new = []
+            for ref in refs:
+                parts = ref.split("/")
+                for k, part in enumerate(parts[:3]):
+                    if part:
+                        parts[k] = str(local[k].setdefault(int(part), len(local[k]) + 1))
+                new.append("/".join(parts))
+            lines.append("f " + " ".join(new))
+        head = [coords[kinds[k]][i - 1] for k in range(3) for i in local[k]]
+        use = [] if material is None else [f"usemtl {material}"]
+        out.append((material, "\n".join(head + use + lines) + "\n"))
+    return out
 
 
 def normalize_obj(text: str) -> str:

@@ -22,6 +22,10 @@ degree rotation about X on the returned root ((x, y, z) -> (x, z, -y)); the defa
 None means the format's convention: Z-up for LAS/LAZ (projected coordinates with
 elevation in Z), as-is for everything else.
 
+Referenced files (OBJ ``mtllib`` and MTL maps, PLY ``comment TextureFile``, glTF buffer
+and image URIs) follow one rule, ``engine.io.references``: inside the model's folder or
+the ``root`` given to ``load``, regular files only, opened without blocking.
+
 Errors: every problem raises ``engine.errors.LoadError`` with one line that names the
 file and what is wrong (missing file, not a regular file, unknown format, an empty
 file, malformed or truncated data with its line, element or JSON path, a file with no
@@ -52,6 +56,7 @@ from ..scene.model import Model
 from ..scene.transforms import decompose_trs, quat_from_axis_angle, quat_multiply
 from . import fixups
 from .notes import Notes
+from .references import References, RefusedFile, regular_file_problem
 
 __all__ = ["SUPPORTED_SUFFIXES", "UP_AXES", "load"]
 
@@ -69,16 +74,20 @@ _Z_UP = {".las", ".laz"}
 _WRAPPED = {".obj", ".ply", ".stl"}
 
 
-def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
+def load(path, point_size: float = 2.0, up: str | None = None, root=None) -> Model:
     """Load the 3D file at ``path`` as a scene-graph subtree.
 
     Args:
         path: a file with one of ``SUPPORTED_SUFFIXES`` (the suffix decides the format;
-            case does not matter). OBJ materials/textures and glTF buffers/images are
-            found next to it.
+            case does not matter). OBJ materials/textures, PLY textures and glTF
+            buffers/images are found next to it.
         point_size: splat size in pixels given to every geometry.
         up: "y" (the file is +Y up, like the engine), "z" (Z-up: rotated into +Y up at
             load) or None for the format's convention (module docstring).
+        root: the folder the files ``path`` refers to may be read from: a folder that
+            contains ``path`` (e.g. a project folder with ``models/`` and ``textures/``
+            side by side); None: the file's own folder and its subfolders
+            (``engine.io.references``).
 
     Returns:
         A ``Model`` (a ``Node``) named after the file stem. A file with one geometry
@@ -90,8 +99,9 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
 
     Raises:
         TypeError: ``path`` is not a str or os.PathLike (None, say), naming it.
-        ValueError: ``point_size`` is not a finite number > 0, or ``up`` is not one of
-            None, "y", "z" (checked before reading).
+        ValueError: ``point_size`` is not a finite number > 0, ``up`` is not one of
+            None, "y", "z", or ``root`` is not a folder containing ``path`` (checked
+            before reading).
         LoadError: one line naming the file and the problem.
     """
     size = _checked_point_size(point_size)
@@ -100,10 +110,15 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or pathlib.Path), got {path!r}")
     path = Path(path)
+    refs = References(path, root)
     suffix = path.suffix.lower()
-    if not path.exists():
-        raise LoadError(f"{path}: no such file")
-    if not path.is_file():
+    try:
+        kind = regular_file_problem(path.stat())
+    except FileNotFoundError:
+        raise LoadError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if kind is not None:  # a FIFO would block the reader's open()
         raise LoadError(f"{path}: not a file")
     if suffix not in SUPPORTED_SUFFIXES:
         known = ", ".join(SUPPORTED_SUFFIXES)
@@ -114,11 +129,11 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
         raise LoadError(f"{path}: the file is empty (0 bytes)")
     try:
         if suffix in _WRAPPED:
-            node = _read_wrapped(path, suffix, fmt, size)
+            node = _read_wrapped(path, suffix, fmt, size, refs)
         elif suffix in (".gltf", ".glb"):
             from .gltf import load_gltf
 
-            node = load_gltf(path, size)
+            node = load_gltf(path, size, refs)
         else:
             from .pointclouds import load_point_cloud
 
@@ -138,11 +153,12 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
 Z_UP_TO_Y_UP = quat_from_axis_angle((1.0, 0.0, 0.0), -math.pi / 2)
 
 
-def _read_wrapped(path: Path, suffix: str, fmt: str, size: float) -> Model:
+def _read_wrapped(path: Path, suffix: str, fmt: str, size: float,
+                  refs: References) -> Model:
     reader = {".obj": _load_obj, ".ply": _load_ply, ".stl": _load_stl}[suffix]
     try:
         with _quiet_trimesh():
-            return reader(path, size)
+            return reader(path, size, refs)
     except LoadError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError,
@@ -151,44 +167,68 @@ def _read_wrapped(path: Path, suffix: str, fmt: str, size: float) -> Model:
 
 
 # --------------------------------------------------------------------------- formats
-def _load_obj(path: Path, point_size: float) -> Model:
+def _load_obj(path: Path, point_size: float, refs: References) -> Model:
     from trimesh.exchange.obj import load_obj
 
     notes = Notes(path)
     text = fixups.normalize_obj(fixups.decode_text(path.read_bytes()))
-    library = _obj_materials(path, text, notes)
+    library = _obj_materials(path, text, notes, refs)
     # trimesh parses the geometry and splits it by `usemtl`; it is handed a library
     # that only names the materials (so it keeps the names and loads no images), and
     # the materials themselves come from engine.io.mtl
     used = sorted({m.group(1).strip() for m in re.finditer(r"(?m)^usemtl[ \t]+(.*)$", text)})
-    kw = load_obj(io.StringIO(text), resolver=_MaterialNames(used, path.name))
+    # trimesh names each part after its material only when a library declares the
+    # materials; otherwise every part is named after the file and uniquified by a
+    # linear search per part (quadratic: 20,000 parts took 95 s). So it always gets a
+    # library line to ask the resolver for (the file's own, or this one).
+    head = "" if "mtllib" in text or not used else "mtllib material-names.mtl\n"
+    vertices = text.count("\nv ") + text.startswith("v ")
+    if len(used) > 1 and len(used) * vertices > _SPLIT_WORK:
+        kw = _load_obj_by_material(text, path.name)
+    else:
+        kw = load_obj(io.StringIO(head + text), resolver=_MaterialNames(used, path.name))
     if "geometry" not in kw:  # no faces: a point cloud
         colors = kw.get("vertex_colors")
         return Model(path.stem, source=path, geometry=PointCloud(
             _positions(kw["vertices"]), _rgba8(colors), point_size=point_size))
-    import trimesh
-
-    # trimesh replaces `v x y z r g b` colours by a texture visual when the file also
-    # has `vt` lines; keep the colours from the parsed data instead.
-    tscene = trimesh.Scene()
-    raw_colors = {}
-    for name, g in kw["geometry"].items():
-        mesh = trimesh.Trimesh(vertices=g["vertices"], faces=g["faces"],
-                               vertex_normals=g.get("vertex_normals"),
-                               visual=g.get("visual"), process=False)
-        tscene.add_geometry(mesh, geom_name=name, node_name=name)
-        raw_colors[name] = g.get("vertex_colors")
+    # One node per part, straight from trimesh's parsed arrays: no trimesh Scene (its
+    # add_geometry also searches names per part) and no Trimesh objects.
+    model = Model(path.stem, source=path)
     textures: dict = {}
-
-    def convert(gname, mesh):
-        material = getattr(getattr(mesh.visual, "material", None), "name", None)
+    for name, g in kw["geometry"].items():
+        visual = g.get("visual")
+        material = getattr(getattr(visual, "material", None), "name", None)
         mtl = library.get(material) if material is not None else None
-        return _obj_geometry(path, mesh, mtl, raw_colors.get(gname), point_size, textures,
-                             notes)
-
-    model = _from_trimesh_scene(path, tscene, point_size, raw_colors, convert)
+        # trimesh replaces `v x y z r g b` colours by a texture visual when the file
+        # also has `vt` lines: the colours come from the parsed data instead
+        geom = _obj_geometry(path, g, getattr(visual, "uv", None), mtl,
+                             g.get("vertex_colors"), point_size, textures, notes, refs)
+        model.add(Node(str(name), geometry=geom))
+    if len(model.children) == 1:  # one part (one material): the root itself
+        model.geometry = model.remove(model.children[0]).geometry
     notes.emit(model)
     return model
+
+
+#: Parts x vertices above which an OBJ is parsed one material at a time
+#: (``fixups.split_obj_by_material``): about 0.3 s of trimesh's per-part masks over all
+#: vertices, more than the split costs for the files that pass it.
+_SPLIT_WORK = 10**8
+
+
+def _load_obj_by_material(text: str, file_name: str) -> dict:
+    """trimesh's ``load_obj`` result for ``text``, parsed one material at a time
+    (``fixups.split_obj_by_material``): {"geometry": {material name: part}}."""
+    from trimesh.exchange.obj import load_obj
+
+    geometry = {}
+    for material, sub in fixups.split_obj_by_material(text):
+        names = [] if material is None else [material]
+        head = "" if material is None else "mtllib material-names.mtl\n"
+        kw = load_obj(io.StringIO(head + sub), resolver=_MaterialNames(names, file_name))
+        for part in kw.get("geometry", {}).values():
+            geometry[file_name if material is None else material] = part
+    return {"geometry": geometry}
 
 
 class _MaterialNames:
@@ -206,9 +246,9 @@ class _MaterialNames:
         return self._text
 
 
-def _obj_materials(path: Path, text: str, notes: Notes) -> dict:
+def _obj_materials(path: Path, text: str, notes: Notes, refs: References) -> dict:
     """Every material of the libraries an OBJ names (``mtllib``), by name; a library
-    that cannot be found or read is noted and skipped."""
+    that cannot be found or read (``refs``' rule) is noted and skipped."""
     from .mtl import parse_mtl, resolve_texture
 
     library: dict = {}
@@ -225,9 +265,10 @@ def _obj_materials(path: Path, text: str, notes: Notes) -> dict:
                 notes.left_out(f"material library {name!r} (not found; default material)")
                 continue
             try:
-                mtl_text = fixups.decode_text(found.read_bytes()[: 64 << 20])
-            except OSError as exc:
-                notes.left_out(f"material library {name!r} ({exc.strerror or exc})")
+                mtl_text = fixups.decode_text(refs.read(found, limit=64 << 20))
+            except RefusedFile as exc:
+                notes.left_out(f"material library {name!r} ({found.name} {exc}; default "
+                               "material)")
                 continue
             for mname, mat in parse_mtl(mtl_text, notes).items():
                 mat.folder = found.parent
@@ -235,7 +276,7 @@ def _obj_materials(path: Path, text: str, notes: Notes) -> dict:
     return library
 
 
-def _obj_texture(path: Path, mtl, textures: dict, notes: Notes):
+def _obj_texture(path: Path, mtl, textures: dict, notes: Notes, refs: References):
     """The engine Texture of an MTL material's ``map_Kd`` (cached), or None (noted)."""
     from .mtl import resolve_texture
     from .textures import decode_image
@@ -248,8 +289,12 @@ def _obj_texture(path: Path, mtl, textures: dict, notes: Notes):
     key = (found, mtl.clamp)
     if key not in textures:
         try:
-            image = decode_image(found.read_bytes())
-        except (ValueError, OSError) as exc:
+            image = decode_image(refs.read(found))
+        except RefusedFile as exc:
+            notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} ({found.name} "
+                           f"{exc}; drawn in its Kd colour)")
+            image = None
+        except ValueError as exc:
             notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} ({exc}; drawn "
                            "in its Kd colour)")
             image = None
@@ -258,24 +303,30 @@ def _obj_texture(path: Path, mtl, textures: dict, notes: Notes):
     return textures[key]
 
 
-def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures: dict,
-                  notes: Notes) -> Geometry:
-    """A trimesh mesh parsed from an OBJ -> engine Mesh with its MTL material (see
-    engine.io.mtl for the mapping)."""
+def _obj_geometry(path: Path, part: dict, uv, mtl, raw_colors, point_size: float,
+                  textures: dict, notes: Notes, refs: References) -> Geometry:
+    """One part of an OBJ as trimesh's ``load_obj`` parses it (``vertices``, ``faces``,
+    optional ``vertex_normals``; ``uv`` from its visual) -> engine Mesh with its MTL
+    material (see engine.io.mtl for the mapping)."""
+    from trimesh.geometry import triangulate_quads
+
     from .textures import sample_texture, to_rgba8
 
-    faces = np.asarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
-    n = len(mesh.vertices)
-    normals = _normals(mesh, faces)
-    uv = getattr(mesh.visual, "uv", None)
+    vertices = np.asarray(part["vertices"], dtype=np.float64).reshape(-1, 3)
+    faces = np.asarray(part["faces"], dtype=np.int64)
+    if faces.ndim == 2 and faces.shape[1] != 3:  # quads and n-gons: fans, as trimesh's
+        faces = triangulate_quads(faces)  # Trimesh(faces=...) makes them
+    faces = faces.reshape(-1, 3)
+    n = len(vertices)
+    normals = _vertex_normals(vertices, faces, part.get("vertex_normals"))
     uv = None if uv is None or len(uv) != n else np.asarray(uv, np.float64)
     colors = _rgba8(raw_colors) if raw_colors is not None else None
     # back faces are culled only where no back face can show: on closed meshes
-    double_sided = not is_closed(faces, np.asarray(mesh.vertices))
+    double_sided = not is_closed(faces, vertices)
     if mtl is None:
         if uv is not None:
             uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
-        return Mesh(_positions(mesh.vertices), faces, colors=colors, normals=normals, uvs=uv,
+        return Mesh(vertices, faces, colors=colors, normals=normals, uvs=uv,
                     point_size=point_size, material=Material(double_sided=double_sided))
     if mtl.ignored_options:
         for opt in mtl.ignored_options:
@@ -287,7 +338,7 @@ def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures
     shading = "unlit" if mtl.illum == 0 else "lit"
     texture = None
     if mtl.map_kd:
-        texture = _obj_texture(path, mtl, textures, notes)
+        texture = _obj_texture(path, mtl, textures, notes, refs)
         if texture is not None and uv is None:
             notes.left_out(f"texture {mtl.map_kd!r} of material {mtl.name!r} (the faces have "
                            "no texture coordinates; drawn in its Kd colour)")
@@ -307,22 +358,42 @@ def _obj_geometry(path: Path, mesh, mtl, raw_colors, point_size: float, textures
                             double_sided=double_sided)
         if colors is None:
             colors = np.tile(to_rgba8([*mtl.kd, mtl.alpha]), (n, 1))
-    return Mesh(_positions(mesh.vertices), faces, colors=colors, normals=normals, uvs=uv,
+    return Mesh(vertices, faces, colors=colors, normals=normals, uvs=uv,
                 point_size=point_size, material=material)
 
 
-def _load_ply(path: Path, point_size: float) -> Model:
+def _load_ply(path: Path, point_size: float, refs: References) -> Model:
+    notes = Notes(path)
     try:
-        return _load_ply_checked(path, point_size)
+        model = _load_ply_checked(path, point_size, _PlyTextures(refs, notes))
     except IndexError as exc:  # a binary face list naming a vertex that does not exist
         m = re.search(r"index (-?\d+) is out of bounds for axis 0 with size (\d+)", str(exc))
         if m is None:
             raise
         raise LoadError(f"{path}: a face refers to vertex {int(m[1]):,}, but the file has "
                         f"{int(m[2]):,} vertices") from None
+    notes.emit(model)
+    return model
 
 
-def _load_ply_checked(path: Path, point_size: float) -> Model:
+class _PlyTextures:
+    """The trimesh resolver for a PLY's ``comment TextureFile NAME``: the file is read
+    by ``refs``' rule, and one that is refused is noted (trimesh then loads the mesh
+    without its texture)."""
+
+    def __init__(self, refs: References, notes: Notes):
+        self.refs, self.notes = refs, notes
+
+    def get(self, name):
+        try:
+            return self.refs.read(self.refs.folder / str(name).strip())
+        except RefusedFile as exc:
+            self.notes.left_out(f"texture file {str(name).strip()!r} ({exc}; drawn without "
+                                "it)")
+            raise
+
+
+def _load_ply_checked(path: Path, point_size: float, resolver) -> Model:
     import trimesh
 
     header = fixups.read_ply_header(path)
@@ -337,7 +408,7 @@ def _load_ply_checked(path: Path, point_size: float) -> Model:
         source = io.BytesIO(data)
     try:
         obj = trimesh.load(source, file_type="ply", process=False,
-                           resolver=trimesh.resolvers.FilePathResolver(str(path)))
+                           resolver=resolver)
     except ValueError as exc:
         if "unexpected length" not in str(exc):
             raise
@@ -348,7 +419,7 @@ def _load_ply_checked(path: Path, point_size: float) -> Model:
                             "(truncated or corrupt file)") from exc
         try:
             obj = trimesh.load(io.BytesIO(fixed), file_type="ply", process=False,
-                               resolver=trimesh.resolvers.FilePathResolver(str(path)))
+                               resolver=resolver)
         except ValueError as exc2:
             if "unexpected length" in str(exc2):
                 raise LoadError(f"{path}: binary PLY data does not match the header "
@@ -379,7 +450,7 @@ def _strip_indices(data) -> np.ndarray:
     return np.concatenate([rows, np.full((len(rows), 1), -1)], axis=1).ravel()
 
 
-def _load_stl(path: Path, point_size: float) -> Model:
+def _load_stl(path: Path, point_size: float, refs: References) -> Model:
     import trimesh
 
     data = path.read_bytes()
@@ -507,13 +578,20 @@ def _texture_material(mesh, uv):
 
 
 def _normals(mesh, faces):
-    """(N, 3) vertex normals: the file's when it has them (trimesh keeps given normals in
-    its cache), else area-weighted sums of face normals, normalised. Computed here in
-    NumPy because trimesh's own fallback without SciPy is a Python loop (13 s for the
-    armadillo's 29k faces)."""
-    v = np.asarray(mesh.vertices, dtype=np.float64)
-    if "vertex_normals" in mesh._cache:
-        given = np.asarray(mesh.vertex_normals)
+    """(N, 3) vertex normals of a trimesh mesh: ``_vertex_normals`` with the normals the
+    file gave (trimesh keeps given normals in its cache)."""
+    given = mesh.vertex_normals if "vertex_normals" in mesh._cache else None
+    return _vertex_normals(mesh.vertices, faces, given)
+
+
+def _vertex_normals(vertices, faces, given=None):
+    """(N, 3) vertex normals: ``given`` (the file's) when it has one per vertex, else
+    area-weighted sums of face normals, normalised. Computed here in NumPy because
+    trimesh's own fallback without SciPy is a Python loop (13 s for the armadillo's 29k
+    faces)."""
+    v = np.asarray(vertices, dtype=np.float64)
+    if given is not None:
+        given = np.asarray(given)
         if given.shape == v.shape:
             return given
     if not len(faces):

@@ -29,6 +29,8 @@ Texture paths: backslashes become '/', quotes are dropped; a relative path is lo
 in the MTL's folder (case-insensitively per component), a path with a drive letter or
 an absolute one by its file name only; then, failing that, by file name
 (case-insensitive) anywhere up to three folders below the MTL's folder and the OBJ's.
+The file found is read only if ``engine.io.references`` allows it (inside the model's
+folder or the root given to ``load``, a regular file).
 """
 
 from __future__ import annotations
@@ -223,7 +225,9 @@ def _match_ci(folder: Path, parts: list[str]) -> Path | None:
         if hit is None:
             return None
         cur = cur / hit
-    return cur if cur.is_file() else None
+    # anything but a folder is returned: whether it may be read (a regular file inside
+    # the root) is engine.io.references' decision, and its reason is the message
+    return cur if cur.exists() and not cur.is_dir() else None
 
 
 def _find_by_name(folders, name: str, max_depth: int = 3, max_entries: int = 20000):

@@ -25,15 +25,16 @@ __all__ = ["DEFAULT_BACKGROUND", "VIEW_AZIMUTH", "VIEW_ELEVATION", "VIEW_FOV_Y",
 # frame a Scene without importing the file loaders (trimesh).
 
 
-def load_source(source, aspect: float = 1.0, up: str | None = None):
+def load_source(source, aspect: float = 1.0, up: str | None = None, root=None):
     """(scene, camera) for 'demo' or a 3D file path.
 
     A file is loaded with ``engine.io.load`` under a new Scene, and a perspective camera
     with ``aspect`` (output width / height) is framed on the bounding box of its finite
     points (NaN/inf vertices are ignored), so the whole model fits the narrower side.
     Raises LoadError (an EngineError) for a file that cannot be read or has no finite
-    point. ``up``: the file's up axis, "y" or "z" (default: the format's own; see
-    ``engine.io.load``).
+    point. ``up``: the file's up axis, "y" or "z" (default: the format's own); ``root``:
+    the folder its referenced files may be read from (default: its own); see
+    ``engine.io.load``.
     """
     from ..errors import LoadError
     from ..scene.graph import Scene
@@ -43,13 +44,13 @@ def load_source(source, aspect: float = 1.0, up: str | None = None):
     if str(source) == "demo":
         return demo_scene(aspect=aspect)
     scene = Scene(Path(source).name, background=DEFAULT_BACKGROUND)
-    scene.add(load(source, up=up))
+    scene.add(load(source, up=up, root=root))
     if scene.bounds() is None:
         raise LoadError(f"{source}: no vertex has finite coordinates, nothing to show")
     return scene, scene.add(framed_camera(scene, aspect))
 
 
-def load_sources(sources, aspect: float = 1.0, up: str | None = None):
+def load_sources(sources, aspect: float = 1.0, up: str | None = None, root=None):
     """(scene, camera) showing every source together; one source is ``load_source``'s.
 
     Several sources are moved under one new scene (background of the first, cameras
@@ -61,10 +62,10 @@ def load_sources(sources, aspect: float = 1.0, up: str | None = None):
     from ..scene.graph import Scene
 
     if len(sources) == 1:
-        return load_source(sources[0], aspect, up)
+        return load_source(sources[0], aspect, up, root)
     scene = None
     for source in sources:
-        part, _ = load_source(source, aspect, up)
+        part, _ = load_source(source, aspect, up, root)
         if scene is None:
             scene = Scene("view", background=part.background)
         for child in part.children:

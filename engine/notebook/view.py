@@ -94,9 +94,11 @@ class InteractiveView:
                                  point_size=point_size)
         bounds = self.scene.bounds()
         if controller == "orbit":
-            center = (np.zeros(3) if bounds is None
-                      else 0.5 * (np.asarray(bounds[0]) + np.asarray(bounds[1])))
-            self.controller = OrbitController(self.camera, target=center)
+            from ..scene.framing import view_target
+
+            # the point ahead of the framed camera, so the first drag keeps the view
+            self.controller = OrbitController(self.camera,
+                                              target=view_target(self.camera, bounds))
         elif controller == "fly":
             diag = (1.0 if bounds is None
                     else float(np.linalg.norm(np.asarray(bounds[1]) - np.asarray(bounds[0]))))

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .camera import PerspectiveCamera
-from .geometry import PointCloud
+from .geometry import Lines, Mesh
 from .graph import Node, Scene
 
-__all__ = ["demo_scene", "grid_points", "icosphere", "random_box", "sphere_points", "torus_knot"]
+__all__ = ["demo_scene", "grid_lines", "grid_points", "icosphere", "random_box", "sphere_points",
+           "torus_knot", "torus_knot_tube"]
 
 
 def _hsv_to_rgb(h, s, v):
@@ -61,23 +61,79 @@ def random_box(n=10000, extent=1.0, seed=0):
     return np.random.default_rng(seed).uniform(-extent, extent, size=(n, 3))
 
 
+def torus_knot_tube(p=2, q=3, segments=720, sides=24, tube=0.12):
+    """A tube around the (p, q) torus knot: (positions (N, 3) float64, faces (M, 3)
+    int64, normals (N, 3) float64, uv (N, 2) float64), N = (segments + 1)(sides + 1),
+    M = 2 segments sides, for a knot of radius 1 (its centre line runs at (2 + cos qt)/3
+    from the Y axis and sin(qt)/3 above the XZ plane).
+
+    The grid has a seam column and row of duplicated vertices so u (along the knot) and
+    v (around the tube) run 0..1 without wrapping, v = 0 at the top of the image (the
+    engine's UV convention); the normals are the exact tube normals, so the seam does
+    not show in the lighting; faces are counter-clockwise seen from outside.
+    """
+    t = np.linspace(0, 2 * np.pi, segments + 1)
+
+    def centre(tt):
+        rr = (2 + np.cos(q * tt)) / 3
+        return np.stack([rr * np.cos(p * tt), np.sin(q * tt) / 3, rr * np.sin(p * tt)], axis=-1)
+
+    c = centre(t)
+    tangent = centre(t + 1e-4) - centre(t - 1e-4)
+    tangent /= np.linalg.norm(tangent, axis=1, keepdims=True)
+    normal = np.cross(tangent, [0.0, 1.0, 0.0])
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    binormal = np.cross(tangent, normal)
+    a = np.linspace(0, 2 * np.pi, sides + 1)
+    ring = (np.cos(a)[None, :, None] * normal[:, None, :]
+            + np.sin(a)[None, :, None] * binormal[:, None, :])
+    verts = (c[:, None, :] + tube * ring).reshape(-1, 3)
+    i, j = np.meshgrid(np.arange(segments), np.arange(sides), indexing="ij")
+    cols = sides + 1
+    v00, v10 = i * cols + j, (i + 1) * cols + j
+    v01, v11 = i * cols + j + 1, (i + 1) * cols + j + 1
+    # counter-clockwise seen from outside: d/d(around) x d/d(along) is the outward normal
+    faces = np.concatenate([np.stack([v00, v11, v10], -1).reshape(-1, 3),
+                            np.stack([v00, v01, v11], -1).reshape(-1, 3)]).astype(np.int64)
+    uu, vv = np.meshgrid(t / (2 * np.pi), a / (2 * np.pi), indexing="ij")
+    uv = np.stack([uu.ravel(), vv.ravel()], axis=1)
+    return verts, faces, ring.reshape(-1, 3), uv
+
+
+def grid_lines(size=4.0, divisions=20):
+    """(positions (N, 3), segments (M, 2)) of a square grid in the XZ plane (y = 0),
+    centred at 0: divisions + 1 lines along X and as many along Z."""
+    s = np.linspace(-size / 2, size / 2, divisions + 1)
+    ends = []
+    for x in s:
+        ends += [(x, 0.0, -size / 2), (x, 0.0, size / 2), (-size / 2, 0.0, x), (size / 2, 0.0, x)]
+    pos = np.asarray(ends, np.float64)
+    return pos, np.arange(len(pos), dtype=np.int64).reshape(-1, 2)
+
+
 def demo_scene(seed=0, aspect=1.0):
-    """The demo: a coloured torus knot over a grid with two orbiting spheres (a small
-    hierarchy). Returns (scene, camera) with the camera framed on the scene for an
-    output of ``aspect`` = width / height."""
+    """The demo: a lit, solid torus knot coloured along its length over a grid of lines,
+    with two spheres orbiting it (a small hierarchy). Returns (scene, camera) with the
+    camera framed on the scene for an output of ``aspect`` = width / height
+    (``engine.scene.framing.framed_camera``). ``seed`` varies the hue."""
+    from .framing import framed_camera
+    from .material import Material
+
     scene = Scene("demo", background=(0.04, 0.05, 0.08))
-    knot, colors = torus_knot(60000, seed=seed)
-    scene.add(Node("knot", position=(0, 1.0, 0), geometry=PointCloud(knot, colors, point_size=2)))
-    grid = grid_points(4.0, 20)
-    scene.add(Node("grid", geometry=PointCloud(grid, np.full((len(grid), 3), 0.35))))
-    pivot = scene.add(Node("pivot", position=(0, 1.0, 0)))
-    for i, (hue, x) in enumerate([((1.0, 0.55, 0.1), 1.5), ((0.2, 0.6, 1.0), -1.5)]):
-        pts = sphere_points(3000, 0.2, seed=seed + i + 1)
-        pivot.add(Node(f"moon{i}", position=(x, 0.3 * (i - 0.5), 0),
-                       geometry=PointCloud(pts, np.tile(hue, (len(pts), 1)), point_size=2)))
-    camera = PerspectiveCamera(fov_y=50.0, aspect=aspect, name="camera")
-    camera.frame(scene.bounds(), azimuth=35.0, elevation=25.0)
-    scene.add(camera)
+    verts, faces, normals, uv = torus_knot_tube(segments=540, sides=20, tube=0.13)
+    hue = (uv[:, 0] + 0.1 * seed) % 1.0
+    colors = _hsv_to_rgb(hue, 0.75, 1.0)
+    scene.add(Node("knot", position=(0, 0.6, 0), geometry=Mesh(
+        verts, faces, colors=colors, normals=normals,
+        material=Material(specular=0.4, shininess=40.0))))
+    pos, seg = grid_lines(2.8, 14)
+    scene.add(Node("grid", geometry=Lines(pos, seg, np.full((len(pos), 3), 0.35))))
+    pivot = scene.add(Node("pivot", position=(0, 0.6, 0)))
+    ball, ball_faces = icosphere(3, 0.18)
+    for i, (rgb, x) in enumerate([((1.0, 0.55, 0.1), 1.3), ((0.2, 0.6, 1.0), -1.3)]):
+        pivot.add(Node(f"moon{i}", position=(x, 0.3 * (i - 0.5), 0), geometry=Mesh(
+            ball, ball_faces, colors=np.tile(rgb, (len(ball), 1)), normals=ball / 0.18)))
+    camera = scene.add(framed_camera(scene, aspect))
     return scene, camera
 
 

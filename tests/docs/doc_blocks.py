@@ -1,8 +1,10 @@
 """The code blocks of README.md and docs/*.md, and how tests/docs runs them as written.
 
 Every ```python and ```bash block runs in a fresh temporary working directory: python
-blocks with the checkout's virtual environment's Python, bash blocks with ``bash -e -o
-pipefail`` and that environment's ``bin/`` first on PATH. The working directory mirrors
+blocks with the checkout's virtual environment's Python (the docs say to run snippets
+with ``.venv/bin/python``), bash blocks with ``bash -e -o pipefail`` and the PATH of a new
+shell: the virtual environment is *not* on it, so a block must call ``.venv/bin/frustum``
+as a user without an activated environment must. The working directory mirrors
 the top level of the checkout with symlinks (``scripts/``, ``examples/``, ``assets/``,
 ``benchmarks/``, ``.venv``, ``pyproject.toml``, ...; not ``out/`` or ``.git``), so a
 command written for the checkout root (``scripts/run.sh``, ``python examples/x.py``)
@@ -16,19 +18,23 @@ visible in the Markdown source and invisible when it is rendered:
     <!-- doc-test: skip (REASON) -->          not run; for blocks that open a window and
                                               wait, run the test suite, install packages,
                                               run for minutes or rewrite the checkout
-    <!-- doc-test: files NAME=FIXTURE ... -->  copy fixture FIXTURE into the working
-                                              directory as NAME first (placeholder file
-                                              names such as model.obj or Duck.glb)
+    <!-- doc-test: samples -->                 the sample models are in the working
+                                              directory first: exactly what the README's
+                                              SAMPLE_COMMAND writes (model.glb,
+                                              model.obj with its .mtl and .png, scan.ply),
+                                              made by running that command
+    <!-- doc-test: files NAME=FIXTURE ... -->  copy fixture FIXTURE (a block marked
+                                              ``fixture``, which the reader sees) into
+                                              the working directory as NAME first
     <!-- doc-test: env NAME=VALUE ... -->      extra environment variables for the block
     <!-- doc-test: replace "OLD" "NEW" -->     run the block with OLD replaced by NEW (e.g.
                                               a window's run() limited to a few frames)
     <!-- doc-test: fixture NAME -->            this block's text (any language) is the
                                               fixture NAME, e.g. a path file
 
-Fixtures (``make_fixtures``), all generated, none third-party: what
-``assets/make_assets.py`` writes (the textured ``torus_knot.glb``); the same mesh with its
-texture baked into vertex colours, exported by trimesh as ``torus_knot.ply``,
-``torus_knot.obj`` and ``torus_knot.stl``; and every block marked ``fixture``.
+Markers may make a block smaller or faster (``replace``) but never give it a file a
+reader following the docs does not have: the sample models come from the README's own
+command, fixtures from blocks the reader sees.
 """
 
 from __future__ import annotations
@@ -47,7 +53,9 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_LANGUAGES = ("python", "bash")
 MARKER = re.compile(r"^<!--\s*doc-test:\s*(?P<body>.*?)\s*-->\s*$")
 FENCE = re.compile(r"^```(?P<info>[^`]*)$")
-MESH_FORMATS = ("ply", "obj", "glb", "stl")
+#: The README's command that writes the sample models the docs use (run as written
+#: from the checkout root; test_doc_blocks checks the README shows it).
+SAMPLE_COMMAND = ".venv/bin/python assets/make_assets.py model.glb model.obj scan.ply"
 # Left out of the mirrored checkout: outputs, caches, version control.
 NOT_MIRRORED = {".git", "out", "build", ".pytest_cache", ".ruff_cache", ".hypothesis",
                 "__pycache__"}
@@ -66,6 +74,7 @@ class Block:
     code: str
     skip: str | None = None
     files: dict[str, str] = field(default_factory=dict)
+    samples: bool = False
     env: dict[str, str] = field(default_factory=dict)
     replace: list[tuple[str, str]] = field(default_factory=list)
     fixture: str | None = None
@@ -104,6 +113,10 @@ def _apply_marker(block: Block, body: str, where: str):
         if not reason:
             raise ValueError(f"{where}: skip needs a reason in parentheses: skip (why)")
         block.skip = reason
+    elif keyword == "samples":
+        if rest:
+            raise ValueError(f"{where}: samples takes no arguments")
+        block.samples = True
     elif keyword == "files":
         block.files.update(_pairs(rest.split(), where))
     elif keyword == "env":
@@ -184,24 +197,25 @@ def venv_bin() -> Path:
 
 
 def make_fixtures(folder: Path, blocks: list[Block]) -> dict[str, Path]:
-    """Write every fixture into ``folder``; returns name -> path."""
-    import trimesh
-
+    """Write every block marked ``fixture`` into ``folder``; returns name -> path."""
     folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run([str(venv_bin() / "python"), str(ROOT / "assets" / "make_assets.py"),
-                    str(folder)], check=True, capture_output=True, text=True, timeout=120)
-    written = sorted(folder.glob("torus_knot.*"))
-    assert written, "assets/make_assets.py wrote no torus_knot.* file"
-    mesh = trimesh.load(written[0], force="mesh", process=False)
-    if mesh.visual.kind == "texture":  # one self-contained file per format, no .mtl/.png
-        mesh.visual = mesh.visual.to_color()
-    for suffix in MESH_FORMATS:
-        if not (folder / f"torus_knot.{suffix}").exists():
-            mesh.export(folder / f"torus_knot.{suffix}")
     for block in blocks:
         if block.fixture:
             (folder / block.fixture).write_text(block.code, encoding="utf-8")
     return {p.name: p for p in folder.iterdir()}
+
+
+def make_samples(folder: Path) -> list[Path]:
+    """Run ``SAMPLE_COMMAND`` as written in ``folder`` (the checkout mirrored into it, as
+    for a block); returns the files it wrote."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mirror_checkout(folder)
+    before = set(folder.iterdir())
+    subprocess.run(shlex.split(SAMPLE_COMMAND), cwd=folder, check=True, capture_output=True,
+                   text=True, timeout=120, env=block_env(Block(folder, 0, "bash", "")))
+    written = sorted(set(folder.iterdir()) - before)
+    assert written, f"{SAMPLE_COMMAND!r} wrote nothing"
+    return written
 
 
 def mirror_checkout(workdir: Path):
@@ -227,7 +241,11 @@ def setup_stamp_problem() -> str | None:
 def block_env(block: Block) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "PYGLET_HEADLESS")}
-    env["PATH"] = str(venv_bin()) + os.pathsep + env.get("PATH", "")
+    # a new shell's PATH: without this checkout's virtual environment (see the module doc)
+    env["PATH"] = os.pathsep.join(
+        d for d in env.get("PATH", "").split(os.pathsep)
+        if d and Path(d).resolve() != venv_bin().resolve())
+    env.pop("VIRTUAL_ENV", None)
     stamp = ROOT / ".venv" / ".frustum-installed"
     if stamp.is_file() and len(stamp.read_text().split()) > 1:
         # scripts/setup.sh compares its extras with the stamp: keep them equal, so it
@@ -237,11 +255,16 @@ def block_env(block: Block) -> dict[str, str]:
     return env
 
 
-def run_block(block: Block, tmp: Path, fixtures: dict[str, Path], timeout: float = 120):
-    """Run ``block`` in ``tmp/work``; returns the CompletedProcess."""
+def run_block(block: Block, tmp: Path, fixtures: dict[str, Path], samples=(),
+              timeout: float = 120):
+    """Run ``block`` in ``tmp/work`` (with ``samples``, the files ``make_samples`` wrote,
+    when it is marked so); returns the CompletedProcess."""
     work = tmp / "work"
     work.mkdir()
     mirror_checkout(work)
+    if block.samples:
+        for sample in samples:
+            shutil.copyfile(sample, work / sample.name)
     for name, fixture in block.files.items():
         shutil.copyfile(fixtures[fixture], work / name)
     if block.language == "python":

@@ -5,7 +5,16 @@ fixtures that replace placeholder file names, and the working directory."""
 from __future__ import annotations
 
 import pytest
-from doc_blocks import RUN_LANGUAGES, all_blocks, make_fixtures, run_block, setup_stamp_problem
+from doc_blocks import (
+    ROOT,
+    RUN_LANGUAGES,
+    SAMPLE_COMMAND,
+    all_blocks,
+    make_fixtures,
+    make_samples,
+    run_block,
+    setup_stamp_problem,
+)
 
 BLOCKS, PROBLEMS = all_blocks()
 RUN = [b for b in BLOCKS if b.runs]
@@ -14,6 +23,11 @@ RUN = [b for b in BLOCKS if b.runs]
 @pytest.fixture(scope="session")
 def fixtures(tmp_path_factory):
     return make_fixtures(tmp_path_factory.mktemp("doc-fixtures"), BLOCKS)
+
+
+@pytest.fixture(scope="session")
+def samples(tmp_path_factory):
+    return make_samples(tmp_path_factory.mktemp("doc-samples"))
 
 
 def test_markers_are_valid():
@@ -32,6 +46,18 @@ def test_blocks_are_found_and_skips_say_why():
             assert not (b.skip or b.files or b.env or b.replace), b.id
 
 
+def test_the_readme_shows_the_sample_command_and_it_runs():
+    """The sample models a `samples` block gets are the README's own command's output."""
+    shown = [b for b in RUN if b.path == ROOT / "README.md" and b.language == "bash"
+             and SAMPLE_COMMAND in b.code.splitlines()[0]]
+    assert shown, f"README.md has no runnable bash block starting with {SAMPLE_COMMAND!r}"
+
+
+def test_the_sample_command_writes_the_models_the_docs_name(samples):
+    assert sorted(p.name for p in samples) == ["model.glb", "model.mtl", "model.obj",
+                                               "model.png", "scan.ply"]
+
+
 def test_placeholder_files_name_existing_fixtures(fixtures):
     for b in BLOCKS:
         for name, fixture in b.files.items():
@@ -39,12 +65,12 @@ def test_placeholder_files_name_existing_fixtures(fixtures):
 
 
 @pytest.mark.parametrize("block", RUN, ids=[b.id for b in RUN])
-def test_block_runs_as_written(block, tmp_path, fixtures):
+def test_block_runs_as_written(block, tmp_path, fixtures, samples):
     if "scripts/" in block.code:
         problem = setup_stamp_problem()
         if problem is not None:
             pytest.fail(f"{block.id} runs scripts/ (which set up .venv): {problem}")
-    r = run_block(block, tmp_path, fixtures)
+    r = run_block(block, tmp_path, fixtures, samples if block.samples else ())
     assert r.returncode == 0, (
         f"{block.id} ({block.language}) exited with status {r.returncode}\n"
         f"--- code as run\n{block.source()}--- stdout\n{r.stdout[-4000:]}\n"

@@ -539,9 +539,11 @@ def test_vertex_colors_are_linear_and_multiply_the_factor(tmp_path):
 
 # ------------------------------------------------------------------------- URIs
 @pytest.mark.parametrize("uri,words", [
-    ("../outside.bin", ["buffers[0].uri", "is not a file inside the glTF file's folder"]),
-    ("/etc/passwd", ["is not a file inside the glTF file's folder"]),
-    ("C:\\\\data\\\\x.bin", ["is not a file inside the glTF file's folder"]),
+    ("../outside.bin", ["buffers[0].uri: '../outside.bin' is outside the model's folder"]),
+    ("/etc/passwd", [("'/etc/passwd' is not a relative reference to a file (absolute paths "
+                     "are refused)")]),
+    ("C:\\\\data\\\\x.bin", [("is not a relative reference to a file (absolute paths are "
+                            "refused)")]),
     ("http://example.com/x.bin", ["buffers[0].uri: http: URIs are not fetched"]),
     ("data:application/octet-stream;base64,@@@", ["data: URI is not valid base64"]),
     ("sub%2Fnope.bin", ["the file 'sub/nope.bin' it names is missing"]),

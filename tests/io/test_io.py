@@ -212,9 +212,14 @@ def test_nan_and_inf_vertices_do_not_break_framing(tmp_path):
                                      "v 2 1 4\nf 1 2 3\nf 4 5 6\n")
     scene, camera = load_source(str(f))
     np.testing.assert_allclose(scene.bounds(), [[0, 0, 0], [2, 1, 4]])
-    # the camera looks at the centre of the finite box
-    to_center = np.array([1.0, 0.5, 2.0]) - camera.world_position
-    np.testing.assert_allclose(camera.forward, to_center / np.linalg.norm(to_center), atol=1e-9)
+    # the camera is framed on the finite box (engine.scene.framing): its 8 corners,
+    # projected (the camera's aspect is 1), span 85 % of the image, centred
+    corners = np.array([[x, y, z] for x in (0, 2) for y in (0, 1) for z in (0, 4)], float)
+    clip = np.c_[corners, np.ones(8)] @ np.asarray(camera.view_projection_matrix, float).T
+    ndc = clip[:, :2] / clip[:, 3:]
+    assert camera.aspect == 1.0
+    assert np.ptp(ndc, axis=0).max() / 2 == pytest.approx(0.85, abs=0.005)
+    np.testing.assert_allclose(ndc.max(axis=0) + ndc.min(axis=0), 0, atol=0.01)
     r = Renderer(scene, camera, (160, 120), backend="numpy")
     p = r.project()
     vis = to_host(p.visible)

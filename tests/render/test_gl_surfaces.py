@@ -65,6 +65,10 @@ def test_llvmpipe_and_software_agree_on_reference_models(ref_assets, rel):
 
 def test_llvmpipe_and_software_agree_on_points_with_a_mesh(ref_assets):
     scene, camera = load_source(str(ref_assets / "classic/stanford-bunny.obj"), SIZE[0] / SIZE[1])
+    # the bounding-sphere view this test was written for: in the closer default view
+    # (engine.scene.framing) a point of the cloud lies on the bunny's surface within the
+    # edge test's depth tolerance, where GL and software may pick either
+    camera.frame(scene.bounds(), azimuth=35.0, elevation=25.0)
     bunny = next(n for n in scene.traverse() if n.geometry is not None)
     lo, hi = scene.bounds()
     rng = np.random.default_rng(3)

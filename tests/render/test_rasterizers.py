@@ -278,9 +278,14 @@ class TestOnDevice:
     def test_renderer_on_cupy_uses_cuda_rasterizer(self, monkeypatch):
         from engine.render.backends import cupy_raster
         from engine.render.renderer import Renderer
-        from engine.scene import procedural
+        from engine.scene import Node, PointCloud, Scene, procedural
+        from engine.scene.framing import framed_camera
 
-        scene, camera = procedural.demo_scene()
+        # points only (the demo is drawn with triangles): the points raster's scene
+        scene = Scene(background=(0.04, 0.05, 0.08))
+        scene.add(Node("knot", geometry=PointCloud(*procedural.torus_knot(60000),
+                                                   point_size=2)))
+        camera = scene.add(framed_camera(scene, 16 / 9))
         r = Renderer(scene, camera, size=(160, 90), backend="cupy")
         calls = []
         real = cupy_raster.rasterize_points_cuda

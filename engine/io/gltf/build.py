@@ -38,6 +38,7 @@ from ...scene.graph import Node
 from ...scene.model import Model
 from ...scene.transforms import decompose_trs
 from ..notes import Notes
+from ..references import References
 from ..textures import sample_texture, to_rgba8
 from .accessors import COMPONENT_NAMES, AccessorReader
 from .document import Document, read_document
@@ -59,10 +60,11 @@ _MODES = {0: "POINTS", 1: "LINES", 2: "LINE_LOOP", 3: "LINE_STRIP", 4: "TRIANGLE
           5: "TRIANGLE_STRIP", 6: "TRIANGLE_FAN"}
 
 
-def load_gltf(path: Path, point_size: float) -> Model:
-    """Load a .gltf or .glb file (see the package docstring); raises LoadError."""
+def load_gltf(path: Path, point_size: float, refs: References | None = None) -> Model:
+    """Load a .gltf or .glb file (see the package docstring); ``refs``: the files its
+    URIs may read (``engine.io.references``; default: its folder). Raises LoadError."""
     data = path.read_bytes()
-    doc = read_document(path, data)
+    doc = read_document(path, data, refs)
     return _Builder(doc, point_size).build()
 
 

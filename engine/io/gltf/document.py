@@ -12,9 +12,11 @@ Sources: Khronos glTF 2.0 specification (2.0.1), sections "JSON Encoding", "URIs
 
 URIs (spec "URIs"): ``data:`` URIs (base64, or percent-encoded text) are decoded;
 anything else is a relative reference, percent-decoded (RFC 3986) and resolved against
-the folder of the .gltf/.glb. Absolute paths, other schemes (http:, file:) and
-references that leave that folder ("../x.bin") are refused: a file from elsewhere must
-not make the engine read arbitrary files.
+the folder of the .gltf/.glb. Absolute paths and other schemes (http:, file:) are
+refused (they are not relative references); the file a relative reference leads to is
+read by ``engine.io.references`` (inside the model's folder or the ``root`` the caller
+gave, a regular file): a file from elsewhere must not make the engine read arbitrary
+files.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-import os
 import posixpath
 import struct
 from pathlib import Path
@@ -30,6 +31,7 @@ from urllib.parse import unquote_to_bytes
 
 from ...errors import LoadError
 from ..jsontext import parse_json
+from ..references import References, RefusedFile
 
 __all__ = ["Document", "read_document"]
 
@@ -38,10 +40,11 @@ _GLB_JSON, _GLB_BIN = 0x4E4F534A, 0x004E4942  # chunk types "JSON", "BIN\0"
 _MISSING = object()
 
 
-def read_document(path: Path, data: bytes) -> Document:
+def read_document(path: Path, data: bytes, refs: References | None = None) -> Document:
     """The glTF document in ``data`` (the bytes of ``path``; GLB when it starts with the
-    magic 'glTF' and the suffix is .glb). Raises LoadError naming the file and what is
-    wrong with the container or the JSON."""
+    magic 'glTF' and the suffix is .glb); ``refs``: the files its URIs may read (default:
+    those in the file's folder). Raises LoadError naming the file and what is wrong with
+    the container or the JSON."""
     glb = path.suffix.lower() == ".glb"
     if not glb and data.startswith(_GLB_MAGIC):
         raise LoadError(f"{path}: binary glTF (GLB) data in a .gltf file (rename it to .glb)")
@@ -49,7 +52,7 @@ def read_document(path: Path, data: bytes) -> Document:
         doc, binary = _split_glb(path, data)
     else:
         doc, binary = _parse(path, data, ""), None
-    return Document(path, doc, binary, len(data))
+    return Document(path, doc, binary, len(data), refs)
 
 
 def _parse(path: Path, raw: bytes, where: str) -> dict:
@@ -113,15 +116,18 @@ def _split_glb(path: Path, data: bytes):
 
 class Document:
     """A parsed glTF document: ``json`` (the top-level dict), the GLB ``binary`` chunk
-    (a memoryview, or None), ``folder`` (for relative URIs) and ``file_size``.
+    (a memoryview, or None), ``folder`` (for relative URIs), ``file_size`` and ``refs``
+    (the ``References`` its URIs may read; default: the file's folder).
 
     The getters take the JSON path of the value they read (``where``) and raise
     LoadError("<file>: <where>: <what is wrong>") for a missing required field, a wrong
     type or a value out of range.
     """
 
-    def __init__(self, path: Path, doc: dict, binary, file_size: int):
+    def __init__(self, path: Path, doc: dict, binary, file_size: int,
+                 refs: References | None = None):
         self.path = Path(path)
+        self.refs = References(self.path) if refs is None else refs
         self.json = doc
         self.binary = binary
         self.folder = self.path.parent
@@ -333,25 +339,17 @@ class Document:
             raise self.error(where, f"{_short(uri)!r} does not decode to a UTF-8 file "
                                     "name") from None
         rel = rel.replace("\\", "/")
-        norm = posixpath.normpath(rel) if rel else ""
-        if (not rel or rel.startswith("/") or (len(rel) > 1 and rel[1] == ":")
-                or norm == ".." or norm.startswith("../") or "\0" in rel):
-            raise self.error(where, f"{_short(uri)!r} is not a file inside the glTF file's "
-                                    "folder (absolute paths and '..' are refused)")
-        target = self.folder / norm
+        if not rel or rel.startswith("/") or (len(rel) > 1 and rel[1] == ":") or "\0" in rel:
+            raise self.error(where, f"{_short(uri)!r} is not a relative reference to a file "
+                                    "(absolute paths are refused)")
+        target = self.folder / posixpath.normpath(rel)
         try:
-            with open(target, "rb") as fh:
-                # read(n) reserves n bytes first: never ask for more than the file holds
-                size = os.fstat(fh.fileno()).st_size
-                return fh.read(size if limit is None else min(limit, size))
-        except FileNotFoundError:
-            raise self.error(where, f"the file {_short(rel)!r} it names is missing (looked "
-                                    f"for {_short(str(target), 200)})") from None
-        except IsADirectoryError:
-            raise self.error(where, f"{_short(rel)!r} is a folder, not a file") from None
-        except OSError as exc:
-            raise self.error(where, f"cannot read {_short(rel)!r}: {exc.strerror or exc}"
-                             ) from None
+            return self.refs.read(target, limit)
+        except RefusedFile as exc:
+            if str(exc) == "is missing":
+                raise self.error(where, f"the file {_short(rel)!r} it names is missing "
+                                        f"(looked for {_short(str(target), 200)})") from None
+            raise self.error(where, f"{_short(rel)!r} {exc}") from None
 
     def buffer_view(self, index: int, where: str) -> tuple[memoryview, int | None]:
         """(bytes, byteStride or None) of ``bufferViews[index]`` (index checked)."""
