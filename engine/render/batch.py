@@ -134,6 +134,8 @@ class VertexBatch:
             change, so presenters holding copies (GL buffers) know to refresh them.
         layout_revision: bumped when the vertex layout changes (positions, object ids,
             ranges; not colours): what the primitive assembly depends on.
+        mirror_revision: bumped when a slot's ``mirrored`` flag changes (a node's world
+            transform turning into or out of a mirror image): the assembly depends on it.
         transforms: "numba" or "numpy": which implementation updates the matrices each
             frame (the constructor's ``transforms``: "auto" takes Numba when installed;
             both give the same matrices to rounding).
@@ -160,6 +162,7 @@ class VertexBatch:
         self.growths = 0
         self.vertex_revision = 0
         self.layout_revision = 0
+        self.mirror_revision = 0
         self._synced_revision = -1
         self._size_device = None  # (vertex_revision, per-vertex sizes on xp)
         self._reset(0, 0)
@@ -181,6 +184,7 @@ class VertexBatch:
         self._slot_inst = np.full(slot_capacity, -1, np.int64)  # instance index, or -1
         self._slot_go = np.zeros((slot_capacity, 3))  # geometry origin (float64)
         self._slot_dirty = np.zeros(slot_capacity, bool)  # recompute even if nothing moved
+        self._mirrored = np.zeros(slot_capacity, bool)  # model 3x3 determinant < 0
         self._free_slots = list(range(slot_capacity - 1, -1, -1))  # pop() gives lowest
         self.ranges: dict[Node, tuple[int, int]] = {}
         self._slot_of: dict[Node, int] = {}
@@ -626,6 +630,7 @@ class VertexBatch:
             self._slot_inst = np.concatenate([self._slot_inst, np.full(extra, -1, np.int64)])
             self._slot_go = np.concatenate([self._slot_go, np.zeros((extra, 3))])
             self._slot_dirty = np.concatenate([self._slot_dirty, np.zeros(extra, bool)])
+            self._mirrored = np.concatenate([self._mirrored, np.zeros(extra, bool)])
             self._free_slots = list(range(cap - 1, old_null - 1, -1)) + self._free_slots
             self._kcap = cap
             self._upload = [0, cap]
@@ -753,12 +758,34 @@ class VertexBatch:
         lo, hi = self._upload
         if hi < lo:
             return
+        self._update_mirrored(lo, min(hi, self._kcap - 1))
         if self.xp is np:
             self.model = self._model_host
         else:
             self.model[lo:hi + 1].set(self._model_host[lo:hi + 1])
         self._upload = [self._kcap + 1, -1]
         self.uploads += 1
+
+    def _update_mirrored(self, lo: int, hi: int):
+        """Recompute ``mirrored`` for the model rows [lo, hi] just written; a change
+        bumps ``mirror_revision`` (the primitive assembly then reverses their winding)."""
+        if hi < lo:
+            return
+        a = self._model_host[lo:hi + 1, :3, :3].astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN rows: not mirrored
+            det = np.einsum("ki,ki->k", a[:, 0], np.cross(a[:, 1], a[:, 2]))
+        neg = det < 0
+        if not np.array_equal(neg, self._mirrored[lo:hi + 1]):
+            self._mirrored[lo:hi + 1] = neg
+            self.mirror_revision += 1
+
+    @property
+    def mirrored(self) -> np.ndarray:
+        """(K,) bool host array: True for the model slots whose matrix has a negative
+        3x3 determinant (an odd number of negative scales: a mirror image), whose
+        triangles' winding the primitive assembly reverses (glTF 2.0, 3.7.4). Free,
+        inactive and zero-scale slots are False. Read after ``sync``."""
+        return self._mirrored
 
     def _root_world(self, wch: np.ndarray):
         root_world = self.root.world_matrix
