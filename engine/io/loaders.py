@@ -26,9 +26,11 @@ elevation in Z), as-is for everything else.
 Errors: every problem raises ``engine.errors.LoadError`` with one line that names the
 file and what is wrong (missing file, not a regular file, unknown format, an empty
 file, malformed or truncated data with its line, element or JSON path, a file with no
-vertices). Bad ``point_size`` / ``up`` arguments are ValueErrors, raised before the file
-is read. Features a file uses that the renderer does not draw are listed in one warning
-line per file (logged on the "engine" logger and kept on ``Model.warnings``).
+vertices, a node whose world transform overflows or puts its geometry beyond the
+float32 range: ``engine.scene.graph.subtree_bounds``). Bad ``point_size`` / ``up``
+arguments are ValueErrors, raised before the file is read. Features a file uses that
+the renderer does not draw are listed in one warning line per file (logged on the
+"engine" logger and kept on ``Model.warnings``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import numpy as np
 
 from ..errors import LoadError
 from ..scene.geometry import Geometry, Mesh, PointCloud
-from ..scene.graph import Node
+from ..scene.graph import Node, TransformError, subtree_bounds
 from ..scene.material import Material, Sampler, Texture
 from ..scene.model import Model
 from ..scene.transforms import decompose_trs, quat_from_axis_angle, quat_multiply
@@ -130,6 +132,10 @@ def load(path, point_size: float = 2.0, up: str | None = None) -> Model:
         raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not any(n.geometry is not None and n.geometry.vertex_count for n in node.traverse()):
         raise LoadError(f"{path}: the file contains no vertices")
+    try:  # every world transform composed once: overflow or beyond float32 is refused
+        subtree_bounds(node)
+    except TransformError as exc:
+        raise LoadError(f"{path}: {exc}") from None
     if (up or ("z" if suffix in _Z_UP else "y")) == "z":
         node.rotation = quat_multiply(Z_UP_TO_Y_UP, node.rotation)
     return node

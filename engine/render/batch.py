@@ -63,7 +63,14 @@ import numpy as np
 
 from ..arrays import to_host
 from ..scene.camera import Camera
-from ..scene.graph import _TABLE, Node, appearance_epoch, transform_epoch
+from ..scene.graph import (
+    _TABLE,
+    FLOAT32_MAX,
+    Node,
+    TransformError,
+    appearance_epoch,
+    transform_epoch,
+)
 from ..scene.instances import Instances
 from ..scene.transforms import translation_matrix, trs_matrices
 
@@ -377,7 +384,8 @@ class VertexBatch:
         keeps (GL buffers) are then stale.
 
         Raises ValueError naming the node and instance when an Instances node holds a
-        non-finite value or a zero quaternion.
+        non-finite value or a zero quaternion, and engine.scene.graph.TransformError (a
+        ValueError) naming the node whose model matrix is not finite in float32.
         """
         if self._packed_rev != self.root.structure_revision:
             self._pack(self._drawable())
@@ -758,7 +766,7 @@ class VertexBatch:
         lo, hi = self._upload
         if hi < lo:
             return
-        self._update_mirrored(lo, min(hi, self._kcap - 1))
+        self._check_models(lo, min(hi, self._kcap - 1))
         if self.xp is np:
             self.model = self._model_host
         else:
@@ -766,12 +774,21 @@ class VertexBatch:
         self._upload = [self._kcap + 1, -1]
         self.uploads += 1
 
-    def _update_mirrored(self, lo: int, hi: int):
-        """Recompute ``mirrored`` for the model rows [lo, hi] just written; a change
-        bumps ``mirror_revision`` (the primitive assembly then reverses their winding)."""
+    def _check_models(self, lo: int, hi: int):
+        """The model rows [lo, hi] just written: raise TransformError naming the node of
+        a row that is not finite in float32 (its world transform overflows, or reaches
+        beyond the float32 range); recompute ``mirrored`` for them, a change bumping
+        ``mirror_revision`` (the primitive assembly then reverses their winding)."""
         if hi < lo:
             return
-        a = self._model_host[lo:hi + 1, :3, :3].astype(np.float64)
+        rows = self._model_host[lo:hi + 1]
+        bad = np.flatnonzero(~np.isfinite(rows).all(axis=(1, 2)))
+        if len(bad):
+            node = self.slot_nodes[lo + int(bad[0])]
+            raise TransformError(f"node {getattr(node, 'name', '?')!r}: its model matrix is "
+                                 "not finite in float32: its world transform overflows or "
+                                 f"reaches beyond the float32 range ({FLOAT32_MAX:.3g})")
+        a = rows[:, :3, :3].astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN rows: not mirrored
             det = np.einsum("ki,ki->k", a[:, 0], np.cross(a[:, 1], a[:, 2]))
         neg = det < 0
@@ -864,7 +881,8 @@ class VertexBatch:
         if go.any():
             m[:, :, 3] += np.einsum("kij,kj->ki", m[:, :, :3], go)
         m[:, :3, :] -= self.origin[None, :, None] * m[:, 3:4, :]
-        self._model_host[slots] = m
+        with np.errstate(over="ignore", invalid="ignore"):  # reported by _check_models
+            self._model_host[slots] = m
         self._mark_upload(int(slots.min()), int(slots.max()))
 
     def _update_instances(self, node: Instances, b: _Instanced, everything: bool):
