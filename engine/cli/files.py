@@ -23,7 +23,8 @@ def _sources(scene) -> str:
 def file_camera(args, scene, camera):
     """The camera to render through: the file's camera for ``--camera gltf:N`` (given
     the aspect of ``camera``, the auto-framed one), else ``camera``. Raises EngineError
-    when no loaded file has camera N."""
+    when no loaded file has camera N, or when that camera has no view (a zero scale on
+    it or a parent node), naming the file."""
     spec = getattr(args, "camera", None)
     if not isinstance(spec, FileCamera):
         return camera
@@ -32,6 +33,11 @@ def file_camera(args, scene, camera):
         if spec.index < len(model.cameras):
             cam = model.cameras[spec.index]
             cam.aspect = camera.aspect
+            try:
+                cam.view_matrix  # noqa: B018 (raises when the camera has no view)
+            except ValueError as exc:
+                raise EngineError(f"--camera gltf:{spec.index}: {model.source or model.name}: "
+                                  f"{exc}") from None
             return cam
         have = max(have, len(model.cameras))
     raise EngineError(f"--camera gltf:{spec.index}: {_sources(scene)} "

@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from ..animation.pose import CameraPose, apply_pose, camera_pose, yaw_pitch_of, yaw_pitch_rotation
-from ..scene.camera import Camera, PerspectiveCamera
+from ..scene.camera import Camera, OrthographicCamera, PerspectiveCamera
 from ..scene.transforms import as_vec3
 from .input import input_name, mouse_name
 
@@ -165,7 +165,7 @@ class OrbitController(_Controller):
         max_pitch: elevation limit in degrees (< 90).
 
     Input: a "mouse_left" drag rotates, "mouse_right" or "mouse_middle" drags pan,
-    scroll zooms, the arrow keys rotate and "plus"/"equal"/"num_add" zoom in,
+    scroll zooms (an orthographic camera by its height, see ``zoom``), the arrow keys rotate and "plus"/"equal"/"num_add" zoom in,
     "minus"/"num_subtract" out while held (applied in ``tick``).
     Raises ValueError when the camera sits on the target or an argument is out of range.
     """
@@ -240,13 +240,27 @@ class OrbitController(_Controller):
         self.update_camera()
 
     def zoom(self, factor: float):
-        """Dolly: divide the distance to the target by ``factor`` (> 1 moves closer);
-        the field of view is unchanged. Clamped to [min_distance, max_distance].
-        Raises ValueError unless ``factor`` is finite and > 0."""
+        """Zoom in by ``factor`` (> 1 closer): a perspective camera dollies (the distance
+        to the target is divided by ``factor``, the field of view is unchanged); an
+        orthographic camera, which a dolly would not change, has its ``height`` divided
+        by ``factor`` (zoom(2) halves it; the distance stays). Both are clamped to
+        [min_distance, max_distance] world units. Raises ValueError unless ``factor`` is
+        finite and > 0."""
         factor = _finite(factor, "factor")
         if not factor > 0:
             raise ValueError(f"zoom factor must be > 0, got {factor}")
-        self.distance = min(self.max_distance, max(self.min_distance, self.distance / factor))
+        self._dolly(-math.log(factor))
+
+    def _dolly(self, log_factor: float):
+        """Multiply the zoomed length by ``exp(log_factor)`` (< 0 zooms in): the distance
+        of a perspective camera, the height of an orthographic one (see ``zoom``)."""
+        if isinstance(self.camera, OrthographicCamera):
+            height = min(self.max_distance, max(self.min_distance, self.camera.height))
+            self.camera.height = _scale_clamped(height, log_factor, self.min_distance,
+                                                self.max_distance)
+        else:
+            self.distance = _scale_clamped(self.distance, log_factor, self.min_distance,
+                                           self.max_distance)
         self.update_camera()
 
     def mouse_drag(self, dx: float, dy: float, button="mouse_left"):
@@ -263,13 +277,11 @@ class OrbitController(_Controller):
             self.pan(-_finite(dx, "dx") / h, -_finite(dy, "dy") / h)
 
     def scroll(self, steps: float):
-        """Each scroll step up divides the distance by 1.1 (zoom in), each step down
-        multiplies it; any finite number of steps stays within [min_distance,
-        max_distance]. Raises ValueError naming ``steps`` when it is not finite."""
-        log_step = -_finite(steps, "steps") * math.log(1.1)
-        self.distance = _scale_clamped(self.distance, log_step, self.min_distance,
-                                       self.max_distance)
-        self.update_camera()
+        """Each scroll step up zooms in by 1.1 (``zoom(1.1)``: the distance, or an
+        orthographic camera's height, divided by 1.1), each step down out; any finite
+        number of steps stays within [min_distance, max_distance]. Raises ValueError
+        naming ``steps`` when it is not finite."""
+        self._dolly(-_finite(steps, "steps") * math.log(1.1))
 
     def tick(self, dt: float):
         """Apply held keys for ``dt`` >= 0 seconds: arrows rotate at 90 deg/s, the zoom
@@ -285,9 +297,7 @@ class OrbitController(_Controller):
             self.rotate(d_az, d_el)
         z = bool(_ZOOM_IN & h) - bool(_ZOOM_OUT & h)
         if z:
-            self.distance = _scale_clamped(self.distance, -z * dt * math.log(2.0),
-                                           self.min_distance, self.max_distance)
-            self.update_camera()
+            self._dolly(-z * dt * math.log(2.0))
 
 
 class FlyController(_Controller):

@@ -7,7 +7,8 @@ What is kept (OBJ/PLY/STL):
   - Positions as float64, so ``Geometry`` recentres them on their bounding-box midpoint
     (``geometry.origin``) and georeferenced data keeps its precision in float32.
   - Colours, first that applies: per-vertex colours from the file (uchar / 255, so PLY
-    ``255 128 0`` -> (1.0, 0.50196, 0.0)); per-face colours (averaged onto vertices);
+    ``255 128 0`` -> (1.0, 0.50196, 0.0)); per-face colours (each face keeps its own:
+    a vertex between faces of different colours is split, ``split_face_colors``);
     the texture image sampled at each vertex UV with the material's sampler rules; the
     material's diffuse colour; else None (the batch then draws the geometry opaque
     white).
@@ -29,9 +30,11 @@ the ``root`` given to ``load``, regular files only, opened without blocking.
 Errors: every problem raises ``engine.errors.LoadError`` with one line that names the
 file and what is wrong (missing file, not a regular file, unknown format, an empty
 file, malformed or truncated data with its line, element or JSON path, a file with no
-vertices). Bad ``point_size`` / ``up`` arguments are ValueErrors, raised before the file
-is read. Features a file uses that the renderer does not draw are listed in one warning
-line per file (logged on the "engine" logger and kept on ``Model.warnings``).
+vertices, a node whose world transform overflows or puts its geometry beyond the
+float32 range: ``engine.scene.graph.subtree_bounds``). Bad ``point_size`` / ``up``
+arguments are ValueErrors, raised before the file is read. Features a file uses that
+the renderer does not draw are listed in one warning line per file (logged on the
+"engine" logger and kept on ``Model.warnings``).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ import numpy as np
 
 from ..errors import LoadError
 from ..scene.geometry import Geometry, Mesh, PointCloud
-from ..scene.graph import Node
+from ..scene.graph import Node, TransformError, subtree_bounds
 from ..scene.material import Material, Sampler, Texture
 from ..scene.model import Model
 from ..scene.transforms import decompose_trs, quat_from_axis_angle, quat_multiply
@@ -144,6 +147,10 @@ def load(path, point_size: float = 2.0, up: str | None = None, root=None) -> Mod
         raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not any(n.geometry is not None and n.geometry.vertex_count for n in node.traverse()):
         raise LoadError(f"{path}: the file contains no vertices")
+    try:  # every world transform composed once: overflow or beyond float32 is refused
+        subtree_bounds(node)
+    except TransformError as exc:
+        raise LoadError(f"{path}: {exc}") from None
     if (up or ("z" if suffix in _Z_UP else "y")) == "z":
         node.rotation = quat_multiply(Z_UP_TO_Y_UP, node.rotation)
     return node
@@ -435,7 +442,42 @@ def _load_ply_checked(path: Path, point_size: float, resolver) -> Model:
         geom = Mesh(_positions(obj.vertices), faces, colors=_rgba8(colors),
                     point_size=point_size)
         return Model(path.stem, source=path, geometry=geom)
+    if isinstance(obj, trimesh.Trimesh) and obj.visual.kind == "face":
+        face_rgba = _rgba8(obj.visual.face_colors)
+        polygons = _ply_polygons(raw)
+        if polygons is not None and len(polygons) == len(face_rgba) != len(obj.faces):
+            # trimesh triangulated the polygons but kept one colour per polygon
+            face_rgba = face_rgba[polygon_of_triangle(polygons)]
+        return Model(path.stem, source=path, geometry=_geometry(obj, point_size,
+                                                                face_rgba=face_rgba))
     return _from_trimesh_object(path, obj, point_size)
+
+
+def _ply_polygons(raw: dict):
+    """The PLY face element's vertex lists as trimesh parsed them ((P, k) array or a
+    ragged sequence), or None."""
+    data = raw.get("face", {}).get("data")
+    if not isinstance(data, dict):
+        return None
+    for name in ("vertex_indices", "vertex_index"):
+        if name in data:
+            return data[name]
+    return None
+
+
+def polygon_of_triangle(polygons) -> np.ndarray:
+    """(T,) int64: the polygon each triangle trimesh makes of ``polygons`` came from.
+
+    trimesh triangulates with ``trimesh.geometry.triangulate_quads`` (triangles first,
+    then quads, then fans, each group in order); triangulating polygons whose every
+    index is the polygon's own number gives the map in the same order."""
+    from trimesh.geometry import triangulate_quads
+
+    if isinstance(polygons, np.ndarray) and polygons.ndim == 2:
+        numbered = np.repeat(np.arange(len(polygons))[:, None], polygons.shape[1], axis=1)
+    else:
+        numbered = [np.full(len(p), i, np.int64) for i, p in enumerate(polygons)]
+    return np.asarray(triangulate_quads(numbered), np.int64).reshape(-1, 3)[:, 0]
 
 
 def _strip_indices(data) -> np.ndarray:
@@ -513,8 +555,9 @@ def _from_trimesh_scene(path: Path, tscene, point_size: float, raw_colors: dict,
     return root
 
 
-def _geometry(obj, point_size: float, raw_colors=None) -> Geometry:
-    """A trimesh object from a PLY or STL file -> engine geometry (module doc)."""
+def _geometry(obj, point_size: float, raw_colors=None, face_rgba=None) -> Geometry:
+    """A trimesh object from a PLY or STL file -> engine geometry (module doc).
+    ``face_rgba``: (M, 4) uint8 per-triangle colours replacing the object's own."""
     import trimesh
 
     if isinstance(obj, trimesh.PointCloud):
@@ -531,19 +574,58 @@ def _geometry(obj, point_size: float, raw_colors=None) -> Geometry:
         # trimesh keeps UVs with v up (OBJ/GL); the engine's (0, 0) is the image's top-left
         uv = np.column_stack([uv[:, 0], 1.0 - uv[:, 1]])
     material = _texture_material(obj, uv)
+    positions = _positions(obj.vertices)
     if raw_colors is not None:
         colors = _rgba8(raw_colors)
     elif material is not None:  # the texture at each vertex, for drawing as points
         from .textures import sample_texture, to_rgba8
 
         colors = to_rgba8(sample_texture(material.texture, uv))
+    elif face_rgba is not None or obj.visual.kind == "face":
+        rgba = _rgba8(obj.visual.face_colors) if face_rgba is None else face_rgba
+        keep, faces, colors = split_face_colors(faces, rgba, len(positions))
+        positions = positions[keep]
+        normals = None if normals is None else np.asarray(normals)[keep]
+        uv = None if uv is None else uv[keep]
     else:
-        colors = _visual_colors(obj)
+        colors = _rgba8(obj.visual.vertex_colors) if obj.visual.kind == "vertex" else None
     material = material or Material()
     # back faces are culled only where no back face can show: on closed meshes
-    material.double_sided = not is_closed(faces, np.asarray(obj.vertices))
-    return Mesh(_positions(obj.vertices), faces, colors=colors, normals=normals, uvs=uv,
+    material.double_sided = not is_closed(faces, positions)
+    return Mesh(positions, faces, colors=colors, normals=normals, uvs=uv,
                 point_size=point_size, material=material)
+
+
+def split_face_colors(faces, face_rgba, vertex_count: int):
+    """Per-face colours as vertex colours without blending them: a vertex whose faces
+    have different colours is split into one copy per colour (faces of one colour keep
+    sharing their vertices, so smooth normals and UVs stay as they were).
+
+    Args:
+        faces: (M, 3) int64 vertex indices.
+        face_rgba: (M, 4) uint8 colour of each face.
+        vertex_count: N, the original vertices.
+
+    Returns:
+        (keep, faces, colors): (V,) int64 index of the original vertex each new vertex
+        copies (index positions, normals and UVs with it), the (M, 3) int64 faces over
+        the new vertices, and their (V, 4) uint8 colours. Vertices no face uses come
+        last, coloured with the mean of the face colours (they show as points).
+    """
+    faces = np.asarray(faces, np.int64).reshape(-1, 3)
+    palette, colour_of_face = np.unique(face_rgba, axis=0, return_inverse=True)
+    colour_of_face = colour_of_face.reshape(-1)
+    # one new vertex per distinct (original vertex, face colour) pair
+    pairs = faces * len(palette) + colour_of_face[:, None]
+    unique_pairs, new_faces = np.unique(pairs.reshape(-1), return_inverse=True)
+    keep = unique_pairs // len(palette)
+    colors = palette[unique_pairs % len(palette)]
+    unused = np.setdiff1d(np.arange(vertex_count), keep, assume_unique=True)
+    if len(unused):
+        mean = np.rint(face_rgba.astype(np.float64).mean(axis=0)).astype(np.uint8)
+        keep = np.concatenate([keep, unused])
+        colors = np.concatenate([colors, np.broadcast_to(mean, (len(unused), 4))])
+    return keep, new_faces.reshape(-1, 3).astype(np.int64), np.ascontiguousarray(colors)
 
 
 def is_closed(faces, vertices) -> bool:
@@ -603,31 +685,6 @@ def _vertex_normals(vertices, faces, given=None):
                   for k in range(3)], axis=1)
     length = np.linalg.norm(n, axis=1, keepdims=True)
     return np.divide(n, length, out=np.zeros_like(n), where=length > 0)
-
-
-def _visual_colors(mesh):
-    """(N, 4) uint8 vertex colours of a trimesh mesh (its vertex or face colours), or
-    None."""
-    visual = mesh.visual
-    if visual.kind == "vertex":
-        return _rgba8(visual.vertex_colors)
-    if visual.kind == "face":
-        return _face_to_vertex_colors(np.asarray(mesh.faces), _rgba8(visual.face_colors),
-                                      len(mesh.vertices))
-    return None
-
-
-def _face_to_vertex_colors(faces, face_rgba, n: int):
-    """(M, 4) uint8 face colours -> (N, 4) uint8 vertex colours: the mean over the faces
-    using each vertex (vertices no face uses get the mean of all faces). NumPy here,
-    because trimesh's own conversion needs SciPy."""
-    w = np.bincount(faces.ravel(), minlength=n).astype(np.float64)
-    out = np.empty((n, 4))
-    for k in range(4):
-        total = np.bincount(faces.ravel(), np.repeat(face_rgba[:, k].astype(np.float64), 3),
-                            minlength=n)
-        out[:, k] = np.divide(total, w, out=np.full(n, face_rgba[:, k].mean()), where=w > 0)
-    return np.rint(out).astype(np.uint8)
 
 
 def _file_image(image):

@@ -63,7 +63,14 @@ import numpy as np
 
 from ..arrays import to_host
 from ..scene.camera import Camera
-from ..scene.graph import _TABLE, Node, appearance_epoch, transform_epoch
+from ..scene.graph import (
+    _TABLE,
+    FLOAT32_MAX,
+    Node,
+    TransformError,
+    appearance_epoch,
+    transform_epoch,
+)
 from ..scene.instances import Instances
 from ..scene.transforms import translation_matrix, trs_matrices
 
@@ -134,6 +141,8 @@ class VertexBatch:
             change, so presenters holding copies (GL buffers) know to refresh them.
         layout_revision: bumped when the vertex layout changes (positions, object ids,
             ranges; not colours): what the primitive assembly depends on.
+        mirror_revision: bumped when a slot's ``mirrored`` flag changes (a node's world
+            transform turning into or out of a mirror image): the assembly depends on it.
         transforms: "numba" or "numpy": which implementation updates the matrices each
             frame (the constructor's ``transforms``: "auto" takes Numba when installed;
             both give the same matrices to rounding).
@@ -160,6 +169,7 @@ class VertexBatch:
         self.growths = 0
         self.vertex_revision = 0
         self.layout_revision = 0
+        self.mirror_revision = 0
         self._synced_revision = -1
         self._size_device = None  # (vertex_revision, per-vertex sizes on xp)
         self._reset(0, 0)
@@ -181,6 +191,7 @@ class VertexBatch:
         self._slot_inst = np.full(slot_capacity, -1, np.int64)  # instance index, or -1
         self._slot_go = np.zeros((slot_capacity, 3))  # geometry origin (float64)
         self._slot_dirty = np.zeros(slot_capacity, bool)  # recompute even if nothing moved
+        self._mirrored = np.zeros(slot_capacity, bool)  # model 3x3 determinant < 0
         self._free_slots = list(range(slot_capacity - 1, -1, -1))  # pop() gives lowest
         self.ranges: dict[Node, tuple[int, int]] = {}
         self._slot_of: dict[Node, int] = {}
@@ -373,7 +384,8 @@ class VertexBatch:
         keeps (GL buffers) are then stale.
 
         Raises ValueError naming the node and instance when an Instances node holds a
-        non-finite value or a zero quaternion.
+        non-finite value or a zero quaternion, and engine.scene.graph.TransformError (a
+        ValueError) naming the node whose model matrix is not finite in float32.
         """
         if self._packed_rev != self.root.structure_revision:
             self._pack(self._drawable())
@@ -626,6 +638,7 @@ class VertexBatch:
             self._slot_inst = np.concatenate([self._slot_inst, np.full(extra, -1, np.int64)])
             self._slot_go = np.concatenate([self._slot_go, np.zeros((extra, 3))])
             self._slot_dirty = np.concatenate([self._slot_dirty, np.zeros(extra, bool)])
+            self._mirrored = np.concatenate([self._mirrored, np.zeros(extra, bool)])
             self._free_slots = list(range(cap - 1, old_null - 1, -1)) + self._free_slots
             self._kcap = cap
             self._upload = [0, cap]
@@ -753,12 +766,43 @@ class VertexBatch:
         lo, hi = self._upload
         if hi < lo:
             return
+        self._check_models(lo, min(hi, self._kcap - 1))
         if self.xp is np:
             self.model = self._model_host
         else:
             self.model[lo:hi + 1].set(self._model_host[lo:hi + 1])
         self._upload = [self._kcap + 1, -1]
         self.uploads += 1
+
+    def _check_models(self, lo: int, hi: int):
+        """The model rows [lo, hi] just written: raise TransformError naming the node of
+        a row that is not finite in float32 (its world transform overflows, or reaches
+        beyond the float32 range); recompute ``mirrored`` for them, a change bumping
+        ``mirror_revision`` (the primitive assembly then reverses their winding)."""
+        if hi < lo:
+            return
+        rows = self._model_host[lo:hi + 1]
+        bad = np.flatnonzero(~np.isfinite(rows).all(axis=(1, 2)))
+        if len(bad):
+            node = self.slot_nodes[lo + int(bad[0])]
+            raise TransformError(f"node {getattr(node, 'name', '?')!r}: its model matrix is "
+                                 "not finite in float32: its world transform overflows or "
+                                 f"reaches beyond the float32 range ({FLOAT32_MAX:.3g})")
+        a = rows[:, :3, :3].astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN rows: not mirrored
+            det = np.einsum("ki,ki->k", a[:, 0], np.cross(a[:, 1], a[:, 2]))
+        neg = det < 0
+        if not np.array_equal(neg, self._mirrored[lo:hi + 1]):
+            self._mirrored[lo:hi + 1] = neg
+            self.mirror_revision += 1
+
+    @property
+    def mirrored(self) -> np.ndarray:
+        """(K,) bool host array: True for the model slots whose matrix has a negative
+        3x3 determinant (an odd number of negative scales: a mirror image), whose
+        triangles' winding the primitive assembly reverses (glTF 2.0, 3.7.4). Free,
+        inactive and zero-scale slots are False. Read after ``sync``."""
+        return self._mirrored
 
     def _root_world(self, wch: np.ndarray):
         root_world = self.root.world_matrix
@@ -837,7 +881,8 @@ class VertexBatch:
         if go.any():
             m[:, :, 3] += np.einsum("kij,kj->ki", m[:, :, :3], go)
         m[:, :3, :] -= self.origin[None, :, None] * m[:, 3:4, :]
-        self._model_host[slots] = m
+        with np.errstate(over="ignore", invalid="ignore"):  # reported by _check_models
+            self._model_host[slots] = m
         self._mark_upload(int(slots.min()), int(slots.max()))
 
     def _update_instances(self, node: Instances, b: _Instanced, everything: bool):

@@ -3,10 +3,14 @@
 Indices are global: each node's faces are offset by the start of its vertex range in the
 ``VertexBatch`` (an Instances node's faces once per instance, offset by the instance's
 copy of the geometry), so one array covers the whole scene and the rasterizers never
-look at nodes. The assembly is rebuilt only when the batch's vertex layout or the
-scene's structure change (spawn/despawn, a repack, an Instances node growing, a draw
-mode or visibility change), never per frame: moving or recolouring objects and
-hiding instances keep it. The arrays::
+look at nodes. The faces of a node (or instance) whose world transform is a mirror image
+(negative determinant, ``VertexBatch.mirrored``) have their winding reversed (corners 1
+and 2 swapped): a mirror reverses it (glTF 2.0, section 3.7.4), so reversing it back
+here makes back-face culling and two-sided lighting follow it on every backend, which
+all take counter-clockwise as front. The assembly is rebuilt only when the batch's
+vertex layout or the scene's structure change (spawn/despawn, a repack, an Instances
+node growing, a draw mode or visibility change, a slot turning into or out of a mirror
+image), never per frame: moving or recolouring objects and hiding instances keep it. The arrays::
 
     triangles     (T, 3) int64 vertex indices into the batch arrays
     tri_material  (T,) int32 index into ``materials``
@@ -63,7 +67,7 @@ class Primitives:
     def of(cls, batch, scene, cached: Primitives | None = None) -> Primitives:
         """The assembly for the batch's current contents (``cached`` when still valid)."""
         key = (id(batch), batch.layout_revision, batch.repacks, scene.structure_revision,
-               batch.vertex_count)
+               batch.vertex_count, batch.mirror_revision)
         if cached is not None and cached.key == key:
             return cached
         n = batch.vertex_count
@@ -91,9 +95,14 @@ class Primitives:
                     line_info.append((len(seg), node.line_color, (1.0,) * 4, False, False))
                 continue
             faces = to_host(g.faces).astype(np.int64) + start
+            flip = batch.mirrored[batch.slots_of(node)]  # (copies,) mirror images
             if copies > 1:  # an Instances node: its geometry once per instance
                 nv = g.vertex_count
-                faces = (faces[None] + (nv * np.arange(copies))[:, None, None]).reshape(-1, 3)
+                faces = faces[None] + (nv * np.arange(copies))[:, None, None]
+                faces[flip] = faces[flip][:, :, [0, 2, 1]]
+                faces = faces.reshape(-1, 3)
+            elif flip[0]:
+                faces = faces[:, [0, 2, 1]]
             out.meshes.append((g, start, stop, copies))
             if "solid" in mode and len(faces):
                 m = index_of.setdefault(id(g.material), len(out.materials))

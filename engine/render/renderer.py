@@ -88,6 +88,9 @@ class Renderer:
         projector: the backend's projector (the vertex projection alone).
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
             raster "gl" (raises engine.render.gl.GLUnavailable when no context can be made).
+
+    ``close()`` (or ``with Renderer(...) as r:``) frees the GL context at once; a
+    Renderer dropped without it frees it when garbage-collected.
     """
 
     def __init__(self, scene: Scene, camera: Camera, size=(640, 480), backend=None,
@@ -138,10 +141,19 @@ class Renderer:
         return self._gl
 
     def close(self):
-        """Release the offscreen GL context, if one was created."""
+        """Release the offscreen GL context, if one was created (dropping the Renderer
+        releases it too, when it is garbage-collected). The Renderer stays usable: the
+        next GL frame makes a new context."""
         if self._gl is not None:
             self._gl.release()
             self._gl = self._gl_stages = None
+
+    def __enter__(self):
+        """``with Renderer(...) as r:`` closes ``r`` (its GL context) at the end."""
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def resize(self, width: int, height: int):
         """New viewport in pixels; the camera aspect follows on the next frame."""

@@ -184,8 +184,9 @@ class Camera(Node):
         p = np.asarray(points, np.float64).reshape(-1, 3)
         w, h = self._viewport(viewport)
         m = self.world_matrix
-        r = m[:3, :3]
-        view = (p - m[:3, 3]) @ np.linalg.inv(r).T  # camera-relative first: precision
+        # the inverse rotation-scale (the view matrix's, which names a camera without one)
+        r_inv = self.view_matrix[:3, :3]
+        view = (p - m[:3, 3]) @ r_inv.T  # camera-relative first: precision
         proj = self._projection_for(w, h)
         clip = np.concatenate([view, np.ones((len(p), 1))], axis=1) @ proj.T
         cw = clip[:, 3]
@@ -197,8 +198,34 @@ class Camera(Node):
 
     @property
     def view_matrix(self) -> np.ndarray:
-        """(4, 4) float64 world -> view transform (inverse of ``world_matrix``)."""
-        return np.linalg.inv(self.world_matrix)
+        """(4, 4) float64 world -> view transform (inverse of ``world_matrix``).
+
+        Raises ValueError naming the camera when its world transform has no inverse: a
+        zero scale on the camera or a parent node (named), or a non-finite matrix."""
+        world = self.world_matrix
+        a = world[:3, :3]
+        with np.errstate(all="ignore"):  # judged on the matrix scaled to unit size
+            big = float(np.abs(a).max())
+            det = np.linalg.det(a / big) if 0 < big < math.inf else 0.0
+        if not (np.all(np.isfinite(world)) and abs(det) > 1e-12):
+            raise ValueError(self._no_view(world))
+        return np.linalg.inv(world)
+
+    def _no_view(self, world) -> str:
+        """Why the world transform of this camera cannot be inverted (one line)."""
+        if not np.all(np.isfinite(world)):
+            return (f"camera {self.name!r}: its world transform overflows the float64 "
+                    "range, so it has no view")
+        flat = []
+        node = self
+        while node is not None:
+            if np.any(np.asarray(node.scale) == 0):
+                flat.append(f"{'the camera' if node is self else f'node {node.name!r}'} "
+                            f"has scale {tuple(float(v) for v in node.scale)}")
+            node = node.parent
+        cause = "; ".join(flat) or "its axes are (nearly) parallel"
+        return (f"camera {self.name!r}: its world transform is singular ({cause}), so it "
+                "has no view")
 
     @property
     def projection_matrix(self) -> np.ndarray:

@@ -35,6 +35,23 @@ def _as_array(a, name: str):
         raise TypeError(f"{name}: cannot make an array from {type(a).__name__}") from exc
 
 
+#: The largest float32: geometry is stored and drawn in float32.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _to_float32(a, name: str):
+    """``a`` as a C-contiguous float32 array. Non-finite values stay as they are (not
+    drawn); a finite value beyond ``FLOAT32_MAX`` raises ValueError naming ``name``
+    (the cast would make it infinite)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.ascontiguousarray(a.astype(np.float32))
+    overflow = np.isinf(out) & np.isfinite(a)
+    if overflow.any():
+        raise ValueError(f"{name}: values up to {float(np.abs(a[overflow]).max()):.3g} "
+                         f"overflow float32 (largest {FLOAT32_MAX:.3g})")
+    return out
+
+
 def _colors_to_rgba8(colors, n: int):
     """(n, 3|4) uint8 or float in [0, 1] -> (n, 4) uint8 RGBA (alpha 255 when absent).
 
@@ -76,7 +93,8 @@ class Geometry:
             ``classification``. Empty by default.
 
     Raises:
-        ValueError: wrong shapes, NaN colours, colours outside [0, 1], point_size <= 0.
+        ValueError: wrong shapes, NaN colours, colours outside [0, 1], point_size <= 0,
+            finite positions (after recentring) or attributes beyond the float32 range.
         TypeError: unsupported dtypes.
     """
 
@@ -94,7 +112,7 @@ class Geometry:
                 mid = (np.min(pf, axis=0) + np.max(pf, axis=0)) * 0.5
                 self.origin = to_host(mid).astype(np.float64)
                 p = p - mid
-        self.positions = np.ascontiguousarray(p.astype(np.float32))
+        self.positions = _to_float32(p, "positions")
         n = self.positions.shape[0]
         self.colors = None if colors is None else _colors_to_rgba8(colors, n)
         point_size = as_number(point_size, "point_size")
@@ -209,7 +227,7 @@ class Mesh(Geometry):
             raise ValueError(
                 f"{name} must have shape ({self.vertex_count}, {width}), got {tuple(a.shape)}"
             )
-        return np.ascontiguousarray(a.astype(np.float32))
+        return _to_float32(a, name)
 
     @property
     def face_count(self) -> int:
@@ -220,18 +238,20 @@ class Mesh(Geometry):
         """(N, 3) float32 unit normals, local frame: ``normals`` when given, else computed
         once (and cached) as the area-weighted sum of the normals of the faces around each
         vertex (the unnormalised cross products sum, so bigger faces weigh more), with
-        counter-clockwise faces facing out. A vertex on no face, or whose faces cancel,
-        gets (0, 0, 0)."""
+        counter-clockwise faces facing out. A vertex on no face, whose faces cancel or
+        touch a non-finite position, gets (0, 0, 0)."""
         if self.normals is not None:
             return self.normals
         if getattr(self, "_computed_normals", None) is None:
             p = to_host(self.positions).astype(np.float64)
             f = to_host(self.faces)
-            cross = np.cross(p[f[:, 1]] - p[f[:, 0]], p[f[:, 2]] - p[f[:, 0]])
-            acc = np.zeros_like(p)
-            for k in range(3):
-                np.add.at(acc, f[:, k], cross)
-            length = np.linalg.norm(acc, axis=1, keepdims=True)
+            # a face with a non-finite corner gives a non-finite sum: zero below
+            with np.errstate(over="ignore", invalid="ignore"):
+                cross = np.cross(p[f[:, 1]] - p[f[:, 0]], p[f[:, 2]] - p[f[:, 0]])
+                acc = np.zeros_like(p)
+                for k in range(3):
+                    np.add.at(acc, f[:, k], cross)
+                length = np.linalg.norm(acc, axis=1, keepdims=True)
             ok = (length > 0) & np.isfinite(length)
             acc = np.where(ok, acc / np.where(ok, length, 1.0), 0.0)
             self._computed_normals = acc.astype(np.float32)

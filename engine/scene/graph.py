@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from .color import as_rgba
-from .geometry import Geometry
+from .geometry import FLOAT32_MAX, Geometry
 from .transforms import (
     DEFAULT_EULER_ORDER,
     IDENTITY_QUAT,
@@ -41,8 +41,13 @@ from .transforms import (
     trs_matrix_unchecked,
 )
 
-__all__ = ["DRAW_MODES", "Node", "NodeVector", "Scene", "get_transforms", "set_transforms",
-           "transform_epoch"]
+__all__ = ["DRAW_MODES", "FLOAT32_MAX", "Node", "NodeVector", "Scene", "TransformError",
+           "get_transforms", "set_transforms", "subtree_bounds", "transform_epoch"]
+
+class TransformError(ValueError):
+    """A node's world transform cannot be drawn: composing it overflows the float64
+    range, or it puts the node's geometry beyond ``FLOAT32_MAX``. The message names the
+    node and the cause."""
 
 DRAW_MODES = ("points", "wireframe", "solid", "solid+wireframe")
 
@@ -459,7 +464,10 @@ class Node:
     def world_matrix(self) -> np.ndarray:
         """(4, 4) float64 local -> world transform (cached; do not modify).
 
-        Revalidates the chain from the root down, iteratively (any depth works).
+        Revalidates the chain from the root down, iteratively (any depth works). A
+        product that overflows gives non-finite entries, without a NumPy warning: the
+        code that draws it reports the node (``subtree_bounds``, ``Camera.view_matrix``,
+        the renderer's batch).
         """
         chain = []
         node = self
@@ -473,7 +481,11 @@ class Node:
             r = rev[node._row]
             if c is None or c[0] != r or c[1] != parent_stamp:
                 local = node.local_matrix
-                m = local if parent_m is None else parent_m @ local
+                if parent_m is None:
+                    m = local
+                else:
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        m = parent_m @ local
                 m.setflags(write=False)
                 node._world_cache = (r, parent_stamp, m)
                 node.world_stamp = next(_stamps)
@@ -795,30 +807,55 @@ class Scene(Node):
         self.background = as_rgba(background, "background")
 
     def bounds(self):
-        """(2, 3) float64 world-space bounding box of the visible finite geometry, or None.
+        """(2, 3) float64 world-space bounding box of the visible finite geometry, or None
+        (``subtree_bounds``; raises TransformError naming a node that cannot be drawn)."""
+        return subtree_bounds(self)
 
-        Computed from each geometry's local box corners through its world matrix, in
-        one traversal that composes world matrices top-down (linear in the node count
-        whatever the depth).
-        """
-        if not self._visible:
-            return None
-        corners_idx = np.array([(i, j, k) for i in (0, 1) for j in (0, 1) for k in (0, 1)])
-        boxes = []
-        stack = [(self, self.world_matrix)]
+
+_CORNERS = np.array([(i, j, k) for i in (0, 1) for j in (0, 1) for k in (0, 1)])
+
+
+def subtree_bounds(root: Node):
+    """(2, 3) float64 world-space bounding box of the visible finite geometry under
+    ``root`` (included, with its own world matrix), or None when there is none.
+
+    Computed from each geometry's local box corners through its world matrix, in one
+    traversal that composes world matrices top-down (linear in the node count whatever
+    the depth). That is where every world transform is composed once, so it is checked
+    here: raises TransformError naming the first node whose world matrix overflows the
+    float64 range (40 nested scales of 1e10, say) or whose geometry reaches beyond
+    ``FLOAT32_MAX`` world units (a scale of 1e300), which the float32 vertex pipeline
+    cannot draw.
+    """
+    if not root._visible:
+        return None
+    boxes = []
+    stack = [(root, root.world_matrix)]
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
         while stack:
             node, world = stack.pop()
+            if not np.all(np.isfinite(world)):
+                raise TransformError(
+                    f"node {node.name!r}: its world transform overflows the float64 range "
+                    "(the scales and translations along its path multiply past 1.8e+308)")
             g = node.geometry
-            if g is not None:
-                b = g.bounds()
-                if b is not None:
-                    corners = np.ones((8, 4))
-                    corners[:, :3] = b[corners_idx, [0, 1, 2]]
-                    boxes.append((corners @ world.T)[:, :3])
+            b = None if g is None else g.bounds()
+            if b is not None:
+                corners = np.ones((8, 4))
+                corners[:, :3] = b[_CORNERS, [0, 1, 2]]
+                box = (corners @ world.T)[:, :3]
+                reach = float(np.abs(box).max())
+                if not reach <= FLOAT32_MAX:
+                    far = f"{reach:.3g}" if math.isfinite(reach) else "more than 1.8e+308"
+                    raise TransformError(
+                        f"node {node.name!r}: its world transform puts its geometry {far} "
+                        f"world units out, beyond the float32 range ({FLOAT32_MAX:.3g}) "
+                        "vertices are drawn in")
+                boxes.append(box)
             for child in node._children:
                 if child._visible:
                     stack.append((child, world @ child.local_matrix))
-        if not boxes:
-            return None
-        allc = np.concatenate(boxes)
-        return np.stack([allc.min(axis=0), allc.max(axis=0)])
+    if not boxes:
+        return None
+    allc = np.concatenate(boxes)
+    return np.stack([allc.min(axis=0), allc.max(axis=0)])

@@ -202,11 +202,15 @@ def decompose_trs(matrix) -> dict:
     if m.shape != (4, 4) or not np.all(np.isfinite(m)) or not np.allclose(m[3], [0, 0, 0, 1]):
         raise ValueError("non-affine or non-finite transform (the last row is not 0, 0, 0, 1)")
     a = m[:3, :3]
-    scale = np.linalg.norm(a, axis=0)
-    if np.linalg.det(a) < 0:
-        scale[0] = -scale[0]
-    safe = np.where(scale == 0, 1.0, scale)
-    rot = a / safe
+    # column norms with each column divided by its largest entry first: a pure 1e308
+    # scale must not overflow the squares (and then read as a shear)
+    big = np.abs(a).max(axis=0)
+    unit = a / np.where(big == 0, 1.0, big)
+    length = np.linalg.norm(unit, axis=0)  # in [1, sqrt(3)], or 0 for a zero column
+    scale = np.where(big == 0, 0.0, big) * length
+    rot = unit / np.where(length == 0, 1.0, length)
+    if np.linalg.det(unit) < 0:
+        scale[0], rot[:, 0] = -scale[0], -rot[:, 0]
     rot[:, scale == 0] = np.eye(3)[:, scale == 0]
     if not np.allclose(rot.T @ rot, np.eye(3), atol=1e-5):
         raise ValueError("shear, which translation, rotation and scale cannot represent")

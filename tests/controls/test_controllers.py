@@ -463,3 +463,42 @@ def test_the_window_names_pyglet_input_as_the_controllers_do():
     WindowControls(a).on_mouse_drag(0, 0, 0, 40, mouse.RIGHT, 0)
     b.mouse_drag(0, 40, "mouse_right")
     assert not np.allclose(a.target, 0) and np.array_equal(a.target, b.target)
+
+
+def _covered_columns(renderer) -> int:
+    """Columns of the middle row the quad covers (background black, quad white)."""
+    row = renderer.render().color[renderer.size[1] // 2]
+    return int((row[:, 0] > 0).sum())
+
+
+def _expected_columns(half_width_px: float, width: int) -> int:
+    """Pixel centres x + 0.5 inside the quad's span [w/2 - s, w/2 + s] (the rasterizer
+    covers a pixel when its centre lies inside)."""
+    centres = np.arange(width) + 0.5
+    return int((np.abs(centres - width / 2) < half_width_px).sum())
+
+
+def test_orbit_zoom_and_scroll_change_an_orthographic_height():
+    from engine import Mesh, OrthographicCamera
+
+    scene = Scene()
+    quad = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], np.float32)
+    scene.add(Node("quad", geometry=Mesh(quad, [[0, 1, 2], [0, 2, 3]])))
+    cam = scene.add(OrthographicCamera(height=8.0, position=(0, 0, 5)))
+    r = Renderer(scene, cam, size=(64, 64), backend="numpy")
+    orb = OrbitController(cam, min_distance=0.5, max_distance=50)
+    # 2 world units in an 8-unit-high view of 64 px: 16 px
+    assert _covered_columns(r) == 16
+    orb.zoom(2.0)
+    assert cam.height == pytest.approx(4.0) and orb.distance == pytest.approx(5.0)
+    assert _covered_columns(r) == 32
+    orb.scroll(5)
+    assert cam.height == pytest.approx(4.0 / 1.1 ** 5)
+    assert _covered_columns(r) == _expected_columns(1.0 * 64 / cam.height, 64) == 52
+    orb.key_down("minus")
+    orb.tick(1.0)  # zoom out 2x per second
+    assert cam.height == pytest.approx(8.0 / 1.1 ** 5)
+    orb.zoom(1e-9)  # clamped like the distance
+    assert cam.height == 50
+    orb.zoom(1e12)
+    assert cam.height == 0.5

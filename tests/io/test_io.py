@@ -154,16 +154,75 @@ def test_binary_ply_with_mixed_polygons_and_face_colours(tmp_path):
     f = tmp_path / "mixed.ply"
     f.write_bytes(head.encode() + body)
     g = load(f).geometry
-    assert g.faces.tolist() == [[0, 1, 2], [1, 4, 5], [1, 5, 3], [0, 1, 4], [0, 4, 5], [0, 5, 2]]
-    # face colours averaged over the triangles using each vertex: vertex 3 is only in
-    # the green quad; vertex 0 in one red and three blue triangles
-    assert g.colors[3].tolist() == [0, 255, 0, 255]
-    assert g.colors[0].tolist() == [64, 0, 191, 255]
+    corners = np.rint(g.positions + g.origin).astype(int)[g.faces]
+    expected = [[0, 1, 2], [1, 4, 5], [1, 5, 3], [0, 1, 4], [0, 4, 5], [0, 5, 2]]
+    assert corners.tolist() == [[list(verts[i]) for i in f] for f in expected]
+    # each triangle keeps its polygon's colour on all three corners (vertices shared by
+    # faces of different colours are split): red triangle, green quad, blue pentagon
+    rgb = [[255, 0, 0]] + [[0, 255, 0]] * 2 + [[0, 0, 255]] * 3
+    assert g.colors[g.faces][:, :, :3].tolist() == [[c] * 3 for c in rgb]
     # the same file cut inside the last face record
     cut = tmp_path / "cut.ply"
     cut.write_bytes(head.encode() + body[:-5])
     with pytest.raises(LoadError, match="truncated binary PLY: the data ends inside 'face' 2"):
         load(cut)
+
+
+def _face_coloured_cube(path: Path, quads: bool) -> Path:
+    """A closed unit cube (corners at +-1) as an ASCII PLY with one colour per face: +Z
+    and its opposite red, +X and the others blue; quads or two triangles per face."""
+    verts = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+    polys = []
+    for axis in range(3):
+        for sign in (1, -1):
+            u, v = [a for a in range(3) if a != axis]
+            ring = []
+            for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                p = [0, 0, 0]
+                p[axis], p[u], p[v] = sign, a, b
+                ring.append(verts.index(tuple(p)))
+            e1 = np.subtract(verts[ring[1]], verts[ring[0]])
+            e2 = np.subtract(verts[ring[2]], verts[ring[0]])
+            if np.cross(e1, e2)[axis] * sign < 0:  # counter-clockwise seen from outside
+                ring = ring[::-1]
+            colour = (255, 0, 0) if axis == 2 else (0, 0, 255)
+            faces = [ring] if quads else [ring[:3], [ring[0], ring[2], ring[3]]]
+            polys += [(f, colour) for f in faces]
+    text = ("ply\nformat ascii 1.0\nelement vertex 8\nproperty float x\nproperty float y\n"
+            f"property float z\nelement face {len(polys)}\n"
+            "property list uchar int vertex_indices\nproperty uchar red\n"
+            "property uchar green\nproperty uchar blue\nend_header\n")
+    text += "".join(f"{x} {y} {z}\n" for x, y, z in verts)
+    text += "".join(f"{len(f)} {' '.join(map(str, f))} {r} {g} {b}\n" for f, (r, g, b) in polys)
+    return _write(path, text)
+
+
+@pytest.mark.parametrize("quads", [False, True])
+def test_ply_face_colours_stay_per_face(tmp_path, quads):
+    from engine import Scene
+
+    model = load(_face_coloured_cube(tmp_path / "cube.ply", quads))
+    g = model.geometry
+    assert len(g.faces) == 12
+    # every corner of a triangle carries its face's colour: faces on the Z axis red
+    normal_axis = np.argmax(np.abs(np.cross(*np.diff(g.positions[g.faces], axis=1)
+                                            .transpose(1, 0, 2))), axis=1)
+    want = np.where((normal_axis == 2)[:, None], [255, 0, 0, 255], [0, 0, 255, 255])
+    assert (g.colors[g.faces] == want[:, None, :]).all()
+    assert not g.material.double_sided  # still one closed surface
+    scene = Scene()
+    scene.add(model)
+    camera = scene.add(PerspectiveCamera(fov_y=60, position=(0, 0, 5)))
+    renderer = Renderer(scene, camera, size=(64, 64), backend="numpy")
+    # head-on, the default headlight lights a face's centre to 237 (the issue's value;
+    # blended through shared vertices it was (190, 0, 86))
+    assert renderer.render().color[32, 32].tolist() == [237, 0, 0, 255]
+    camera.position = (5, 0, 0)
+    camera.look_at((0, 0, 0))
+    frame = renderer.render().color
+    assert frame[32, 32].tolist() == [0, 0, 237, 255]
+    covered = frame[..., 2] > 0
+    assert covered.sum() > 500 and (frame[covered][:, 0] == 0).all()  # no red blended in
 
 
 def test_ply_without_faces_is_a_recentred_point_cloud(tmp_path):

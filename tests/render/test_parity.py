@@ -172,6 +172,51 @@ def double_sided():
                                              f.color[48, 64, 1] > 100)
 
 
+def _face_cube():
+    """A closed single-sided cube (corners at +-0.8) with one colour per face: +Z green,
+    -Z red, the others blue; counter-clockwise seen from outside, flat normals."""
+    pos, faces, colors, normals = [], [], [], []
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            u, v = [a for a in range(3) if a != axis]
+            ring = []
+            for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                p = np.zeros(3)
+                p[axis], p[u], p[v] = sign, a, b
+                ring.append(0.8 * p)
+            n = np.zeros(3)
+            n[axis] = sign
+            if np.dot(np.cross(ring[1] - ring[0], ring[2] - ring[0]), n) < 0:
+                ring = ring[::-1]
+            k = len(pos)
+            pos += ring
+            faces += [[k, k + 1, k + 2], [k, k + 2, k + 3]]
+            normals += [n] * 4
+            rgb = (0, 1, 0) if axis == 2 and sign > 0 else (1, 0, 0) if axis == 2 else (0, 0, 1)
+            colors += [rgb] * 4
+    return Mesh(np.array(pos, np.float32), faces, colors=np.array(colors, float),
+                normals=np.array(normals, np.float32))
+
+
+def mirrored_cube():
+    scene = Scene(background=(0, 0, 0))
+    # a mirror (negative determinant) reverses the winding (glTF 2.0, 3.7.4): the culling
+    # must follow it, or the far faces' insides show (the centre red, not green)
+    scene.add(Node("mirrored", geometry=_face_cube(), scale=(-1, 1, 1), rotation=(0, 30, 0)))
+    return scene, _camera(scene), lambda f: (
+        f.color[48, 64, 1] > 150 and f.color[48, 64, 0] == 0 and f.color[48, 64, 2] == 0
+        and not (f.color[..., 0] > 0).any())
+
+
+def mirrored_double_sided():
+    scene = Scene(background=(0, 0, 0))
+    # a double-sided quad facing the camera under a mirror: lit from the front (its
+    # normal towards the headlight), not as a back face with the normal turned away
+    scene.add(Node("mirrored", geometry=_quad(double_sided=True, color=(0.9, 0.9, 0.9)),
+                   scale=(1, -1, 1)))
+    return scene, _camera(scene), lambda f: f.color[48, 64, 0] > 200
+
+
 def _wrap_scene(wrap, filt):
     scene = Scene(background=(0.1, 0.1, 0.1))
     uv = np.array([[-1.3, 2.2], [2.7, 2.2], [2.7, -3.1], [-1.3, -3.1]])
@@ -314,6 +359,7 @@ FEATURES = {
     "instances": instances, "points_and_surfaces": points_and_surfaces,
     "near_plane_clipping": near_plane_clipping, "wireframe": wireframe,
     "hidden_lines": hidden_lines, "second_uv_set": second_uv_set,
+    "mirrored_cube": mirrored_cube, "mirrored_double_sided": mirrored_double_sided,
 }
 
 # Cells a backend cannot draw yet, with the reason. Strict: a cell here that passes fails.

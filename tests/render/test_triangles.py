@@ -302,3 +302,111 @@ def test_numpy_and_numba_render_identical_surfaces(ref_assets):
         # same winners and depth keys; colours within 1/255 (float order may differ)
         np.testing.assert_allclose(a.color, b.color, atol=1, rtol=0)
         assert (a.depth < 1).sum() > 1000
+
+
+# --- mirror images (negative determinant) reverse the winding: glTF 2.0, 3.7.4 ---------
+def _closed_cube():
+    """(8, 3) corners and (12, 3) outward counter-clockwise triangles (trimesh's box)."""
+    box = trimesh.creation.box(extents=(1.6, 1.6, 1.6))
+    return np.asarray(box.vertices), np.asarray(box.faces)
+
+
+def _cube_obj(path):
+    v, f = _closed_cube()
+    path.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in v)
+                    + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in f))
+    return path
+
+
+def _cube_gltf(path, **node):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "io"))
+    from gltf_files import FLOAT, Gltf
+
+    v, f = _closed_cube()
+    g = Gltf()
+    g.mesh({"POSITION": g.accessor(v, FLOAT)}, indices=g.accessor(f.reshape(-1).astype(np.uint32),
+                                                                  5125), **node)
+    return g.write_gltf(path)
+
+
+def _centre_and_coverage(renderer):
+    f = renderer.render()
+    return float(f.depth[24, 32]), int((f.depth < 1).sum())
+
+
+def _plain_cube_view(backend):
+    v, f = _closed_cube()
+    scene = Scene()
+    scene.add(Node("cube", geometry=Mesh(v, f)))
+    cam = scene.add(PerspectiveCamera(fov_y=60, position=(0, 0, 3)))
+    return _centre_and_coverage(Renderer(scene, cam, size=(64, 48), backend=backend))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("source", ["obj", "gltf_scale", "gltf_matrix"])
+def test_mirrored_loaded_models_show_their_outside(tmp_path, backend, source):
+    """A closed, single-sided cube under a mirror shows its near face (the depth there),
+    as without the mirror, whichever axis or file carries it."""
+    from engine import load
+
+    plain = _plain_cube_view(backend)
+    mirrors = [(-1, 1, 1), (1, -1, 1), (1, 1, -1), (-1, -1, -1)]
+    for scale in mirrors:
+        if source == "obj":
+            node = Node("mirror", scale=scale)
+            node.add(load(_cube_obj(tmp_path / "cube.obj")))
+            assert not node.children[0].geometry.material.double_sided  # closed: culled
+        elif source == "gltf_scale":
+            node = load(_cube_gltf(tmp_path / "s.gltf", scale=list(map(float, scale))))
+        else:
+            m = np.diag([*map(float, scale), 1.0])
+            node = load(_cube_gltf(tmp_path / "m.gltf", matrix=m.T.reshape(-1).tolist()))
+        scene = Scene()
+        scene.add(node)
+        cam = scene.add(PerspectiveCamera(fov_y=60, position=(0, 0, 3)))
+        got = _centre_and_coverage(Renderer(scene, cam, size=(64, 48), backend=backend))
+        assert got[0] == pytest.approx(plain[0], abs=1e-6), scale  # the near face's depth
+        assert got[1] == plain[1]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_node_turning_into_a_mirror_image_is_reassembled_once(backend):
+    v, f = _closed_cube()
+    scene = Scene()
+    node = scene.add(Node("cube", geometry=Mesh(v, f)))
+    cam = scene.add(PerspectiveCamera(fov_y=60, position=(0, 0, 3)))
+    r = Renderer(scene, cam, size=(64, 48), backend=backend)
+    plain = _centre_and_coverage(r)
+    first = r.primitives
+    node.position = (0.0, 0.0, 0.0)  # moving keeps the assembly
+    assert _centre_and_coverage(r) == plain and r.primitives is first
+    node.scale = (-1.0, 1.0, 1.0)  # now a mirror image: reassembled, winding reversed
+    assert _centre_and_coverage(r) == plain
+    mirrored = r.primitives
+    assert mirrored is not first
+    np.testing.assert_array_equal(mirrored.triangles, first.triangles[:, [0, 2, 1]])
+    node.scale = (-2.0, 1.0, 1.0)  # still a mirror: kept
+    r.render()
+    assert r.primitives is mirrored
+    node.scale = (1.0, 1.0, 1.0)
+    assert _centre_and_coverage(r) == plain
+    np.testing.assert_array_equal(r.primitives.triangles, first.triangles)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_mirrored_instances_show_their_outside(backend):
+    from engine import Instances
+
+    v, f = _closed_cube()
+    scene = Scene()
+    scene.add(Instances(Mesh(v, f), name="cubes", positions=[(-1.2, 0, 0), (1.2, 0, 0)],
+                        scales=[(1, 1, 1), (-1, 1, 1)]))
+    cam = scene.add(PerspectiveCamera(fov_y=60, position=(0, 0, 3)))
+    frame = Renderer(scene, cam, size=(96, 48), backend=backend).render()
+    # the two cubes sit symmetrically about x = 0: the mirrored one's near face shows
+    # where the plain one's does, so the depth image is symmetric
+    np.testing.assert_allclose(frame.depth, frame.depth[:, ::-1], atol=1e-6)
+    assert (frame.depth < 1).sum() > 800

@@ -33,7 +33,7 @@ import numpy as np
 from ...scene.camera import OrthographicCamera, PerspectiveCamera
 from ...scene.clips import Clip, TransformTrack
 from ...scene.colorspace import linear_to_srgb, srgb_to_linear
-from ...scene.geometry import Lines, Mesh, PointCloud
+from ...scene.geometry import FLOAT32_MAX, Lines, Mesh, PointCloud
 from ...scene.graph import Node
 from ...scene.model import Model
 from ...scene.transforms import decompose_trs
@@ -339,7 +339,14 @@ class _Builder:
         info = self.materials.get(mat_index)
         uv = self._attribute(attrs, f"TEXCOORD_{info.texcoord}", f"{where}.attributes", n, (2,))
         if uv is not None and info.transform is not None:
-            uv = uv @ info.transform[:2, :2].T + info.transform[:2, 2]
+            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+                uv = uv @ info.transform[:2, :2].T + info.transform[:2, 2]
+            reach = float(np.abs(uv).max()) if len(uv) else 0.0
+            if not reach <= FLOAT32_MAX:
+                far = f"{reach:.3g}" if np.isfinite(reach) else "more than 1.8e+308"
+                raise doc.error(f"materials[{mat_index}]", "KHR_texture_transform puts "
+                                f"texture coordinates {far} out, beyond the float32 range "
+                                f"({FLOAT32_MAX:.3g})")
         color0 = self._attribute(attrs, "COLOR_0", f"{where}.attributes", n, (3, 4))
         idx = self._indices(p, where, n)
         # colours in linear space: factor x COLOR_0 (x the texture at the vertex for points)

@@ -9,6 +9,8 @@ is flipped. It is read with a pack alignment of 1 so widths that are not a multi
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ...arrays import to_host
@@ -41,7 +43,12 @@ class OffscreenGL:
     """GL_POINTS rendering into an RGBA8 + depth framebuffer on a standalone EGL context.
 
     The context (about 0.6 s to create with llvmpipe) and the framebuffer are kept
-    between frames; the framebuffer is reallocated only when the size changes.
+    between frames; each drawing or reading call makes the context current for its
+    duration (every Renderer with raster "gl" has its own, and GL calls go to whichever
+    is current); the framebuffer is reallocated only when the size changes.
+    ``release()`` frees them; an OffscreenGL dropped without it frees them when it is
+    garbage-collected (a ``weakref.finalize``), so a context (about 5-10 MB with
+    llvmpipe) never outlives its owner.
 
     Raises GLUnavailable when no context can be created.
     """
@@ -52,6 +59,8 @@ class OffscreenGL:
         self._surfaces = None
         self._fbo = None
         self._size = None
+        # the finalizer holds this object's attribute dict, never the object itself
+        self._release = weakref.finalize(self, _release_gl, self.__dict__)
 
     @property
     def renderer_name(self) -> str:
@@ -85,36 +94,39 @@ class OffscreenGL:
         w, h = (int(v) for v in size)
         if w <= 0 or h <= 0:
             raise ValueError(f"image size must be positive, got {w}x{h}")
-        fbo = self._framebuffer((w, h))
-        fbo.use()
-        # Clear with the byte-exact background so GL stores the same bytes as the software path.
-        bg = background_rgba(background)
-        fbo.clear(*(bg / 255.0), depth=1.0)
-        self.painter.draw(screen_xy, depth, visible, colors, (w, h), point_size,
-                          colors_revision=colors_revision)
-        color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
-        zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
-        return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
+        with self.ctx:  # GL calls go to the current context: make it this one
+            fbo = self._framebuffer((w, h))
+            fbo.use()
+            # Clear with the byte-exact background so GL stores the same bytes as the software path.
+            bg = background_rgba(background)
+            fbo.clear(*(bg / 255.0), depth=1.0)
+            self.painter.draw(screen_xy, depth, visible, colors, (w, h), point_size,
+                              colors_revision=colors_revision)
+            color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
+            zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
+            return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
 
     def draw_frame(self, inputs, size, point_size=1.0, background=(0.0, 0.0, 0.0, 1.0),
                    colors_revision=None):
         """Clear the framebuffer of ``size`` and draw one frame of vertex-stage output
         (``FrameInputs``: surfaces and points) into it; ``read_frame`` reads it back."""
         w, h = (int(v) for v in size)
-        fbo = self._framebuffer((w, h))
-        fbo.use()
-        fbo.clear(*(background_rgba(background) / 255.0), depth=1.0)
-        draw_frame(self.ctx, inputs, (w, h), point_size, self.painter, self._surface_painter,
-                   colors_revision)
+        with self.ctx:
+            fbo = self._framebuffer((w, h))
+            fbo.use()
+            fbo.clear(*(background_rgba(background) / 255.0), depth=1.0)
+            draw_frame(self.ctx, inputs, (w, h), point_size, self.painter, self._surface_painter,
+                       colors_revision)
 
     def read_frame(self, size) -> Frame:
         """The framebuffer drawn by ``draw_frame`` -> host Frame (colour, depth), row 0 at
         the top."""
         w, h = (int(v) for v in size)
-        fbo = self._framebuffer((w, h))
-        color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
-        zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
-        return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
+        with self.ctx:
+            fbo = self._framebuffer((w, h))
+            color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
+            zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
+            return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
 
     @property
     def _surface_painter(self):
@@ -123,16 +135,27 @@ class OffscreenGL:
         return self._surfaces
 
     def release(self):
-        """Free the framebuffer, the painters' GL objects and the context."""
-        self.painter.release()
-        if self._surfaces is not None:
-            self._surfaces.release()
-        if self._fbo is not None:
-            for att in (*self._fbo.color_attachments, self._fbo.depth_attachment):
+        """Free the framebuffer, the painters' GL objects and the context (once; later
+        calls do nothing)."""
+        self._release()
+
+
+def _release_gl(state: dict):
+    """Free what an OffscreenGL holds (its attribute dict ``state``): the painters' GL
+    objects and CUDA-GL registrations and the framebuffer, with its context made current
+    (a finalizer may run while another context is current), then the context."""
+    ctx = state["ctx"]
+    with ctx:
+        state["painter"].release()
+        if state["_surfaces"] is not None:
+            state["_surfaces"].release()
+        fbo = state["_fbo"]
+        if fbo is not None:
+            for att in (*fbo.color_attachments, fbo.depth_attachment):
                 att.release()
-            self._fbo.release()
-            self._fbo = None
-        self.ctx.release()
+            fbo.release()
+    state["_fbo"] = state["_surfaces"] = None
+    ctx.release()
 
 
 def draw_frame(ctx, inputs, viewport, point_size, points: PointPainter, surfaces, colors_revision=None):
