@@ -26,7 +26,8 @@ import numpy as np
 from .color import as_rgba
 from .geometry import Geometry
 from .graph import Node, _transform_epoch
-from .transforms import _float_array, quat_from_euler, trs_matrices
+from .transforms import _float_array, quat_from_euler
+from .world import compose_world
 
 __all__ = ["Instances"]
 
@@ -275,16 +276,24 @@ class Instances(Node):
                                  f"{a[which].tolist()}")
         self.unit_rotations(indices)
 
+    def trs_rows(self, indices=None) -> np.ndarray:
+        """(M, 10) float64 rows ``[position, unit rotation, scale]`` of ``indices``
+        (default: every instance), in the layout ``engine.scene.world.compose_world``
+        takes. Raises ValueError for bad values."""
+        self.check_values(indices)
+        sel = slice(None) if indices is None else indices
+        return np.concatenate([self._pos[sel], self.unit_rotations(indices), self._scl[sel]],
+                              axis=1)
+
     def local_matrices(self, indices=None) -> np.ndarray:
         """(M, 4, 4) float64 instance -> node matrices ``T @ R @ S`` of ``indices``
         (default: every instance, active or not). Raises ValueError for bad values."""
-        self.check_values(indices)
-        sel = slice(None) if indices is None else indices
-        return trs_matrices(self._pos[sel], self.unit_rotations(indices), self._scl[sel])
+        return compose_world(None, self.trs_rows(indices))
 
     def world_matrices(self, indices=None) -> np.ndarray:
-        """(M, 4, 4) float64 instance -> world matrices: ``world_matrix @ local``."""
-        return np.matmul(self.world_matrix, self.local_matrices(indices))
+        """(M, 4, 4) float64 instance -> world matrices: ``world_matrix @ local``
+        (``compose_world``, as the renderer composes them)."""
+        return compose_world(self.world_matrix, self.trs_rows(indices))
 
     def world_positions(self, indices=None) -> np.ndarray:
         """(M, 3) float64 world positions of the instances' origins."""
