@@ -57,8 +57,9 @@ class WorldMatrices:
     Entries are numbered in the order nodes are added; entry 0 is ``root``, whose world
     matrix is read from the scene graph (``root.world_matrix``, so ``root`` may sit
     anywhere in a larger tree). Every other node must be added after its parent.
-    Removed entries stay as dead holes until the owner builds a new ``WorldMatrices``
-    (``dead`` says how many).
+    A node's parent is read when it is added: after reparenting a node, ``discard`` it
+    and ``add`` it again (its subtree too). Removed entries stay as dead holes until
+    the owner builds a new ``WorldMatrices`` (``dead`` says how many).
 
     Attributes:
         root: the subtree's root node.
