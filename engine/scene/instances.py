@@ -279,11 +279,15 @@ class Instances(Node):
     def trs_rows(self, indices=None) -> np.ndarray:
         """(M, 10) float64 rows ``[position, unit rotation, scale]`` of ``indices``
         (default: every instance), in the layout ``engine.scene.world.compose_world``
-        takes. Raises ValueError for bad values."""
-        self.check_values(indices)
+        takes; rotations normalised as ``unit_rotations`` does. Raises ValueError for bad
+        values (as ``check_values``)."""
         sel = slice(None) if indices is None else indices
-        return np.concatenate([self._pos[sel], self.unit_rotations(indices), self._scl[sel]],
-                              axis=1)
+        rows = np.concatenate([self._pos[sel], self._rot[sel], self._scl[sel]], axis=1)
+        n = np.linalg.norm(rows[:, 3:7], axis=1)
+        if not (np.isfinite(rows).all() and ((n >= 1e-12) & (n < np.inf)).all()):
+            self.check_values(indices)  # raises, naming the instance and the value
+        rows[:, 3:7] /= n[:, None]
+        return rows
 
     def local_matrices(self, indices=None) -> np.ndarray:
         """(M, 4, 4) float64 instance -> node matrices ``T @ R @ S`` of ``indices``

@@ -29,7 +29,8 @@ from .transforms import trs_matrices
 __all__ = ["WorldMatrices", "compose_world"]
 
 
-def compose_world(parent_world: np.ndarray | None, trs: np.ndarray) -> np.ndarray:
+def compose_world(parent_world: np.ndarray | None, trs: np.ndarray,
+                  out: np.ndarray | None = None, local: np.ndarray | None = None) -> np.ndarray:
     """(K, 4, 4) float64 local -> world matrices ``parent_world @ T(p) @ R(q) @ S(s)``.
 
     Args:
@@ -38,16 +39,24 @@ def compose_world(parent_world: np.ndarray | None, trs: np.ndarray) -> np.ndarra
         trs: (K, 10) float64 rows ``[px py pz qx qy qz qw sx sy sz]``: translation in
             the parent frame, a *unit* quaternion (x, y, z, w), per-axis scale; used as
             given (the scene graph normalises and checks values when they are set).
+        out, local: optional (K, 4, 4) float64 buffers for the result and for the local
+            matrices (callers composing thousands of matrices every frame reuse them:
+            fresh megabyte-sized arrays cost more in page faults than the arithmetic).
+            ``out`` must not overlap ``parent_world`` or ``local``.
 
-    Returns a new array. R(q) is the rotation matrix of a unit quaternion (Shoemake,
-    "Animating rotation with quaternion curves", SIGGRAPH 1985);
-    ``engine.scene.transforms.trs_matrices`` builds ``T @ R @ S``.
+    Returns ``out`` (a new array without it). R(q) is the rotation matrix of a unit
+    quaternion (Shoemake, "Animating rotation with quaternion curves", SIGGRAPH 1985);
+    ``engine.scene.transforms.trs_matrices`` builds ``T @ R @ S``. The buffers change
+    where the result is written, never its bits.
     """
     trs = np.asarray(trs, np.float64)
-    local = trs_matrices(trs[:, 0:3], trs[:, 3:7], trs[:, 7:10])
+    local = trs_matrices(trs[:, 0:3], trs[:, 3:7], trs[:, 7:10], out=local)
     if parent_world is None:
-        return local
-    return np.matmul(parent_world, local)
+        if out is None:
+            return local
+        out[...] = local
+        return out
+    return np.matmul(parent_world, local, out=out)
 
 
 class WorldMatrices:
@@ -77,6 +86,8 @@ class WorldMatrices:
         self._seen = np.full(capacity, -1, np.int64)  # stamp the world was composed at
         self._alive = np.zeros(capacity, bool)
         self._world = np.zeros((capacity, 4, 4))
+        self._scratch = (np.zeros((0, 10)), np.zeros((0, 4, 4)), np.zeros((0, 4, 4)),
+                         np.zeros((0, 4, 4)))  # trs, parent world, local, result
         self._levels: list[np.ndarray] | None = None
         self.dead = 0
         self.add(root)
@@ -182,5 +193,20 @@ class WorldMatrices:
                 continue
             sel = group[todo]
             changed[sel] = True
-            world[sel] = compose_world(world[parent[sel]], TABLE.trs[rows[sel]])
+            trs, par, local, out = self._buffers(len(sel))
+            np.take(TABLE.trs, rows[sel], axis=0, out=trs, mode="clip")  # "raise" buffers
+            p = parent[sel]
+            if p[0] == p[-1] and (p == p[0]).all():
+                par = world[p[0]]  # one parent (children of the root): broadcast, no gather
+            else:
+                np.take(world, p, axis=0, out=par, mode="clip")
+            world[sel] = compose_world(par, trs, out=out, local=local)
         return changed
+
+    def _buffers(self, n: int):
+        """Views of ``n`` rows of the reused buffers (grown x1.5 when too small)."""
+        if len(self._scratch[0]) < n:
+            cap = max(n, len(self._scratch[0]) * 3 // 2)
+            self._scratch = (np.zeros((cap, 10)),) + tuple(np.zeros((cap, 4, 4))
+                                                           for _ in range(3))
+        return tuple(b[:n] for b in self._scratch)

@@ -38,13 +38,16 @@ def rebased_origin(camera: Camera, origin: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def model_matrices(world: np.ndarray, geometry_origin: np.ndarray,
-                   origin: np.ndarray) -> np.ndarray:
+def model_matrices(world: np.ndarray, geometry_origin: np.ndarray, origin: np.ndarray,
+                   out: np.ndarray | None = None) -> np.ndarray:
     """(K, 4, 4) float64 ``T(-origin) @ world @ T(geometry_origin)`` for (K, 4, 4)
-    affine world matrices and (K, 3) geometry origins (world units)."""
-    m = world.copy()
+    affine world matrices and (K, 3) geometry origins (world units), into ``out`` (a
+    new array without it; ``out`` may be ``world`` itself)."""
+    m = world.copy() if out is None else out
+    if m is not world:
+        m[...] = world
     if geometry_origin.any():
-        m[:, :3, 3] += np.einsum("kij,kj->ki", m[:, :3, :3], geometry_origin)
+        m[:, :3, 3] += np.matmul(world[:, :3, :3], geometry_origin[:, :, None])[:, :, 0]
     m[:, :3, 3] -= origin
     return m
 

@@ -53,6 +53,7 @@ class VertexBatch:
         self.vertex_revision = 0
         self.layout_revision = 0
         self._synced_revision = -1
+        self._matrices = np.zeros((0, 4, 4))
         self._reset(0, 0)
 
     def _reset(self, vertex_capacity: int, slot_capacity: int):
@@ -457,8 +458,8 @@ class VertexBatch:
             todo &= changed[np.maximum(entry, 0)] | slots.dirty[:kc]
         todo = np.flatnonzero(todo)
         if len(todo):
-            slots.write(todo, rebase.model_matrices(world[entry[todo]], slots.origin[todo],
-                                                    self.origin))
+            m = np.take(world, entry[todo], axis=0, out=self._buffer(len(todo)), mode="clip")
+            slots.write(todo, rebase.model_matrices(m, slots.origin[todo], self.origin, out=m))
         for node, b in self._inst.items():
             i = self._worlds.index(node)
             self._update_instances(node, b, world[i],
@@ -466,6 +467,14 @@ class VertexBatch:
         slots.dirty[:] = False
         if slots.upload():
             self.uploads += 1
+
+    def _buffer(self, n: int) -> np.ndarray:
+        """(n, 4, 4) float64 view of a reused buffer for the matrices of one update
+        (fresh megabyte-sized arrays every frame cost more in page faults than the
+        arithmetic)."""
+        if len(self._matrices) < n:
+            self._matrices = np.zeros((max(n, len(self._matrices) * 3 // 2), 4, 4))
+        return self._matrices[:n]
 
     def _update_instances(self, node: Instances, b: InstanceSnapshot, node_world: np.ndarray,
                           everything: bool):
@@ -476,9 +485,10 @@ class VertexBatch:
             return
         on, off = idx[act[idx]], idx[~act[idx]]
         if len(on):
-            world = compose_world(node_world, node.trs_rows(on))
+            rows = node.trs_rows(None if len(on) == len(b.slots) else on)
+            m = compose_world(node_world, rows, out=self._buffer(len(on)))
             self._slots.write(b.slots[on], rebase.model_matrices(
-                world, self._slots.origin[b.slots[on]], self.origin))
+                m, self._slots.origin[b.slots[on]], self.origin, out=m))
         if len(off):
             self._slots.zero(b.slots[off])
         b.commit(idx, trs, act)
