@@ -37,3 +37,37 @@ def node_colors(node, xp, instances=None):
         return base
     out = xp.rint(base.astype(np.float32) * xp.asarray(tint, np.float32))
     return xp.clip(out, 0, 255).astype(np.uint8)
+
+
+def recolor_nodes(color_revs: dict, ranges: dict, col, snapshots: dict, xp) -> bool:
+    """Rewrite in ``col`` (the batch's (N, 4) colours) the vertex colours of the nodes
+    whose ``color`` revision differs from ``color_revs`` (node -> revision drawn, then
+    updated); ``snapshots`` (Instances node -> InstanceSnapshot) take the new instance
+    colours too. Returns True when any colour changed."""
+    changed = False
+    for node, rev in list(color_revs.items()):
+        if node._color_rev != rev:
+            s, e = ranges[node]
+            col[s:e] = node_colors(node, xp)
+            color_revs[node] = node._color_rev
+            if node in snapshots:
+                snapshots[node].color_changes(node)
+            changed = True
+    return changed
+
+
+def recolor_instances(node: Instances, snapshot, start: int, col, xp) -> bool:
+    """Rewrite in ``col`` the vertex colours of the instances of ``node`` (its range
+    starting at ``start``) whose colour changed since ``snapshot``. Returns True when
+    any did."""
+    idx = snapshot.color_changes(node)
+    if len(idx) == 0:
+        return False
+    n = node.geometry.vertex_count
+    cols = node_colors(node, xp, idx).reshape(len(idx), n, 4)
+    if len(idx) == len(snapshot.slots):
+        col[start:start + n * len(idx)] = cols.reshape(-1, 4)
+    else:
+        for j, i in enumerate(idx.tolist()):
+            col[start + i * n:start + (i + 1) * n] = cols[j]
+    return True

@@ -8,13 +8,13 @@ import numpy as np
 from ...scene.camera import Camera
 from ...scene.graph import Node, appearance_epoch, transform_epoch
 from ...scene.instances import Instances
-from ...scene.world import WorldMatrices, compose_world
 from . import rebase
 from .instances import InstanceSnapshot
+from .models import ModelMatrices
 from .ranges import RangeAllocator
 from .slots import SlotTable
 from .storage import VertexArrays, grown, to_module
-from .tints import node_colors
+from .tints import node_colors, recolor_instances, recolor_nodes
 
 MIN_VERTEX_GROWTH = 1024
 MIN_NODE_GROWTH = 64
@@ -53,14 +53,13 @@ class VertexBatch:
         self.vertex_revision = 0
         self.layout_revision = 0
         self._synced_revision = -1
-        self._matrices = np.zeros((0, 4, 4))
+        self._models: ModelMatrices | None = None  # built by each repack
         self._reset(0, 0)
 
     def _reset(self, vertex_capacity: int, slot_capacity: int):
         self._verts = VertexArrays(self.xp, vertex_capacity, slot_capacity)
         self._slots = SlotTable(self.xp, slot_capacity)
         self._alloc = RangeAllocator()
-        self._worlds = WorldMatrices(self.root)
         self.ranges: dict[Node, tuple[int, int]] = {}
         self._slot_of: dict[Node, int] = {}
         self._inst: dict[Node, InstanceSnapshot] = {}
@@ -210,11 +209,13 @@ class VertexBatch:
             if b.layout_rev != node._layout_rev:
                 self._relayout(node)
         if self._appearance != appearance_epoch():
-            self._update_colors()
+            if recolor_nodes(self._color_revs, self.ranges, self._verts.col, self._inst,
+                             self.xp):
+                self.vertex_revision += 1
             self._appearance = appearance_epoch()
         for node, b in self._inst.items():
-            if b.color_rev != node._color_rev or not np.array_equal(b.colors, node.colors):
-                self._update_instance_colors(node, b)
+            if recolor_instances(node, b, self.ranges[node][0], self._verts.col, self.xp):
+                self.vertex_revision += 1
         changed = self.vertex_revision != self._synced_revision
         self._synced_revision = self.vertex_revision
         moved = None if camera is None else rebase.rebased_origin(camera, self.origin)
@@ -223,7 +224,6 @@ class VertexBatch:
         if (moved is not None or self._epoch != transform_epoch() or self._slots.dirty.any()
                 or self._inst):
             self._update_models(moved is not None)
-            self._epoch = transform_epoch()
         return changed
 
     def repack(self):
@@ -231,6 +231,11 @@ class VertexBatch:
         self._pack(self._drawable())
         self._packed_rev = self.root.structure_revision
         self._update_models(True)
+
+    def _update_models(self, everything: bool):
+        self._models.update(self._slots, self._inst, self.origin, everything)
+        if self._slots.upload():
+            self.uploads += 1
         self._epoch = transform_epoch()
 
     def _drawable(self) -> list[Node]:
@@ -263,7 +268,7 @@ class VertexBatch:
         if not clean:
             return node
         if self._shown(parent):
-            self._worlds.extend(node.traverse(visible_only=True))
+            self._models.worlds.extend(node.traverse(visible_only=True))
             for n in node.traverse(visible_only=True):
                 if self._is_drawable(n):
                     self._spawn(n)
@@ -290,7 +295,7 @@ class VertexBatch:
         for n in top.traverse():
             if n in self.ranges:
                 self._despawn(n)
-            self._worlds.discard(n)
+            self._models.worlds.discard(n)
 
     def _in_tree(self, node: Node) -> bool:
         while node is not None:
@@ -311,7 +316,7 @@ class VertexBatch:
         if self._alloc.hole_total > max(self._alloc.used // 2, MIN_VERTEX_GROWTH):
             self._pack(self._drawable())  # compaction: amortised over the frees before it
         else:
-            if self._worlds.dead > max(MIN_NODE_GROWTH, len(self._worlds) // 2):
+            if self._models.worlds.dead > max(MIN_NODE_GROWTH, len(self._models.worlds) // 2):
                 self._rebuild_worlds()
             self._runs_stale = True
             self.vertex_revision += 1
@@ -320,12 +325,12 @@ class VertexBatch:
 
     def _rebuild_worlds(self):
         """Fresh world matrices from the scene graph (compacts the dead entries)."""
-        self._worlds = WorldMatrices(self.root, len(self._worlds) - self._worlds.dead)
-        self._worlds.extend(list(self.root.traverse(visible_only=True))[1:])
+        worlds = self._models.worlds
+        self._models = ModelMatrices(self.root, len(worlds) - worlds.dead)
         slots = self._slots
         for k, node in enumerate(slots.nodes):
             if node is not None:
-                slots.entry[k] = self._worlds.index(node)
+                slots.entry[k] = self._models.worlds.index(node)
                 slots.dirty[k] = True
 
     def _spawn(self, node: Node):
@@ -375,7 +380,7 @@ class VertexBatch:
 
     def _bind(self, node: Node, slots: np.ndarray):
         instanced = isinstance(node, Instances)
-        self._slots.bind(slots, node, self._worlds.index(node), instanced)
+        self._slots.bind(slots, node, self._models.worlds.index(node), instanced)
         self._color_revs[node] = node._color_rev
         if instanced:
             self._inst[node] = InstanceSnapshot(node, slots)
@@ -393,8 +398,7 @@ class VertexBatch:
         counts = np.array([g.vertex_count * c for g, c in zip(geos, copies)], np.int64)
         n_total = int(counts.sum())
         self._reset(0, k)
-        self._worlds = WorldMatrices(self.root, len(nodes) + 16)
-        self._worlds.extend(list(self.root.traverse(visible_only=True))[1:])
+        self._models = ModelMatrices(self.root, len(nodes) + 16)
         if nodes:
             pos = xp.ascontiguousarray(xp.concatenate([
                 xp.tile(to_module(g.positions, xp), (c, 1)) if c != 1
@@ -418,77 +422,3 @@ class VertexBatch:
         self.repacks += 1
         self.vertex_revision += 1
         self.layout_revision += 1
-
-    # --- colours -----------------------------------------------------------------------
-    def _update_colors(self):
-        """Rewrite the vertex colours of nodes whose ``color`` changed."""
-        for node, rev in list(self._color_revs.items()):
-            if node._color_rev != rev:
-                s, e = self.ranges[node]
-                self._verts.col[s:e] = node_colors(node, self.xp)
-                self._color_revs[node] = node._color_rev
-                if node in self._inst:
-                    self._inst[node].color_changes(node)
-                self.vertex_revision += 1
-
-    def _update_instance_colors(self, node: Instances, b: InstanceSnapshot):
-        idx = b.color_changes(node)
-        if len(idx) == 0:
-            return
-        n = node.geometry.vertex_count
-        s, _ = self.ranges[node]
-        cols = node_colors(node, self.xp, idx).reshape(len(idx), n, 4)
-        if len(idx) == len(b.slots):
-            self._verts.col[s:s + n * len(idx)] = cols.reshape(-1, 4)
-        else:
-            for j, i in enumerate(idx.tolist()):
-                self._verts.col[s + i * n:s + (i + 1) * n] = cols[j]
-        self.vertex_revision += 1
-
-    # --- per-frame model matrices ------------------------------------------------------
-    def _update_models(self, everything: bool):
-        """Model matrices of the slots whose world matrix changed (all with
-        ``everything``: the origin moved), composed by ``engine.scene.world``."""
-        changed = self._worlds.update()
-        world, slots = self._worlds.world, self._slots
-        kc = slots.capacity
-        entry = slots.entry[:kc]
-        todo = (entry >= 0) & (slots.instance[:kc] < 0)
-        if not everything:
-            todo &= changed[np.maximum(entry, 0)] | slots.dirty[:kc]
-        todo = np.flatnonzero(todo)
-        if len(todo):
-            m = np.take(world, entry[todo], axis=0, out=self._buffer(len(todo)), mode="clip")
-            slots.write(todo, rebase.model_matrices(m, slots.origin[todo], self.origin, out=m))
-        for node, b in self._inst.items():
-            i = self._worlds.index(node)
-            self._update_instances(node, b, world[i],
-                                   everything or bool(changed[i] or slots.dirty[b.slots[0]]))
-        slots.dirty[:] = False
-        if slots.upload():
-            self.uploads += 1
-
-    def _buffer(self, n: int) -> np.ndarray:
-        """(n, 4, 4) float64 view of a reused buffer for the matrices of one update
-        (fresh megabyte-sized arrays every frame cost more in page faults than the
-        arithmetic)."""
-        if len(self._matrices) < n:
-            self._matrices = np.zeros((max(n, len(self._matrices) * 3 // 2), 4, 4))
-        return self._matrices[:n]
-
-    def _update_instances(self, node: Instances, b: InstanceSnapshot, node_world: np.ndarray,
-                          everything: bool):
-        """Model matrices of the instances whose arrays changed (all when the node's
-        world matrix changed); inactive instances get the all-zero matrix."""
-        idx, trs, act = b.pose_changes(node, everything)
-        if len(idx) == 0:
-            return
-        on, off = idx[act[idx]], idx[~act[idx]]
-        if len(on):
-            rows = node.trs_rows(None if len(on) == len(b.slots) else on)
-            m = compose_world(node_world, rows, out=self._buffer(len(on)))
-            self._slots.write(b.slots[on], rebase.model_matrices(
-                m, self._slots.origin[b.slots[on]], self.origin, out=m))
-        if len(off):
-            self._slots.zero(b.slots[off])
-        b.commit(idx, trs, act)
