@@ -283,7 +283,8 @@ class Instances(Node):
         values (as ``check_values``)."""
         sel = slice(None) if indices is None else indices
         rows = np.concatenate([self._pos[sel], self._rot[sel], self._scl[sel]], axis=1)
-        n = np.linalg.norm(rows[:, 3:7], axis=1)
+        x, y, z, w = rows[:, 3], rows[:, 4], rows[:, 5], rows[:, 6]
+        n = np.sqrt(((x * x + y * y) + z * z) + w * w)  # in this order: see compose_world
         if not (np.isfinite(rows).all() and ((n >= 1e-12) & (n < np.inf)).all()):
             self.check_values(indices)  # raises, naming the instance and the value
         rows[:, 3:7] /= n[:, None]

@@ -14,7 +14,9 @@ same to the bit whichever of them computed it (tests/scene/test_world.py checks 
 depth per entry, parents before children) and ``update()`` costs array operations only,
 never a Python loop over nodes: one gather of the revision stamps finds the nodes whose
 local transform changed, then each depth's changed entries (own stamp or parent world
-changed) are composed in one ``compose_world`` call, shallowest first.
+changed) are composed in one ``compose_world`` call, shallowest first. A renderer may
+hand it a compiled twin of that loop (one pass over the entries, no temporaries) that
+writes the same expression and so gives the same bits.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 from .transform_table import TABLE
 from .transforms import trs_matrices
 
-__all__ = ["WorldMatrices", "compose_world"]
+__all__ = ["WorldMatrices", "compose_world", "product"]
 
 
 def compose_world(parent_world: np.ndarray | None, trs: np.ndarray,
@@ -46,8 +48,9 @@ def compose_world(parent_world: np.ndarray | None, trs: np.ndarray,
 
     Returns ``out`` (a new array without it). R(q) is the rotation matrix of a unit
     quaternion (Shoemake, "Animating rotation with quaternion curves", SIGGRAPH 1985);
-    ``engine.scene.transforms.trs_matrices`` builds ``T @ R @ S``. The buffers change
-    where the result is written, never its bits.
+    ``engine.scene.transforms.trs_matrices`` builds ``T @ R @ S``, ``product`` the
+    matrix product in a fixed order. The buffers change where the result is written,
+    never its bits.
     """
     trs = np.asarray(trs, np.float64)
     local = trs_matrices(trs[:, 0:3], trs[:, 3:7], trs[:, 7:10], out=local)
@@ -56,7 +59,23 @@ def compose_world(parent_world: np.ndarray | None, trs: np.ndarray,
             return local
         out[...] = local
         return out
-    return np.matmul(parent_world, local, out=out)
+    return product(parent_world, local, out)
+
+
+def product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``a @ b`` for (..., 4, 4) float64 stacks (broadcast), every entry summed in the
+    order ``((a_i0 b_0j + a_i1 b_1j) + a_i2 b_2j) + a_i3 b_3j`` with separate multiplies
+    and adds (no BLAS, no fused multiply-add): the same bits for any stack size, and a
+    compiled twin that writes the same expression reproduces them exactly
+    (``engine.render.backends.numba_world``)."""
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    out = np.empty(shape) if out is None else out
+    tmp = np.empty(shape)
+    np.multiply(a[..., :, 0:1], b[..., 0:1, :], out=out)
+    for k in range(1, 4):
+        np.multiply(a[..., :, k:k + 1], b[..., k:k + 1, :], out=tmp)
+        out += tmp
+    return out
 
 
 class WorldMatrices:
@@ -70,13 +89,22 @@ class WorldMatrices:
     and ``add`` it again (its subtree too). Removed entries stay as dead holes until
     the owner builds a new ``WorldMatrices`` (``dead`` says how many).
 
+    ``kernel``, when given, is a compiled twin of the NumPy composition loop of
+    ``update``: called as ``kernel(m, rows, parent, seen, alive, table_trs, table_rev,
+    world, changed)`` for entries 1..m-1 in entry order (parents first), it must
+    compose each changed entry with exactly ``compose_world``'s expression, so both give
+    the same bits (``engine.render.backends.numba_world.update_worlds``; tests compare
+    them). The scene imports no compiler: renderers pass it in.
+
     Attributes:
         root: the subtree's root node.
         dead: number of removed entries.
+        kernel: the compiled twin in use, or None (NumPy).
     """
 
-    def __init__(self, root, capacity: int = 64):
+    def __init__(self, root, capacity: int = 64, kernel=None):
         self.root = root
+        self.kernel = kernel
         capacity = max(int(capacity), 1)
         self._nodes: list = []
         self._index: dict = {}
@@ -177,6 +205,10 @@ class WorldMatrices:
             self._seen[0] = 0
             changed[0] = True
         if m == 1:
+            return changed
+        if self.kernel is not None:
+            self.kernel(m, self._rows, self._parent, self._seen, self._alive, TABLE.trs,
+                        TABLE.rev, self._world, changed)
             return changed
         rows = self._rows[:m]
         rev = TABLE.rev[rows]

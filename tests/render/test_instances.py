@@ -70,10 +70,11 @@ def test_instances_draw_exactly_what_separate_nodes_draw(backend, kind):
         assert len(r._prims.triangles) == 20 * len(pos)  # every instance's triangles
 
 
-def test_moves_are_found_by_comparing_the_arrays():
+@pytest.mark.parametrize("transforms", ["numba", "numpy"])
+def test_moves_are_found_by_comparing_the_arrays(transforms):
     pos, rot, scl, col = layout()
     scene, inst = instanced_scene(rock(), pos, rot, scl, col)
-    b = VertexBatch(scene)
+    b = VertexBatch(scene, transforms=transforms)
     b.sync()
     before = b.model.copy()
     uploads = b.uploads
@@ -88,11 +89,13 @@ def test_moves_are_found_by_comparing_the_arrays():
     np.testing.assert_allclose(b.model[7][:3, :3] / scl[7], np.eye(3), atol=1e-6)
 
 
-def test_model_matrices_are_the_scene_graphs_world_matrices_on_a_hierarchy():
-    """The batch composes world matrices with the scene graph's own function
-    (engine.scene.world.compose_world), so its model matrices are the scene graph's
-    world matrices rebased, to the bit, while subtrees move; and T(-origin) @ world @
-    T(geometry origin) to float32 rounding (a float64 product computed here)."""
+@pytest.mark.parametrize("transforms", ["numba", "numpy"])
+def test_model_matrices_are_the_scene_graphs_world_matrices_on_a_hierarchy(transforms):
+    """The batch composes world matrices with the scene graph's own expression
+    (engine.scene.world.compose_world; the Numba twin writes the same one), so its model
+    matrices are the scene graph's world matrices rebased, to the bit, on both paths
+    while subtrees move; and T(-origin) @ world @ T(geometry origin) to float32 rounding
+    (a float64 product computed here)."""
     rng = np.random.default_rng(5)
     scene = Scene()
     nodes = []
@@ -107,7 +110,7 @@ def test_model_matrices_are_the_scene_graphs_world_matrices_on_a_hierarchy():
     geo = scene.add(Node("geo", geometry=PointCloud(np.array([[596650.25, 4137000.5, 120.0],
                                                               [596650.26, 4137000.5, 120.0]]))))
     nodes.append(geo)
-    b = VertexBatch(scene)
+    b = VertexBatch(scene, transforms=transforms)
     for step in range(3):
         b.sync()
         for n in nodes:
@@ -125,11 +128,12 @@ def test_model_matrices_are_the_scene_graphs_world_matrices_on_a_hierarchy():
         nodes[12].rotation = rng.normal(size=4)
 
 
-def test_inactive_instances_get_the_zero_matrix_and_are_not_drawn():
+@pytest.mark.parametrize("transforms", ["numba", "numpy"])
+def test_inactive_instances_get_the_zero_matrix_and_are_not_drawn(transforms):
     pos, rot, scl, col = layout()
     scene, inst = instanced_scene(rock(), pos, rot, scl, col)
     r = Renderer(scene, camera(), (160, 90), backend="numpy")
-    r.batch = VertexBatch(scene)
+    r.batch = VertexBatch(scene, transforms=transforms)
     full = r.render()
     inst.active[::2] = False
     part = r.render()
@@ -170,11 +174,12 @@ def test_empty_instances_start_drawing_when_the_first_is_spawned():
     assert r.render().color[..., :3].max() > 0
 
 
-def test_bad_instance_values_fail_loudly_naming_the_instance():
+@pytest.mark.parametrize("transforms", ["numba", "numpy"])
+def test_bad_instance_values_fail_loudly_naming_the_instance(transforms):
     pos, rot, scl, col = layout(5)
     scene, inst = instanced_scene(rock(), pos, rot, scl, col)
     inst.name = "rocks"
-    b = VertexBatch(scene)
+    b = VertexBatch(scene, transforms=transforms)
     b.sync()
     inst.positions[2, 0] = np.nan
     with pytest.raises(ValueError, match="rocks: instance 2: position must be finite"):
@@ -225,13 +230,14 @@ def test_instances_spawn_and_despawn_through_the_batch():
     assert r.batch.object_count == 1 and inst.parent is None
 
 
-def test_georeferenced_geometry_keeps_centimetres():
+@pytest.mark.parametrize("transforms", ["numba", "numpy"])
+def test_georeferenced_geometry_keeps_centimetres(transforms):
     """Model matrices are composed in float64 before the cast: two points 1 cm apart at
     x = 596,650 stay 1 cm apart and centred (a float32 partial sum lost 5 mm)."""
     scene = Scene()
     pts = np.array([[596650.25, 4137000.5, 120.0], [596650.26, 4137000.5, 120.0]])
     scene.add(Node("geo", geometry=PointCloud(pts)))
-    b = VertexBatch(scene)
+    b = VertexBatch(scene, transforms=transforms)
     b.sync()
     world = b.positions.astype(np.float64) @ b.model[0][:3, :3].T + b.model[0][:3, 3]
     np.testing.assert_allclose(world + b.origin, pts, rtol=0, atol=1e-6)

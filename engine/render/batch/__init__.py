@@ -30,11 +30,14 @@ Per frame (``sync``) the world matrices come from the scene's
 ``engine.scene.world.WorldMatrices`` (array operations only: the nodes whose transform
 stamps changed and their descendants, level by level), Instances nodes are compared
 with what was drawn last, and the model matrices of the slots whose world changed are
-rebased and uploaded as one contiguous row range.
+rebased and uploaded as one contiguous row range. With Numba installed the same work
+runs as compiled twins of those NumPy passes (``engine.render.backends.numba_world``),
+which give the same bits.
 
 One concept per module:
 
 - ``vertex_batch``: ``VertexBatch``, packing, spawn/despawn and ``sync``;
+- ``models``: the per-frame model matrices (world matrices, instance poses, rebasing);
 - ``storage``: the per-vertex arrays and their growth;
 - ``ranges``: the vertex range allocator (first fit in merged holes);
 - ``slots``: the model slots, their free list and the upload range;

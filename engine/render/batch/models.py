@@ -13,18 +13,38 @@ import numpy as np
 from ...scene.world import WorldMatrices, compose_world
 from . import rebase
 
+_KERNELS: list = []
+
+
+def compiled_kernels():
+    """The Numba twins (``engine.render.backends.numba_world``), or None when Numba is
+    not installed (the NumPy path then does the work)."""
+    if not _KERNELS:
+        try:
+            from ..backends import numba_world
+        except ImportError:
+            numba_world = None
+        _KERNELS.append(numba_world)
+    return _KERNELS[0]
+
 
 class ModelMatrices:
     """The world matrices of the batch's visible subtree and the update of its slots.
+
+    Args:
+        kernels: ``compiled_kernels()`` for the compiled fast path (the same bits as
+            the NumPy path, faster), or None for NumPy.
 
     Attributes:
         worlds: the ``WorldMatrices`` of ``root``'s visible nodes (slot ``entry`` values
             index it).
     """
 
-    def __init__(self, root, capacity: int = 64):
+    def __init__(self, root, capacity: int = 64, kernels=None):
         self.root = root
-        self.worlds = WorldMatrices(root, capacity)
+        self.kernels = kernels
+        self.worlds = WorldMatrices(root, capacity,
+                                    None if kernels is None else kernels.update_worlds)
         self.worlds.extend(list(root.traverse(visible_only=True))[1:])
         self._matrices = np.zeros((0, 4, 4))
 
@@ -37,6 +57,9 @@ class ModelMatrices:
         non-finite value or a zero quaternion."""
         changed = self.worlds.update()
         world = self.worlds.world
+        if self.kernels is not None:
+            self._compiled(slots, instances, origin, everything, changed, world)
+            return
         kc = slots.capacity
         entry = slots.entry[:kc]
         todo = (entry >= 0) & (slots.instance[:kc] < 0)
@@ -50,6 +73,25 @@ class ModelMatrices:
             i = self.worlds.index(node)
             self._instances(slots, node, b, world[i], origin,
                             everything or bool(changed[i] or slots.dirty[b.slots[0]]))
+        slots.dirty[:] = False
+
+    def _compiled(self, slots, instances, origin, everything, changed, world):
+        k = self.kernels
+        lo, hi = k.write_models(slots.entry, slots.instance, slots.dirty, changed, world,
+                                slots.origin, origin, everything, slots.host)
+        if hi >= lo:
+            slots.mark(int(lo), int(hi))
+        for node, b in instances.items():
+            i = self.worlds.index(node)
+            lo, hi, bad = k.write_instances(
+                node.positions, node.rotations, node.scales, node.active, b.trs, b.active,
+                b.slots, world[i], np.asarray(node.geometry.origin, np.float64), origin,
+                everything or bool(changed[i] or slots.dirty[b.slots[0]]), slots.host)
+            if hi >= lo:
+                slots.mark(int(lo), int(hi))
+            if bad >= 0:
+                node.check_values([int(bad)])  # raises, naming the instance and value
+                raise AssertionError("unreachable")  # pragma: no cover
         slots.dirty[:] = False
 
     def _instances(self, slots, node, b, node_world: np.ndarray, origin: np.ndarray,

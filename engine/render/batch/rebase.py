@@ -42,13 +42,21 @@ def model_matrices(world: np.ndarray, geometry_origin: np.ndarray, origin: np.nd
                    out: np.ndarray | None = None) -> np.ndarray:
     """(K, 4, 4) float64 ``T(-origin) @ world @ T(geometry_origin)`` for (K, 4, 4)
     affine world matrices and (K, 3) geometry origins (world units), into ``out`` (a
-    new array without it; ``out`` may be ``world`` itself)."""
+    new array without it; ``out`` may be ``world`` itself).
+
+    The translation is ``((w_i0 g0 + w_i1 g1) + w_i2 g2) + w_i3 - origin_i`` in this
+    order, which ``engine.render.backends.numba_world`` writes the same way (the same
+    bits on both paths)."""
+    g = geometry_origin
+    t = world[:, :3, 0] * g[:, 0:1]
+    t += world[:, :3, 1] * g[:, 1:2]
+    t += world[:, :3, 2] * g[:, 2:3]
+    t += world[:, :3, 3]
+    t -= origin
     m = world.copy() if out is None else out
     if m is not world:
         m[...] = world
-    if geometry_origin.any():
-        m[:, :3, 3] += np.matmul(world[:, :3, :3], geometry_origin[:, :, None])[:, :, 0]
-    m[:, :3, 3] -= origin
+    m[:, :3, 3] = t
     return m
 
 

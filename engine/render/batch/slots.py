@@ -97,13 +97,14 @@ class SlotTable:
     def write(self, slots: np.ndarray, matrices: np.ndarray):
         """host[slots] = matrices (cast to float32), marked for upload."""
         self.host[slots] = matrices
-        self._mark(int(slots.min()), int(slots.max()))
+        self.mark(int(slots.min()), int(slots.max()))
 
     def zero(self, slots: np.ndarray):
         self.host[slots] = 0.0
-        self._mark(int(slots.min()), int(slots.max()))
+        self.mark(int(slots.min()), int(slots.max()))
 
-    def _mark(self, lo: int, hi: int):
+    def mark(self, lo: int, hi: int):
+        """Rows [lo, hi] were written (by a compiled kernel): upload them."""
         self._pending[0] = min(self._pending[0], lo)
         self._pending[1] = max(self._pending[1], hi)
 

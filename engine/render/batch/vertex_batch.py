@@ -10,7 +10,7 @@ from ...scene.graph import Node, appearance_epoch, transform_epoch
 from ...scene.instances import Instances
 from . import rebase
 from .instances import InstanceSnapshot
-from .models import ModelMatrices
+from .models import ModelMatrices, compiled_kernels
 from .ranges import RangeAllocator
 from .slots import SlotTable
 from .storage import VertexArrays, grown, to_module
@@ -40,9 +40,22 @@ class VertexBatch:
             change, so presenters holding copies (GL buffers) know to refresh them.
         layout_revision: bumped when the vertex layout changes (positions, object ids,
             ranges; not colours): what the primitive assembly depends on.
+        transforms: "numba" or "numpy": which path updates the matrices each frame (the
+            constructor's ``transforms``: "auto" takes Numba when installed; both give
+            the same matrices to the bit, ``engine.render.batch.models``).
+
+    Raises:
+        ValueError: an unknown ``transforms``, or "numba" without Numba installed.
     """
 
-    def __init__(self, root: Node, xp=np):
+    def __init__(self, root: Node, xp=np, transforms: str = "auto"):
+        if transforms not in ("auto", "numba", "numpy"):
+            raise ValueError(f"transforms must be 'auto', 'numba' or 'numpy', got {transforms!r}")
+        kernels = compiled_kernels() if transforms != "numpy" else None
+        if transforms == "numba" and kernels is None:
+            raise ValueError("transforms='numba' needs Numba, which is not installed")
+        self._kernels = kernels
+        self.transforms = "numba" if kernels is not None else "numpy"
         self.root = root
         self.xp = xp
         self._packed_rev = None
@@ -326,7 +339,7 @@ class VertexBatch:
     def _rebuild_worlds(self):
         """Fresh world matrices from the scene graph (compacts the dead entries)."""
         worlds = self._models.worlds
-        self._models = ModelMatrices(self.root, len(worlds) - worlds.dead)
+        self._models = ModelMatrices(self.root, len(worlds) - worlds.dead, self._kernels)
         slots = self._slots
         for k, node in enumerate(slots.nodes):
             if node is not None:
@@ -398,7 +411,7 @@ class VertexBatch:
         counts = np.array([g.vertex_count * c for g, c in zip(geos, copies)], np.int64)
         n_total = int(counts.sum())
         self._reset(0, k)
-        self._models = ModelMatrices(self.root, len(nodes) + 16)
+        self._models = ModelMatrices(self.root, len(nodes) + 16, self._kernels)
         if nodes:
             pos = xp.ascontiguousarray(xp.concatenate([
                 xp.tile(to_module(g.positions, xp), (c, 1)) if c != 1
