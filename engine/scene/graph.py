@@ -12,8 +12,8 @@ them and stamp the row.
 
 Caching: reading ``world_matrix`` revalidates up the parent chain (O(depth)), so moving a
 parent invalidates every descendant without any "update" call. Each recomputation
-(``engine.scene.world.compose_world``, the one composition) takes a new ``world_stamp``
-from a global counter.
+(``engine.scene.world.compose_one``: the one composition, ``compose_world``, for one
+node) takes a new ``world_stamp`` from a global counter.
 
 Structure: adding, removing or reparenting nodes, replacing geometry, hiding or showing
 change ``structure_revision`` of the node and its ancestors, which tells the batch to
@@ -41,7 +41,7 @@ from .transforms import (
     matrix_to_quat,
     quat_from_euler,
 )
-from .world import compose_world
+from .world import compose_one
 
 __all__ = ["DRAW_MODES", "Node", "NodeVector", "Scene", "get_transforms", "set_transforms",
            "transform_epoch"]
@@ -397,7 +397,7 @@ class Node:
         """(4, 4) float64 local -> parent transform ``T @ R @ S`` (cached; do not modify)."""
         rev = TABLE.rev[self._row]
         if self._local_cache is None or self._local_cache[0] != rev:
-            m = compose_world(None, TABLE.trs[self._row: self._row + 1])[0]
+            m = compose_one(None, TABLE.trs[self._row].tolist())
             m.setflags(write=False)
             self._local_cache = (rev, m)
         return self._local_cache[1]
@@ -405,7 +405,8 @@ class Node:
     @property
     def world_matrix(self) -> np.ndarray:
         """(4, 4) float64 local -> world transform (cached; do not modify):
-        ``parent.world_matrix @ local_matrix``, by ``engine.scene.world.compose_world``.
+        ``parent.world_matrix @ local_matrix``, by ``engine.scene.world.compose_one``
+        (``compose_world`` for one node).
 
         Revalidates the chain from the root down, iteratively (any depth works).
         """
@@ -420,7 +421,7 @@ class Node:
             c = node._world_cache
             r = rev[node._row]
             if c is None or c[0] != r or c[1] != parent_stamp:
-                m = compose_world(parent_m, TABLE.trs[node._row: node._row + 1])[0]
+                m = compose_one(parent_m, TABLE.trs[node._row].tolist())
                 m.setflags(write=False)
                 node._world_cache = (r, parent_stamp, m)
                 node.world_stamp = next(STAMPS)
@@ -705,7 +706,7 @@ class Scene(Node):
         """(2, 3) float64 world-space bounding box of the visible finite geometry, or None.
 
         Computed from each geometry's local box corners through its world matrix, in
-        one traversal that composes world matrices top-down (``compose_world``; linear
+        one traversal that composes world matrices top-down (``compose_one``; linear
         in the node count whatever the depth).
         """
         if not self._visible:
@@ -724,8 +725,7 @@ class Scene(Node):
                     boxes.append((corners @ world.T)[:, :3])
             for child in node._children:
                 if child._visible:
-                    row = child._row
-                    stack.append((child, compose_world(world, TABLE.trs[row: row + 1])[0]))
+                    stack.append((child, compose_one(world, TABLE.trs[child._row].tolist())))
         if not boxes:
             return None
         allc = np.concatenate(boxes)

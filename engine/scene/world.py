@@ -28,7 +28,7 @@ import numpy as np
 from .transform_table import TABLE
 from .transforms import trs_matrices
 
-__all__ = ["WorldMatrices", "compose_world", "product"]
+__all__ = ["WorldMatrices", "compose_one", "compose_world", "product"]
 
 
 def compose_world(parent_world: np.ndarray | None, trs: np.ndarray,
@@ -53,6 +53,9 @@ def compose_world(parent_world: np.ndarray | None, trs: np.ndarray,
     never its bits.
     """
     trs = np.asarray(trs, np.float64)
+    if len(trs) == 1 and out is None and local is None and (
+            parent_world is None or parent_world.shape == (4, 4)):
+        return compose_one(parent_world, trs[0].tolist())[None]
     local = trs_matrices(trs[:, 0:3], trs[:, 3:7], trs[:, 7:10], out=local)
     if parent_world is None:
         if out is None:
@@ -60,6 +63,30 @@ def compose_world(parent_world: np.ndarray | None, trs: np.ndarray,
         out[...] = local
         return out
     return product(parent_world, local, out)
+
+
+def compose_one(parent: np.ndarray | None, row: list) -> np.ndarray:
+    """``compose_world(parent, [row])[0]`` for one node: (4, 4) float64 from a (4, 4)
+    parent matrix (or None) and its 10 table values as Python floats. The same
+    expressions as ``trs_matrices`` and ``product`` on Python floats (IEEE double, no
+    fused multiply-add), so the same bits, without NumPy's per-call overhead: the
+    single-node reads of ``Node.world_matrix``."""
+    px, py, pz, x, y, z, w, sx, sy, sz = row
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz, xw, yw, zw = x * y, x * z, y * z, x * w, y * w, z * w
+    l00, l01, l02 = (1 - 2 * (yy + zz)) * sx, 2 * (xy - zw) * sy, 2 * (xz + yw) * sz
+    l10, l11, l12 = 2 * (xy + zw) * sx, (1 - 2 * (xx + zz)) * sy, 2 * (yz - xw) * sz
+    l20, l21, l22 = 2 * (xz - yw) * sx, 2 * (yz + xw) * sy, (1 - 2 * (xx + yy)) * sz
+    if parent is None:
+        return np.array(((l00, l01, l02, px), (l10, l11, l12, py), (l20, l21, l22, pz),
+                         (0.0, 0.0, 0.0, 1.0)))
+    rows = []
+    for a0, a1, a2, a3 in parent.tolist():  # local row 3 is (0, 0, 0, 1)
+        rows.append((a0 * l00 + a1 * l10 + a2 * l20 + a3 * 0.0,
+                     a0 * l01 + a1 * l11 + a2 * l21 + a3 * 0.0,
+                     a0 * l02 + a1 * l12 + a2 * l22 + a3 * 0.0,
+                     a0 * px + a1 * py + a2 * pz + a3 * 1.0))
+    return np.array(rows)
 
 
 def product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

@@ -99,7 +99,8 @@ def test_a_subtree_and_single_nodes_give_the_same_bits():
     for step in range(4):
         w.update()
         for node in nodes:
-            assert np.array_equal(w.world[w.index(node)], node.world_matrix), node.name
+            got, alone = w.world[w.index(node)], node.world_matrix  # (4, 4) float64 each
+            assert np.array_equal(got.view(np.uint64), alone.view(np.uint64)), node.name
         moved = nodes[step::7]
         set_transforms(moved, positions=rng.normal(size=(len(moved), 3)),
                        rotations=rng.normal(size=(len(moved), 4)))
@@ -114,7 +115,7 @@ def test_instances_world_matrices_are_composed_by_the_same_function():
     got = inst.world_matrices()
     for i in (0, 17, 49):  # one instance alone, as Node.world_matrix composes a node
         alone = compose_world(inst.world_matrix, inst.trs_rows([i]))[0]
-        assert np.array_equal(got[i], alone)
+        assert np.array_equal(got[i].view(np.uint64), alone.view(np.uint64))
     q = inst.rotations[17] / np.linalg.norm(inst.rotations[17])
     child = Node("probe", position=inst.positions[17], rotation=q, scale=2.0)
     inst.add(child)
