@@ -227,7 +227,9 @@ class VertexBatch:
                 self.vertex_revision += 1
             self._appearance = appearance_epoch()
         for node, b in self._inst.items():
-            if recolor_instances(node, b, self.ranges[node][0], self._verts.col, self.xp):
+            if (b.color_rev != node._color_rev or not np.array_equal(b.colors, node.colors)) \
+                    and recolor_instances(node, b, self.ranges[node][0], self._verts.col,
+                                          self.xp):
                 self.vertex_revision += 1
         changed = self.vertex_revision != self._synced_revision
         self._synced_revision = self.vertex_revision
