@@ -15,7 +15,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import as_number
-from .graph import _TABLE, Node, _stamps
+from .graph import Node
+from .transform_table import STAMPS, TABLE
 from .transforms import orthographic_matrix, perspective_matrix
 
 __all__ = ["Camera", "OrthographicCamera", "PerspectiveCamera", "Ray"]
@@ -59,7 +60,7 @@ class Camera(Node):
         if self._children:
             super()._touch()
         else:
-            _TABLE.revs[self._row] = next(_stamps)
+            TABLE.revs[self._row] = next(STAMPS)
 
     @property
     def aspect(self) -> float:

@@ -3,15 +3,17 @@
 Imports no GPU or GL module (geometry arrays may still live on the device).
 
 Storage: every node's local transform is one row of a process-wide table of float64
-``[px py pz  qx qy qz qw  sx sy sz]`` rows with a revision stamp per row, so a renderer
-reads the transforms of thousands of nodes with one gather and finds the moved ones by
-comparing stamps (``engine.render.batch`` computes their world matrices level by level,
-vectorised), and ``set_transforms`` moves many nodes with one array write. Single-node
-setters stay cheap: they check three or four Python floats, write them and stamp the row.
+``[px py pz  qx qy qz qw  sx sy sz]`` rows with a revision stamp per row
+(``engine.scene.transform_table``), so the world matrices of thousands of nodes are
+found and recomposed with a few array operations (``engine.scene.world.WorldMatrices``,
+what the renderer's batch uses), and ``set_transforms`` moves many nodes with one array
+write. Single-node setters stay cheap: they check three or four Python floats, write
+them and stamp the row.
 
 Caching: reading ``world_matrix`` revalidates up the parent chain (O(depth)), so moving a
-parent invalidates every descendant without any "update" call. Each recomputation takes
-a new ``world_stamp`` from a global counter.
+parent invalidates every descendant without any "update" call. Each recomputation
+(``engine.scene.world.compose_one``: the one composition, ``compose_world``, for one
+node) takes a new ``world_stamp`` from a global counter.
 
 Structure: adding, removing or reparenting nodes, replacing geometry, hiding or showing
 change ``structure_revision`` of the node and its ancestors, which tells the batch to
@@ -23,7 +25,6 @@ O(1) amortised per ``add`` whatever its depth (a chain of 100,000 nodes is linea
 from __future__ import annotations
 
 import contextlib
-import itertools
 import math
 from collections.abc import Iterable, Iterator
 
@@ -31,6 +32,7 @@ import numpy as np
 
 from .color import as_rgba
 from .geometry import FLOAT32_MAX, Geometry
+from .transform_table import STAMPS, TABLE
 from .transforms import (
     DEFAULT_EULER_ORDER,
     IDENTITY_QUAT,
@@ -38,8 +40,8 @@ from .transforms import (
     look_at_rotation,
     matrix_to_quat,
     quat_from_euler,
-    trs_matrix_unchecked,
 )
+from .world import compose_one
 
 __all__ = ["DRAW_MODES", "FLOAT32_MAX", "Node", "NodeVector", "Scene", "TransformError",
            "get_transforms", "set_transforms", "subtree_bounds", "transform_epoch"]
@@ -51,7 +53,6 @@ class TransformError(ValueError):
 
 DRAW_MODES = ("points", "wireframe", "solid", "solid+wireframe")
 
-_stamps = itertools.count(1)
 # Bumped by every transform or hierarchy change anywhere: lets the batch skip its
 # per-object check entirely on frames where nothing moved.
 _transform_epoch = [0]
@@ -72,50 +73,6 @@ def appearance_epoch() -> int:
     return _appearance_epoch[0]
 
 
-class _TransformTable:
-    """Local TRS rows of every live node (see the module docstring). Rows are reused
-    after their node is garbage collected; the arrays grow geometrically."""
-
-    WIDTH = 10  # px py pz qx qy qz qw sx sy sz
-
-    def __init__(self, capacity: int = 1024):
-        self.trs = np.zeros((capacity, self.WIDTH))
-        self.trs[:, 6] = 1.0
-        self.trs[:, 7:] = 1.0
-        self.rev = np.zeros(capacity, np.int64)
-        self.free: list[int] = []
-        self.used = 0
-        self._views()
-
-    def _views(self):
-        # Flat memoryviews: writing one element from Python through them costs a third of
-        # NumPy's item assignment (the single-node setters' hot path).
-        self.flat = memoryview(self.trs).cast("B").cast("d")
-        self.revs = memoryview(self.rev).cast("B").cast("q")
-
-    def alloc(self) -> int:
-        if self.free:
-            return self.free.pop()
-        if self.used == len(self.rev):
-            cap = 2 * len(self.rev)
-            trs = np.zeros((cap, self.WIDTH))
-            trs[:, 6] = 1.0
-            trs[:, 7:] = 1.0
-            trs[: self.used] = self.trs
-            rev = np.zeros(cap, np.int64)
-            rev[: self.used] = self.rev
-            self.trs, self.rev = trs, rev
-            self._views()
-        self.used += 1
-        return self.used - 1
-
-    def release(self, row: int):
-        self.trs[row] = (0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
-        self.rev[row] = next(_stamps)
-        self.free.append(row)
-
-
-_TABLE = _TransformTable()
 
 
 def _numbers(value, n: int, what: str, owner) -> tuple:
@@ -283,7 +240,7 @@ class Node:
         line_color=None,
         hidden_line_removal: bool = False,
     ):
-        self._row = _TABLE.alloc()
+        self._row = TABLE.alloc()
         self.name = str(name)
         self._parent: Node | None = None
         self._children: dict[Node, None] = {}
@@ -312,18 +269,18 @@ class Node:
         row = self.__dict__.get("_row")
         if row is not None:
             with contextlib.suppress(Exception):  # interpreter shutdown: no table any more
-                _TABLE.release(row)
+                TABLE.release(row)
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        state["_trs_values"] = _TABLE.trs[state.pop("_row")].copy()
+        state["_trs_values"] = TABLE.trs[state.pop("_row")].copy()
         return state
 
     def __setstate__(self, state):
         values = state.pop("_trs_values")
         self.__dict__.update(state)
-        self._row = _TABLE.alloc()
-        _TABLE.trs[self._row] = values
+        self._row = TABLE.alloc()
+        TABLE.trs[self._row] = values
         self._touch()
 
     def _label(self) -> str:
@@ -334,17 +291,17 @@ class Node:
     def revision(self) -> int:
         """Stamp of the local transform: changes whenever position, rotation or scale is
         set (a global counter value, not a count of changes)."""
-        return int(_TABLE.rev[self._row])
+        return int(TABLE.rev[self._row])
 
     def _touch(self):
-        _TABLE.revs[self._row] = next(_stamps)
+        TABLE.revs[self._row] = next(STAMPS)
         _transform_epoch[0] += 1
 
     @property
     def position(self) -> NodeVector:
         """(3,) float64 translation in the parent frame (a ``NodeVector``: in-place edits
         move the node)."""
-        return NodeVector(_TABLE.trs[self._row, 0:3], self, "position")
+        return NodeVector(TABLE.trs[self._row, 0:3], self, "position")
 
     @position.setter
     def position(self, value):
@@ -361,7 +318,7 @@ class Node:
                 raise ValueError
         except (TypeError, ValueError):
             x, y, z = _numbers(value, 3, "position", self._label())  # raises, naming it
-        f, b = _TABLE.flat, self._row * 10
+        f, b = TABLE.flat, self._row * 10
         f[b] = x
         f[b + 1] = y
         f[b + 2] = z
@@ -373,7 +330,7 @@ class Node:
 
         Assign a quaternion (normalised here) or three Euler angles in degrees about
         X, Y, Z in "YXZ" order (see ``euler``)."""
-        return NodeVector(_TABLE.trs[self._row, 3:7], self, "rotation")
+        return NodeVector(TABLE.trs[self._row, 3:7], self, "rotation")
 
     @rotation.setter
     def rotation(self, value):
@@ -406,7 +363,7 @@ class Node:
                                  f"and finite, got {value!r}")
             if norm != 1.0:
                 x, y, z, w = x / norm, y / norm, z / norm, w / norm
-        f, b = _TABLE.flat, self._row * 10
+        f, b = TABLE.flat, self._row * 10
         f[b + 3] = x
         f[b + 4] = y
         f[b + 5] = z
@@ -418,7 +375,7 @@ class Node:
         """(3,) float64 Euler angles in degrees about X, Y, Z, order "YXZ" (yaw about Y,
         then pitch about the turned X, then roll about the turned Z), read-only array;
         assign three angles to set the rotation."""
-        e = euler_from_quat(_TABLE.trs[self._row, 3:7], DEFAULT_EULER_ORDER)
+        e = euler_from_quat(TABLE.trs[self._row, 3:7], DEFAULT_EULER_ORDER)
         e.setflags(write=False)
         return e
 
@@ -429,7 +386,7 @@ class Node:
     @property
     def scale(self) -> NodeVector:
         """(3,) float64 per-axis scale (a ``NodeVector``); assign 3 numbers or one."""
-        return NodeVector(_TABLE.trs[self._row, 7:10], self, "scale")
+        return NodeVector(TABLE.trs[self._row, 7:10], self, "scale")
 
     @scale.setter
     def scale(self, value):
@@ -443,7 +400,7 @@ class Node:
         else:
             x, y, z = _numbers(value, 3, "scale (3 numbers, or one for every axis)",
                                self._label())
-        f, b = _TABLE.flat, self._row * 10
+        f, b = TABLE.flat, self._row * 10
         f[b + 7] = x
         f[b + 8] = y
         f[b + 9] = z
@@ -452,17 +409,18 @@ class Node:
     @property
     def local_matrix(self) -> np.ndarray:
         """(4, 4) float64 local -> parent transform ``T @ R @ S`` (cached; do not modify)."""
-        rev = _TABLE.rev[self._row]
+        rev = TABLE.rev[self._row]
         if self._local_cache is None or self._local_cache[0] != rev:
-            v = _TABLE.trs[self._row].tolist()
-            m = trs_matrix_unchecked(v[0:3], v[3:7], v[7:10])
+            m = compose_one(None, TABLE.trs[self._row].tolist())
             m.setflags(write=False)
             self._local_cache = (rev, m)
         return self._local_cache[1]
 
     @property
     def world_matrix(self) -> np.ndarray:
-        """(4, 4) float64 local -> world transform (cached; do not modify).
+        """(4, 4) float64 local -> world transform (cached; do not modify):
+        ``parent.world_matrix @ local_matrix``, by ``engine.scene.world.compose_one``
+        (``compose_world`` for one node).
 
         Revalidates the chain from the root down, iteratively (any depth works). A
         product that overflows gives non-finite entries, without a NumPy warning: the
@@ -475,20 +433,15 @@ class Node:
             chain.append(node)
             node = node._parent
         parent_m, parent_stamp = None, 0
-        rev = _TABLE.rev
+        rev = TABLE.rev
         for node in reversed(chain):
             c = node._world_cache
             r = rev[node._row]
             if c is None or c[0] != r or c[1] != parent_stamp:
-                local = node.local_matrix
-                if parent_m is None:
-                    m = local
-                else:
-                    with np.errstate(over="ignore", invalid="ignore"):
-                        m = parent_m @ local
+                m = compose_one(parent_m, TABLE.trs[node._row].tolist())
                 m.setflags(write=False)
                 node._world_cache = (r, parent_stamp, m)
-                node.world_stamp = next(_stamps)
+                node.world_stamp = next(STAMPS)
             parent_m, parent_stamp = node._world_cache[2], node.world_stamp
         return parent_m
 
@@ -538,7 +491,7 @@ class Node:
         parent_inv = np.eye(4) if self.parent is None else np.linalg.inv(self.parent.world_matrix)
         tgt = (parent_inv @ np.append(np.asarray(target, dtype=np.float64), 1.0))[:3]
         up_local = parent_inv[:3, :3] @ np.asarray(up, dtype=np.float64)
-        own = _TABLE.trs[self._row, 0:3].copy()
+        own = TABLE.trs[self._row, 0:3].copy()
         self.rotation = matrix_to_quat(look_at_rotation(own, tgt, up_local))
         return self
 
@@ -761,7 +714,7 @@ def set_transforms(nodes: Iterable[Node], positions=None, rotations=None, scales
     k = len(rows)
     if k == 0:
         return
-    table = _TABLE
+    table = TABLE
     new = []
     if positions is not None:
         new.append((slice(0, 3), _array_arg(positions, "positions", k, (3,))))
@@ -787,14 +740,14 @@ def set_transforms(nodes: Iterable[Node], positions=None, rotations=None, scales
         new.append((slice(7, 10), _array_arg(s, "scales", k, (3,))))
     for cols, values in new:
         table.trs[rows, cols] = values
-    table.rev[rows] = next(_stamps)
+    table.rev[rows] = next(STAMPS)
     _transform_epoch[0] += 1
 
 
 def get_transforms(nodes: Iterable[Node]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions (K, 3), rotations (K, 4) unit quaternions, scales (K, 3)) float64 of
     ``nodes``' local transforms, gathered in one array read (new arrays)."""
-    t = _TABLE.trs[_rows_of(nodes)]
+    t = TABLE.trs[_rows_of(nodes)]
     return t[:, 0:3].copy(), t[:, 3:7].copy(), t[:, 7:10].copy()
 
 
@@ -854,7 +807,7 @@ def subtree_bounds(root: Node):
                 boxes.append(box)
             for child in node._children:
                 if child._visible:
-                    stack.append((child, world @ child.local_matrix))
+                    stack.append((child, compose_one(world, TABLE.trs[child._row].tolist())))
     if not boxes:
         return None
     allc = np.concatenate(boxes)

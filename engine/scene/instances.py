@@ -26,7 +26,8 @@ import numpy as np
 from .color import as_rgba
 from .geometry import Geometry
 from .graph import Node, _transform_epoch
-from .transforms import _float_array, quat_from_euler, trs_matrices
+from .transforms import _float_array, quat_from_euler
+from .world import compose_world
 
 __all__ = ["Instances"]
 
@@ -275,16 +276,29 @@ class Instances(Node):
                                  f"{a[which].tolist()}")
         self.unit_rotations(indices)
 
+    def trs_rows(self, indices=None) -> np.ndarray:
+        """(M, 10) float64 rows ``[position, unit rotation, scale]`` of ``indices``
+        (default: every instance), in the layout ``engine.scene.world.compose_world``
+        takes; rotations normalised as ``unit_rotations`` does. Raises ValueError for bad
+        values (as ``check_values``)."""
+        sel = slice(None) if indices is None else indices
+        rows = np.concatenate([self._pos[sel], self._rot[sel], self._scl[sel]], axis=1)
+        x, y, z, w = rows[:, 3], rows[:, 4], rows[:, 5], rows[:, 6]
+        n = np.sqrt(((x * x + y * y) + z * z) + w * w)  # in this order: see compose_world
+        if not (np.isfinite(rows).all() and ((n >= 1e-12) & (n < np.inf)).all()):
+            self.check_values(indices)  # raises, naming the instance and the value
+        rows[:, 3:7] /= n[:, None]
+        return rows
+
     def local_matrices(self, indices=None) -> np.ndarray:
         """(M, 4, 4) float64 instance -> node matrices ``T @ R @ S`` of ``indices``
         (default: every instance, active or not). Raises ValueError for bad values."""
-        self.check_values(indices)
-        sel = slice(None) if indices is None else indices
-        return trs_matrices(self._pos[sel], self.unit_rotations(indices), self._scl[sel])
+        return compose_world(None, self.trs_rows(indices))
 
     def world_matrices(self, indices=None) -> np.ndarray:
-        """(M, 4, 4) float64 instance -> world matrices: ``world_matrix @ local``."""
-        return np.matmul(self.world_matrix, self.local_matrices(indices))
+        """(M, 4, 4) float64 instance -> world matrices: ``world_matrix @ local``
+        (``compose_world``, as the renderer composes them)."""
+        return compose_world(self.world_matrix, self.trs_rows(indices))
 
     def __repr__(self) -> str:
         return (f"Instances({self.name!r}, {type(self.geometry).__name__}"

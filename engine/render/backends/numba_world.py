@@ -1,16 +1,19 @@
-"""Numba kernels of the batch's per-frame transform update (``engine.render.batch``).
+"""Numba twins of the batch's per-frame matrix work: the compiled fast path of
+``engine.scene.world`` (world matrices of a subtree) and of ``engine.render.batch``'s
+model and instance updates, for thousands of objects moved every frame.
 
-The batch keeps the visible hierarchy as flat arrays in topological order (a parent's
-index is below its children's), so one sequential pass computes, for every node whose
-local transform stamp changed, its local matrix ``T @ R @ S`` from the scene graph's
-transform table, and for every node whose own or parent's world matrix changed, its
-world matrix. Two more passes write the float32 model matrices
-``T(-origin) @ world @ T(geometry origin)`` of the slots that need them, for ordinary
-nodes and for the instances of an Instances node (comparing each instance's values with
-what was drawn last). Everything is float64 until the final cast, as in the NumPy
-reference in ``batch.py``; the two agree to rounding (tests compare them).
+Each kernel writes the NumPy reference's expressions in the same order, with separate
+multiplies and adds (Numba contracts nothing into fused multiply-adds without
+``fastmath``), so both paths give the same bits (tests/render/test_world_kernels.py):
 
-Imported only when Numba is installed (the batch falls back to its NumPy path).
+- local ``T @ R @ S`` as ``engine.scene.transforms.trs_matrices``;
+- products as ``engine.scene.world.product``: ``((a_i0 b_0j + a_i1 b_1j) + a_i2 b_2j)
+  + a_i3 b_3j``;
+- model matrices as ``engine.render.batch.rebase.model_matrices``;
+- instance quaternions normalised as ``engine.scene.Instances.trs_rows``.
+
+The kernels fuse what the NumPy path does in passes (one loop, no temporaries), which
+is where their speed comes from. Imported only when Numba is installed.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ _opts = {"cache": True, "boundscheck": False}
 
 @numba.njit(inline="always", **_opts)
 def _trs(v, out):
-    """Local matrix of table row ``v`` = [p(3), q(4) unit, s(3)] into ``out`` (4, 4)."""
+    """Local matrix of the row ``v`` = [p(3), q(4) unit, s(3)] into ``out`` (4, 4)."""
     x, y, z, w = v[3], v[4], v[5], v[6]
     sx, sy, sz = v[7], v[8], v[9]
     xx, yy, zz = x * x, y * y, z * z
@@ -47,7 +50,7 @@ def _trs(v, out):
 
 
 @numba.njit(inline="always", **_opts)
-def _mul(a, b, out):
+def _product(a, b, out):
     for i in range(4):
         a0, a1, a2, a3 = a[i, 0], a[i, 1], a[i, 2], a[i, 3]
         for j in range(4):
@@ -56,53 +59,49 @@ def _mul(a, b, out):
 
 @numba.njit(inline="always", **_opts)
 def _model(world, go, origin, out):
-    """out (float32) = T(-origin) @ world @ T(go), every sum in float64 before the cast
-    (origins are georeferenced magnitudes: float32 partial sums would lose the offset)."""
-    t3 = world[3, 0] * go[0] + world[3, 1] * go[1] + world[3, 2] * go[2] + world[3, 3]
-    for i in range(4):
+    """out (float32) = T(-origin) @ world @ T(go), in float64 until the cast."""
+    for i in range(3):
+        out[i, 0] = world[i, 0]
+        out[i, 1] = world[i, 1]
+        out[i, 2] = world[i, 2]
         t = world[i, 0] * go[0] + world[i, 1] * go[1] + world[i, 2] * go[2] + world[i, 3]
-        o = origin[i] if i < 3 else 0.0
-        out[i, 0] = world[i, 0] - o * world[3, 0]
-        out[i, 1] = world[i, 1] - o * world[3, 1]
-        out[i, 2] = world[i, 2] - o * world[3, 2]
-        out[i, 3] = t - o * t3
+        out[i, 3] = t - origin[i]
+    for j in range(4):
+        out[3, j] = world[3, j]
 
 
 @numba.njit(**_opts)
-def update_hierarchy(m, rows, parent, seen, alive, trs, rev, local, world, wch):
-    """Entries 1..m-1 (entry 0, the root, is set by the caller): local matrices of the
-    changed stamps, world matrices where the node or its parent changed; ``wch`` says
-    which worlds changed. Returns how many locals were recomputed."""
-    count = 0
+def update_worlds(m, rows, parent, seen, alive, trs, rev, world, changed):
+    """``engine.scene.world.WorldMatrices``'s composition loop for entries 1..m-1
+    (entry 0, the root, is set by the caller): an entry whose stamp changed or whose
+    parent's world changed gets ``world[parent] @ T R S`` of its table row; ``changed``
+    (zeros on entry) says which."""
+    local = np.empty((4, 4))
     for i in range(1, m):
         if not alive[i]:
-            wch[i] = False
             continue
         r = rows[i]
-        changed = rev[r] != seen[i]
-        if changed:
+        own = rev[r] != seen[i]
+        if own:
             seen[i] = rev[r]
-            _trs(trs[r], local[i])
-            count += 1
         p = parent[i]
-        if changed or wch[p]:
-            _mul(world[p], local[i], world[i])
-            wch[i] = True
-        else:
-            wch[i] = False
-    return count
+        if own or changed[p]:
+            _trs(trs[r], local)
+            _product(world[p], local, world[i])
+            changed[i] = True
 
 
 @numba.njit(**_opts)
-def write_models(slot_h, slot_inst, dirty, wch, world, go, origin, rebase, model):
-    """Model matrices of ordinary slots whose world changed (all with ``rebase``).
+def write_models(slot_entry, slot_instance, dirty, changed, world, go, origin, everything,
+                 model):
+    """Model matrices of ordinary slots whose world changed (all with ``everything``).
     Returns (lo, hi) of the rows written (hi < lo: none)."""
     lo, hi = model.shape[0], -1
-    for k in range(slot_h.shape[0]):
-        h = slot_h[k]
-        if h < 0 or slot_inst[k] >= 0:
+    for k in range(slot_entry.shape[0]):
+        h = slot_entry[k]
+        if h < 0 or slot_instance[k] >= 0:
             continue
-        if not (rebase or dirty[k] or wch[h]):
+        if not (everything or dirty[k] or changed[h]):
             continue
         _model(world[h], go[k], origin, model[k])
         lo = min(lo, k)
@@ -113,9 +112,10 @@ def write_models(slot_h, slot_inst, dirty, wch, world, go, origin, rebase, model
 @numba.njit(**_opts)
 def write_instances(pos, rot, scl, act, snap, snap_act, slots, node_world, go, origin,
                     everything, model):
-    """Model matrices of the instances whose values changed since ``snap`` (all with
-    ``everything``); inactive ones get zeros. Returns (lo, hi, bad): the rows written
-    and the first instance with a non-finite value or a zero quaternion (-1: none)."""
+    """Model matrices of the instances whose values changed since the snapshot
+    (``snap`` rows, ``snap_act`` flags; all with ``everything``), which then takes them;
+    inactive ones get zeros. Returns (lo, hi, bad): the rows written and the first
+    instance with a non-finite value or a zero quaternion (-1: none)."""
     lo, hi = model.shape[0], -1
     v = np.empty(10)
     local = np.empty((4, 4))
@@ -142,16 +142,17 @@ def write_instances(pos, rot, scl, act, snap, snap_act, slots, node_world, go, o
                 return lo, hi, i
             v[3], v[4], v[5], v[6] = v[3] / n, v[4] / n, v[5] / n, v[6] / n
             _trs(v, local)
-            _mul(node_world, local, world)
+            _product(node_world, local, world)
             _model(world, go, origin, model[k])
         else:
             for a in range(4):
                 for b in range(4):
                     model[k, a, b] = 0.0
-        snap[i, 0], snap[i, 1], snap[i, 2] = pos[i, 0], pos[i, 1], pos[i, 2]
-        snap[i, 3], snap[i, 4], snap[i, 5], snap[i, 6] = rot[i, 0], rot[i, 1], rot[i, 2], \
-            rot[i, 3]
-        snap[i, 7], snap[i, 8], snap[i, 9] = scl[i, 0], scl[i, 1], scl[i, 2]
+        for c in range(3):
+            snap[i, c] = pos[i, c]
+            snap[i, 7 + c] = scl[i, c]
+        for c in range(4):
+            snap[i, 3 + c] = rot[i, c]
         snap_act[i] = act[i]
         lo = min(lo, k)
         hi = max(hi, k)
