@@ -103,7 +103,7 @@ class Renderer:
         self.camera = camera
         self.size = check_size(size)
         self.backend = get_backend(backend, vertex_count=_drawable_vertices(scene))
-        self.batch = VertexBatch(scene, self.backend.xp)
+        self.batch = VertexBatch(scene, self.backend.xp, transforms=self.backend.transforms)
         self.point_size = point_size
         self.raster = raster
         self.overlays: list = []

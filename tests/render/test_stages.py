@@ -199,3 +199,14 @@ def test_resolve_stage_lights_in_linear_space(stage):
     want = int(np.rint(_srgb_encode(_srgb_decode(0.5) * 0.8) * 255))
     assert frame.color.reshape(-1, 4)[centre].tolist() == [want] * 3 + [255]
     assert want == 115  # 1.055 * 0.1712 ** (1 / 2.4) - 0.055 = 0.4507
+
+
+# --------------------------------------------------------------- the backend's stages
+def test_numpy_backend_is_numpy_in_every_stage_the_batch_matrices_too():
+    scene = Scene()
+    scene.add(Node("quad", geometry=Mesh(np.zeros((3, 3), np.float32), [[0, 1, 2]])))
+    cam = scene.add(PerspectiveCamera())
+    for name in ("numpy", "numba"):
+        r = Renderer(scene, cam, (8, 8), backend=name)
+        assert (r.backend.name, r.projector.name, r.batch.transforms) == (name, name, name)
+        assert r.backend.for_frame(r._assembly()) is r.backend  # no fallback on the CPU

@@ -130,9 +130,11 @@ class SoftwareBackend(Backend):
 
 
 class NumpyBackend(SoftwareBackend):
-    """NumPy in every stage: the reference the other backends are tested against."""
+    """NumPy in every stage (the batch's matrices too): the reference the other backends
+    are tested against."""
 
     name = "numpy"
+    transforms = "numpy"
 
     def __init__(self):
         super().__init__(NumpyProjector())
@@ -143,6 +145,7 @@ class NumbaBackend(SoftwareBackend):
     engine.errors.BackendUnavailable when Numba cannot be imported."""
 
     name = "numba"
+    transforms = "numba"
 
     def __init__(self):
         from .numba_backend import NumbaProjector

@@ -113,6 +113,9 @@ class Backend:
 
     name = "backend"
     features = FEATURES
+    # who composes the batch's world and model matrices (VertexBatch ``transforms``):
+    # the NumPy reference composes them in NumPy too
+    transforms = "auto"
 
     def __init__(self):
         self._host_colors_key = self._attributes_key = None
