@@ -66,14 +66,16 @@ def _positive(v, name) -> float:
 
 
 class Collider:
-    """Base of the collider shapes: ``node`` (or None: world frame) and ``centre`` (3,)
-    float64 offset in the node's local frame."""
+    """Base of the collider shapes: ``node`` (or None: world frame), ``centre`` (3,)
+    float64 offset in the node's local frame, and ``on_floor``: whether the last
+    ``move_and_slide`` of this shape ended on a floor."""
 
     def __init__(self, centre=(0.0, 0.0, 0.0), node: Node | None = None):
         if node is not None and not isinstance(node, Node):
             raise TypeError(f"node must be an engine Node, got {type(node).__name__}")
         self.node = node
         self.centre = as_vec3(centre, "collider centre")
+        self.on_floor = False  # set by move_and_slide for the shape it moves
 
     def _matrix(self) -> np.ndarray:
         return np.eye(4) if self.node is None else self.node.world_matrix
@@ -403,7 +405,7 @@ def move_and_slide(collider: Collider, velocity, dt: float, colliders, *,
         met = _resolve(collider, others, before, v, cos_floor, rounds, resolved)
         floor_n = met if met is not None else floor_n
     snap = float(snap)
-    if floor_n is None and snap > 0 and getattr(collider, "on_floor", False) and v[1] <= 0:
+    if floor_n is None and snap > 0 and collider.on_floor and v[1] <= 0:
         # it stood on a floor last time and is not jumping: follow the ground down (a
         # step or a downhill faster than gravity) if there is floor within ``snap``
         a, b, _r = collider.segment()
