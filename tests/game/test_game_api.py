@@ -133,8 +133,10 @@ def test_pick_and_ray_cast_name_the_instance():
     ray_hit = ray_cast(*app.screen_ray(x, y), [inst])
     assert ray_hit.node is inst and ray_hit.instance == 3
     ray = app.screen_ray(x, y)
-    # the instance's sphere is the float32 geometry's: radius 0.5 to float32 rounding
+    # the ray ends on the mesh exactly at the vertex, which lies on the bounding sphere
+    # (radius 0.5 to float32 rounding), so the sphere's entry distance is the same
     assert ray_hit.distance == pytest.approx(ray_sphere(*ray, (2, 0, 0), 0.5), rel=1e-7)
+    np.testing.assert_allclose(ray_hit.point, vertex, atol=1e-6)
     inst.active[3] = False  # inactive instances cannot be hit
     assert ray_cast(*app.screen_ray(x, y), [inst]) is None
     app.render_frame()
