@@ -160,6 +160,18 @@ def run_mesh(kind, triangles, rays, rng, sample):
     return row
 
 
+def versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("numpy", "numba", "trimesh", "embreex", "rtree"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def ms(s):
     return f"{s * 1e3:.0f} ms" if s >= 0.1 else f"{s * 1e3:.1f} ms"
 
@@ -202,8 +214,9 @@ def main(argv=None):
                   f"{peer['engine_hits']:,}), largest relative distance difference "
                   f"{peer['largest_rel_difference']:.1e}")
     if args.json is not None:
-        args.json.write_text(json.dumps({"rows": rows, "machine": platform.platform()},
-                                        indent=2) + "\n")
+        args.json.write_text(json.dumps({"rows": rows, "machine": platform.platform(),
+                                         "date": time.strftime("%Y-%m-%d"),
+                                         "versions": versions()}, indent=2) + "\n")
     return 0
 
 

@@ -37,12 +37,22 @@ BARY_EPS = 1e-9  # barycentric slack: rays through shared edges hit one of the f
 
 
 @numba.njit(cache=True)
+def _grown(a, cap, fill=0):
+    """``a`` copied into a new array of ``cap`` rows, the new rows set to ``fill``."""
+    out = np.full((cap,) + a.shape[1:], fill, a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@numba.njit(cache=True)
 def _build(lo, hi, centre, leaf_size):
     """Node arrays of the BVH of M triangle boxes (lo, hi (M, 3)) with centroids
     ``centre``: (node_lo (K, 3), node_hi (K, 3), left (K,) int64 first child or -1 for a
     leaf, start (K,), count (K,) the leaf's range of ``order``, order (M,) int64, depth:
     the number of levels)."""
     m = lo.shape[0]
+    # A typical tree has about 2 M / leaf_size nodes; uneven splits can make up to
+    # 2 M - 1, so the arrays grow (doubling) when they fill up.
     cap = max(1, 2 * ((m + leaf_size - 1) // leaf_size) + 1) * 2
     node_lo = np.empty((cap, 3))
     node_hi = np.empty((cap, 3))
@@ -93,6 +103,15 @@ def _build(lo, hi, centre, leaf_size):
         split = i - s
         if split == 0 or split == n:
             split = n // 2
+        if nodes + 2 > cap:
+            cap *= 2
+            node_lo = _grown(node_lo, cap)
+            node_hi = _grown(node_hi, cap)
+            left = _grown(left, cap, -1)
+            start = _grown(start, cap)
+            count = _grown(count, cap)
+            level = _grown(level, cap)
+            stack = _grown(stack, cap)
         left[k] = nodes
         start[nodes], count[nodes] = s, split
         start[nodes + 1], count[nodes + 1] = s + split, n - split
@@ -268,29 +287,26 @@ class BVH:
 
     Attributes:
         positions (N, 3) float64, faces (M, 3) int64: the triangles it was built from.
-        node_count: number of nodes (at most about 2 M / LEAF_SIZE).
-
-    Raises ValueError for non-finite positions (a NaN vertex would make boxes that
-    cannot be tested).
+        valid: (M,) bool, the triangles in the tree: those whose three vertices are
+            finite (a triangle with a NaN or infinite vertex cannot be hit).
+        node_count: number of nodes (about 2 M / LEAF_SIZE).
     """
 
     def __init__(self, positions, faces):
         self.faces = np.ascontiguousarray(np.asarray(faces, np.int64).reshape(-1, 3))
-        self._set_positions(positions)
+        self.positions = np.ascontiguousarray(np.asarray(positions, np.float64).reshape(-1, 3))
+        self.valid = np.all(np.isfinite(self.positions), axis=1)[self.faces].all(axis=1)
         lo, hi = self._tri_boxes()
+        used = np.flatnonzero(self.valid)
+        ulo, uhi = np.ascontiguousarray(lo[used]), np.ascontiguousarray(hi[used])
         (self._lo, self._hi, self._left, self._start, self._count,
-         self._order, self._depth) = _build(lo, hi, 0.5 * (lo + hi), LEAF_SIZE)
+         order, self._depth) = _build(ulo, uhi, 0.5 * (ulo + uhi), LEAF_SIZE)
+        self._order = used[order]  # leaf slots -> indices into ``faces``
         self._edges()
 
     @property
     def node_count(self) -> int:
         return len(self._left)
-
-    def _set_positions(self, positions):
-        p = np.ascontiguousarray(np.asarray(positions, np.float64).reshape(-1, 3))
-        if not np.all(np.isfinite(p)):
-            raise ValueError("mesh positions must be finite to build a BVH (found NaN/inf)")
-        self.positions = p
 
     def _tri_boxes(self):
         tri = self.positions[self.faces]
@@ -306,8 +322,14 @@ class BVH:
         self._tri_hi = np.ascontiguousarray(tri.max(axis=1))
 
     def refit(self, positions) -> None:
-        """New vertex positions (N, 3), same faces: recompute the boxes bottom-up, O(N)."""
-        self._set_positions(positions)
+        """New vertex positions (N, 3), same faces: recompute the boxes bottom-up, O(N).
+        Raises ValueError when the set of finite triangles changes (then build anew)."""
+        p = np.ascontiguousarray(np.asarray(positions, np.float64).reshape(-1, 3))
+        valid = np.all(np.isfinite(p), axis=1)[self.faces].all(axis=1)
+        if p.shape != self.positions.shape or not np.array_equal(valid, self.valid):
+            raise ValueError("refit needs the same vertices and finite triangles; build a "
+                             "new BVH")
+        self.positions = p
         lo, hi = self._tri_boxes()
         _refit(self._lo, self._hi, self._left, self._start, self._count, self._order, lo, hi)
         self._edges()
@@ -325,7 +347,7 @@ class BVH:
         tmax = np.ascontiguousarray(np.broadcast_to(np.asarray(t_max, np.float64), len(o)))
         t = np.empty(len(o))
         tri = np.empty(len(o), np.int64)
-        if len(self.faces) == 0:
+        if len(self._order) == 0:
             t[:], tri[:] = np.inf, -1
             return t, tri
         _intersect(o, d, tmax, self._lo, self._hi, self._left, self._start, self._count,
@@ -337,7 +359,7 @@ class BVH:
         [lo, hi] ((3,) each, local frame): the candidates for a shape test."""
         lo = np.asarray(lo, np.float64)
         hi = np.asarray(hi, np.float64)
-        if len(self.faces) == 0:
+        if len(self._order) == 0:
             return np.zeros(0, np.int64)
         out = np.empty(256, np.int64)
         args = (self._lo, self._hi, self._left, self._start, self._count, self._order,
@@ -358,19 +380,21 @@ class BVH:
 def mesh_bvh(geometry) -> BVH:
     """The BVH of a ``Mesh`` geometry's triangles in its local frame (positions +
     ``geometry.origin``), built on first use and kept on the geometry; when
-    ``geometry.revision`` has changed since, it is refit (same faces array and vertex
-    count) or rebuilt. Raises ValueError for non-finite positions."""
+    ``geometry.revision`` has changed since, it is refit (same faces array, vertex
+    count and finite triangles) or rebuilt."""
     cached = getattr(geometry, "_bvh", None)
     if cached is not None and cached[0] == geometry.revision:
         return cached[1]
     positions = to_host(geometry.positions).astype(np.float64) + geometry.origin
-    faces = to_host(geometry.faces)
-    if cached is not None and cached[2] is geometry.faces and \
-            len(cached[1].positions) == len(positions):
-        bvh = cached[1]
-        bvh.refit(positions)
-    else:
-        bvh = BVH(positions, faces)
+    bvh = None
+    if cached is not None and cached[2] is geometry.faces:
+        try:
+            cached[1].refit(positions)
+            bvh = cached[1]
+        except ValueError:  # other vertices or finite triangles: build anew
+            bvh = None
+    if bvh is None:
+        bvh = BVH(positions, to_host(geometry.faces))
     # object.__setattr__: the cache is not vertex data, so it must not bump the revision
     object.__setattr__(geometry, "_bvh", (geometry.revision, bvh, geometry.faces))
     return bvh

@@ -2,7 +2,6 @@
 instance k of 1,000, BVH refit/rebuild on a geometry revision, and the BVH against a
 brute-force NumPy Moeller-Trumbore over every triangle."""
 
-import math
 
 import numpy as np
 import pytest
@@ -179,6 +178,32 @@ def test_points_keep_their_bounding_sphere_and_bad_meshes_say_why():
     cloud = Node("cloud", geometry=PointCloud([[-1, 0, 0], [1, 0, 0]]))
     hit = ray_cast((0, 0, -10), (0, 0, 1), [cloud])
     assert hit.distance == pytest.approx(9.0) and hit.normal is None and hit.triangle is None
-    bad = Node("bad", geometry=Mesh([[0, 0, 0], [1, 0, 0], [0, math.inf, 0]], [[0, 1, 2]]))
-    with pytest.raises(ValueError, match="finite"):
-        mesh_bvh(bad.geometry)
+    # a triangle with a non-finite vertex cannot be hit; the others still can
+    holed = Mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0], [5, 5, 0], [np.nan, 0, 0]],
+                 [[0, 1, 2], [3, 4, 0]])
+    node = Node("holed", geometry=holed)
+    hit = ray_cast((0.2, 0.2, 5), (0, 0, -1), [node])
+    assert hit.triangle == 0 and hit.distance == pytest.approx(5.0)
+    assert ray_cast((2.0, 1.9, 5), (0, 0, -1), [node]) is None
+    assert mesh_bvh(holed).valid.tolist() == [True, False]
+    holed.positions[4] = (0, 5, 0)  # now finite: the revision makes it a rebuild
+    holed.mark_changed()
+    assert mesh_bvh(holed).valid.tolist() == [True, True]
+    # triangle (5, 5), (0, 5), (0, 0): (2, 3) is inside it
+    assert ray_cast((2.0, 3.0, 5), (0, 0, -1), [node]).triangle == 1
+
+
+def test_a_split_that_leaves_single_triangles_still_builds():
+    """Uneven splits (all but one centroid on one side at every level) make a deep tree
+    with many one-triangle leaves: up to 2 M - 1 nodes, more than the first guess."""
+    x = 2.0 ** -np.arange(200)  # each midpoint split peels off the largest one
+    zero = np.zeros(200)
+    tris = np.stack([np.column_stack([x, zero, zero]),
+                     np.column_stack([1.001 * x, zero, zero]),
+                     np.column_stack([x, np.full(200, 1e-3), zero])], axis=1)  # in z = 0
+    bvh = BVH(tris.reshape(-1, 3), np.arange(600).reshape(-1, 3))
+    assert bvh.node_count > 2 * 200 / 4 * 2  # beyond the first allocation
+    t, tri = bvh.intersect(np.column_stack([1.0002 * x, np.full(200, 1e-4), zero + 5]),
+                           np.tile([0.0, 0.0, -1.0], (200, 1)))
+    np.testing.assert_allclose(t, 5.0)
+    np.testing.assert_array_equal(tri, np.arange(200))
