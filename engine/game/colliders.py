@@ -46,6 +46,7 @@ import numpy as np
 
 from ..scene.geometry import Mesh
 from ..scene.graph import Node
+from ..scene.instances import Instances
 from ..scene.transforms import as_vec3
 from .bvh import mesh_bvh
 from .closest import _box_point, _segment_box, _segment_segment, segment_triangles
@@ -163,6 +164,9 @@ class MeshCollider(Collider):
         if not isinstance(getattr(node, "geometry", None), Mesh):
             raise TypeError(f"MeshCollider needs a node with Mesh geometry, got "
                             f"{getattr(node, 'name', node)!r}")
+        if isinstance(node, Instances):
+            raise TypeError(f"MeshCollider takes one mesh node, not the Instances node "
+                            f"{node.name!r}; give its instances sphere or box colliders")
         super().__init__((0.0, 0.0, 0.0), node)
 
     def triangles_near(self, lo, hi):

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from engine import Instances
 from engine.game.closest import segment_box, segment_segment, segment_triangles
 from engine.game.colliders import (
     AABBCollider,
@@ -81,6 +82,8 @@ def test_shapes_against_a_mesh():
         overlap(ground, ground)
     with pytest.raises(TypeError, match="Mesh"):
         MeshCollider(Node("empty"))
+    with pytest.raises(TypeError, match="Instances"):
+        MeshCollider(Instances(plane(), count=3, name="tiles"))
 
 
 def test_closest_points_match_dense_sampling():
