@@ -6,16 +6,7 @@ Imports: anything of the engine but the CLI. Only ``engine.cli`` imports this pa
 """
 
 from .app import App
-from .colliders import (
-    AABBCollider,
-    BoxCollider,
-    CapsuleCollider,
-    MeshCollider,
-    SphereCollider,
-    move_and_slide,
-    overlap,
-)
-from .collision import RayHit, height_at, ray_cast
 
-__all__ = ["AABBCollider", "App", "BoxCollider", "CapsuleCollider", "MeshCollider", "RayHit",
-           "SphereCollider", "height_at", "move_and_slide", "overlap", "ray_cast"]
+# The ray-cast and collider modules (engine.game.collision, .bvh, .colliders) are imported
+# by name: they compile Numba kernels, which a game without them should not wait for.
+__all__ = ["App"]

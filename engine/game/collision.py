@@ -46,7 +46,6 @@ from ..scene.geometry import Mesh
 from ..scene.graph import Node
 from ..scene.instances import Instances
 from ..scene.transforms import as_vec3
-from .bvh import mesh_bvh
 
 __all__ = [
     "RayHit",
@@ -68,9 +67,11 @@ class RayHit(NamedTuple):
     distance: world units along the unit ray direction.
     instance: the instance index for an Instances node, else None.
     point: (3,) float64 world point of the hit (origin + distance * direction).
-    normal: (3,) float64 unit world normal of the triangle hit (its front face, counter-
-        clockwise), or None for geometry without triangles (hit on its bounding sphere).
-    triangle: index of the triangle hit in ``node.geometry.faces``, or None.
+    normal: (3,) float64 unit world normal of the triangle's front (counter-clockwise) face.
+    triangle: index of the triangle hit in ``node.geometry.faces``.
+
+    ``normal`` and ``triangle`` are None for geometry without triangles (points and
+    lines are hit on their bounding spheres).
     """
 
     node: Node
@@ -292,6 +293,8 @@ def _mesh_hits(o, d, matrices, geometry, best):
     so far): (t, k, triangle, normal world) or None. The ray goes into each local frame
     through the inverse matrix without renormalising the direction, so the local t is
     the world distance."""
+    from .bvh import mesh_bvh  # Numba: imported when a mesh is first ray cast
+
     bvh = mesh_bvh(geometry)
     found = None
     for k, m in enumerate(matrices):
