@@ -175,3 +175,31 @@ def test_bad_arguments():
         move_and_slide(SphereCollider(1, node=at()), (np.nan, 0, 0), 0.1, [])
     with pytest.raises(ValueError, match="dt"):
         move_and_slide(SphereCollider(1, node=at()), (1, 0, 0), -1, [])
+
+
+def test_on_floor_jump_and_snap():
+    """Standing: on_floor. A jump (v_y > 0) leaves the floor on a free ballistic step
+    (y + v_y dt with v_y already reduced by gravity), and snap does not pull it back;
+    walking off a 0.2-high step with snap 0.3 keeps it on the floor, without snap it
+    falls free."""
+    floor = MeshCollider(Node("floor", geometry=plane((20, 20))))
+    ball = SphereCollider(0.5, node=at(0, 0.5, 0))
+    dt = 1 / 60
+    assert move_and_slide(ball, (0, -9.81 * dt, 0), dt, [floor], snap=0.3).on_floor
+    assert ball.on_floor
+    vy = 5.0 - 9.81 * dt
+    result = move_and_slide(ball, (0, vy, 0), dt, [floor], snap=0.3)
+    assert not result.on_floor and not ball.on_floor
+    assert result.position[1] == pytest.approx(0.5 + vy * dt, abs=1e-12)
+    # a step down: the floor beyond x = 0 is 0.2 lower
+    low = MeshCollider(Node("low", position=(10.0, -0.2, 0), geometry=plane((20, 20))))
+    high = MeshCollider(Node("high", position=(-10.0, 0, 0), geometry=plane((20, 20))))
+    for snap, stays in ((0.3, True), (0.0, False)):
+        ball = SphereCollider(0.5, node=at(-0.6, 0.5, 0))
+        move_and_slide(ball, (0, -0.1, 0), dt, [low, high], snap=snap)  # stands on "high"
+        assert ball.on_floor
+        result = move_and_slide(ball, (120.0, 0, 0), dt, [low, high], snap=snap)  # 2 units on
+        assert result.on_floor is stays
+        assert result.position[0] == pytest.approx(1.4, abs=1e-9)
+        # on the low floor (-0.2 + radius), or still at the height it left the step
+        assert result.position[1] == pytest.approx(0.3 if stays else 0.5, abs=1e-9)
