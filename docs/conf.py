@@ -36,7 +36,7 @@ autodoc_default_options = {"members": True, "member-order": "bysource"}
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
 # The optional accelerators are imported at module level by their backends; where one is
-# not installed (an install without the gpu or fast extra) autodoc mocks it.
+# not installed (an install without the gpu extra, or without Numba) autodoc mocks it.
 autodoc_mock_imports = [m for m in ("cupy", "numba") if importlib.util.find_spec(m) is None]
 
 myst_heading_anchors = 3

@@ -13,7 +13,8 @@
 # compiler the tests compile every kernel with is in the development extra of the same
 # major (dev, or dev-cuda12), so CI compiles every kernel without the GPU runtime.
 # A CuPy wheel of the other major is uninstalled first: two side by side break the import.
-# FRUSTUM_EXTRAS overrides the extras (e.g. FRUSTUM_EXTRAS=dev,gpu-cuda13).
+# FRUSTUM_EXTRAS overrides the extras (e.g. FRUSTUM_EXTRAS=dev,gpu-cuda13); an extra
+# pyproject.toml does not have stops the script (exit 2) before anything is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,6 +54,16 @@ else
   fi
 fi
 EXTRAS="${FRUSTUM_EXTRAS:-$DEFAULT_EXTRAS}"
+# pip only warns about an extra the project does not have and installs without it (a
+# GPU environment without CuPy), so a misspelt or removed extra stops here.
+known_extras="$(sed -n '/^\[project.optional-dependencies\]/,/^\[/s/^\([a-z0-9-]*\) = \[.*/\1/p' pyproject.toml)"
+for e in ${EXTRAS//,/ }; do
+  if ! grep -qx -- "$e" <<<"$known_extras"; then
+    echo "setup: FRUSTUM_EXTRAS: pyproject.toml has no extra '$e' (extras:" \
+         $known_extras")" >&2
+    exit 2
+  fi
+done
 
 missing=""
 if command -v dpkg >/dev/null 2>&1; then

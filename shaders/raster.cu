@@ -2,7 +2,7 @@
 //   clear_keys   -> every pixel key = FR_EMPTY_KEY
 //   splat_points -> one 64-bit atomicMin of (depth bits << 32 | index) per covered pixel
 //   resolve_keys -> key -> RGBA of the winning point (or background) and its depth
-// Same math as engine/raster.py (see raster.cuh). All loops are 64-bit grid-stride loops,
+// Same math as engine/render/points.py (see raster.cuh). All loops are 64-bit grid-stride loops,
 // so any grid size and more than 2^31 items work.
 #include "raster.cuh"
 

@@ -1,5 +1,5 @@
 // Point rasterizer math shared by the CUDA kernels (raster.cu) and their host tests.
-// Must stay identical to engine/raster.py: the 64-bit key, the splat coverage rule and
+// Must stay identical to engine/render/points.py: the 64-bit key, the splat coverage rule and
 // the resolve of a key to (point index, depth), so both produce the same image.
 #pragma once
 #include "common.cuh"
@@ -49,7 +49,7 @@ __host__ __device__ inline float key_depth(unsigned long long key) {
 
 // First pixel covered along one axis by a splat of `size` pixels centred at `coord`:
 // pixel i (centre i + 0.5) is covered when coord - size/2 < i + 0.5 <= coord + size/2.
-// Evaluated in double with the same operations as engine.raster.splat_origin (float32
+// Evaluated in double with the same operations as engine.render.points.splat_origin (float32
 // coordinate widened to float64, floor), so both pick the same pixels at every edge.
 __host__ __device__ inline double splat_origin(float coord, int size) {
     return floor((double)coord - 0.5 * (double)size + 0.5);

@@ -6,8 +6,7 @@
 #include "raster.cuh"
 #include "shading.cuh"
 
-// params per material (12 doubles): r, g, b, a (encoded), specular, shininess, shading
-// (0 unlit, 1 lit, 2 flat), flags (1 vertex colours, 2 double-sided), r, g, b linear, a
+// materials: one frustum::Material record each (material.cuh)
 extern "C" __global__ void resolve_surfaces(
     const unsigned long long* __restrict__ keys, int width, int height,
     long long n_points, long long n_tris,
@@ -18,7 +17,7 @@ extern "C" __global__ void resolve_surfaces(
     const double* __restrict__ vencoded, const double* __restrict__ vlinear,   // (n, 4)
     const float* __restrict__ uvs, const double* __restrict__ world,           // (n, 2), (n, 3)
     const double* __restrict__ normals,                                        // (n, 3)
-    const double* __restrict__ params, const int* __restrict__ tex_index,
+    const frustum::Material* __restrict__ materials,
     const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info,
     const double* __restrict__ ambient, int n_dir, const double* __restrict__ dir_l,
     const double* __restrict__ dir_e, int n_pt, const double* __restrict__ pt_pos,
@@ -41,34 +40,17 @@ extern "C" __global__ void resolve_surfaces(
         if (i >= n_points + n_tris) { color_out[p] = line_rgba[i - n_points - n_tris]; continue; }
         const long long t = i - n_points;
         const long long px = p % width, py = p / width;
-        const double xn = (2.0 * (double)px + 1.0) / (double)width - 1.0;
-        const double yn = 1.0 - (2.0 * (double)py + 1.0) / (double)height;
-        const double* a = adj + 9 * t;
-        double b0 = a[0] * xn + a[1] * yn + a[2];
-        double b1 = a[3] * xn + a[4] * yn + a[5];
-        double b2 = a[6] * xn + a[7] * yn + a[8];
-        const double s = b0 + b1 + b2;
-        if (s != 0.0) { b0 /= s; b1 /= s; b2 /= s; }
+        double bc[3];
+        frustum::pixel_barycentrics(adj + 9 * t, px, py, width, height, bc);
+        const double b0 = bc[0], b1 = bc[1], b2 = bc[2];
         const long long v0 = tris[3 * t], v1 = tris[3 * t + 1], v2 = tris[3 * t + 2];
-        const double* P = params + 12 * tri_material[t];
-        const int shading = (int)P[6];
-        const int flags = (int)P[7];
+        const frustum::Material& M = materials[tri_material[t]];
+        const int shading = M.shading;
+        const int flags = M.flags;
         const bool linear = shading != 0;
-        const double* vt = linear ? vlinear : vencoded;
         double base[4];
-        for (int ch = 0; ch < 4; ++ch) {
-            double c = linear ? P[8 + ch] : P[ch];
-            if (flags & 1) c *= vt[4 * v0 + ch] * b0 + vt[4 * v1 + ch] * b1 + vt[4 * v2 + ch] * b2;
-            base[ch] = c;
-        }
-        const int ti = tex_index[tri_material[t]];
-        if (ti >= 0) {
-            const double u = uvs[2 * v0] * b0 + uvs[2 * v1] * b1 + uvs[2 * v2] * b2;
-            const double v = uvs[2 * v0 + 1] * b0 + uvs[2 * v1 + 1] * b1 + uvs[2 * v2 + 1] * b2;
-            double tex[4];
-            frustum::sample_texture(texels, tex_info + 6 * ti, u, v, linear, tex);
-            for (int ch = 0; ch < 4; ++ch) base[ch] *= tex[ch];
-        }
+        frustum::base_color(M, linear, vencoded, vlinear, v0, v1, v2, bc, uvs, texels,
+                            tex_info, base);
         const unsigned int alpha = frustum::unorm8(base[3]);
         if (!linear) {
             color_out[p] = frustum::unorm8(base[0]) | (frustum::unorm8(base[1]) << 8) |
@@ -107,7 +89,7 @@ extern "C" __global__ void resolve_surfaces(
             if (vl > 0.0) { v[0] /= vl; v[1] /= vl; v[2] /= vl; }
         }
         double diff[3] = {ambient[0], ambient[1], ambient[2]}, spec[3] = {0.0, 0.0, 0.0};
-        const double ks = P[4], shin = P[5];
+        const double ks = M.specular, shin = M.shininess;
         for (int li = 0; li < n_dir + n_pt; ++li) {
             double l[3], e[3];
             if (li < n_dir) {

@@ -1,8 +1,9 @@
 // Shading math shared by resolve.cu and its host builds: sRGB transfer functions
 // (IEC 61966-2-1), glTF/GL texture addressing and filtering, the engine's lighting model.
-// Must stay identical to engine/render/shading.py and engine/render/sampling.py.
+// Must stay identical to engine/render/shading.py and engine/scene/sampling.py.
 #pragma once
 #include "common.cuh"
+#include "material.cuh"
 
 namespace frustum {
 
@@ -66,6 +67,47 @@ __host__ __device__ inline void sample_texture(const unsigned char* texels, cons
         const double bottom = texel(texels, off, w, j1, i0, ch, linear) * (1 - fx) +
                               texel(texels, off, w, j1, i1, ch, linear) * fx;
         out[ch] = top * (1 - fy) + bottom * fy;
+    }
+}
+
+// Perspective-correct barycentrics b of the triangle whose homogeneous adjugate is `a`
+// (row-major 3x3) at the centre of pixel (px, py): SurfaceShader.barycentrics.
+__host__ __device__ inline void pixel_barycentrics(const double* a, long long px, long long py,
+                                                   int width, int height, double b[3]) {
+    const double xn = (2.0 * (double)px + 1.0) / (double)width - 1.0;
+    const double yn = 1.0 - (2.0 * (double)py + 1.0) / (double)height;
+    b[0] = a[0] * xn + a[1] * yn + a[2];
+    b[1] = a[3] * xn + a[4] * yn + a[5];
+    b[2] = a[6] * xn + a[7] * yn + a[8];
+    const double s = b[0] + b[1] + b[2];
+    if (s != 0.0) { b[0] /= s; b[1] /= s; b[2] /= s; }
+}
+
+// Base colour of a triangle with vertices v0..v2 at barycentrics b: material colour x
+// vertex colour x texture, RGB linear when `linear` else sRGB-encoded, alpha as stored
+// (SurfaceShader._base).
+__host__ __device__ inline void base_color(const Material& M, bool linear,
+                                           const double* __restrict__ vencoded,
+                                           const double* __restrict__ vlinear,
+                                           long long v0, long long v1, long long v2,
+                                           const double b[3],
+                                           const float* __restrict__ uvs,
+                                           const unsigned char* __restrict__ texels,
+                                           const long long* __restrict__ tex_info,
+                                           double base[4]) {
+    const double* vt = linear ? vlinear : vencoded;
+    for (int ch = 0; ch < 4; ++ch) {
+        double c = linear ? M.color_linear[ch] : M.color[ch];
+        if (M.flags & 1) c *= vt[4 * v0 + ch] * b[0] + vt[4 * v1 + ch] * b[1] + vt[4 * v2 + ch] * b[2];
+        base[ch] = c;
+    }
+    const int ti = M.texture;
+    if (ti >= 0) {
+        const double u = uvs[2 * v0] * b[0] + uvs[2 * v1] * b[1] + uvs[2 * v2] * b[2];
+        const double v = uvs[2 * v0 + 1] * b[0] + uvs[2 * v1 + 1] * b[1] + uvs[2 * v2 + 1] * b[2];
+        double tex[4];
+        sample_texture(texels, tex_info + 6 * ti, u, v, linear, tex);
+        for (int ch = 0; ch < 4; ++ch) base[ch] *= tex[ch];
     }
 }
 

@@ -11,17 +11,11 @@ in vec2 v_uv;
 in vec4 v_color_encoded;
 in vec4 v_color_linear;
 
-uniform int u_shading;          // 0 unlit, 1 lit (smooth), 2 flat
-uniform vec4 u_color_encoded;   // material colour, sRGB-encoded
-uniform vec4 u_color_linear;    // the same, RGB decoded
-uniform bool u_vertex_colors;
-uniform bool u_has_texture;
+// the material record (engine/render/materials.py): a std140 block generated from its
+// dtype replaces this line when the source is loaded (engine.render.gl.glsl)
+#pragma frustum material_block
 uniform sampler2D u_texture;    // sRGB8_ALPHA8 for lit (decoded by GL before filtering),
                                 // RGBA8 for unlit (the encoded values)
-uniform float u_alpha_cutoff;   // < 0: opaque
-uniform float u_specular;
-uniform float u_shininess;
-uniform bool u_double_sided;
 uniform bvec2 u_mirror;         // mirrored repeat per axis (the sampler then clamps)
 
 uniform vec3 u_ambient;
@@ -43,10 +37,10 @@ vec3 srgb_encode(vec3 l) {
 }
 
 void main() {
-    bool lit = u_shading != 0;
-    vec4 base = lit ? u_color_linear : u_color_encoded;
-    if (u_vertex_colors) base *= lit ? v_color_linear : v_color_encoded;
-    if (u_has_texture) {
+    bool lit = u_material.shading != 0;
+    vec4 base = lit ? u_material.color_linear : u_material.color;
+    if ((u_material.flags & 1) != 0) base *= lit ? v_color_linear : v_color_encoded;
+    if (u_material.texture >= 0) {
         // GL_MIRRORED_REPEAT on the coordinate: even periods as is, odd ones reflected
         vec2 period = floor(v_uv);
         vec2 f = v_uv - period;
@@ -54,7 +48,7 @@ void main() {
         vec2 uv = vec2(u_mirror.x ? mirrored.x : v_uv.x, u_mirror.y ? mirrored.y : v_uv.y);
         base *= texture(u_texture, uv);
     }
-    if (u_alpha_cutoff >= 0.0 && base.a < u_alpha_cutoff) discard;
+    if (u_material.alpha_cutoff >= 0.0 && base.a < u_material.alpha_cutoff) discard;
     if (!lit) {
         f_color = clamp(base, 0.0, 1.0);
         return;
@@ -63,12 +57,12 @@ void main() {
     // derivatives (window x right, y up) faces the eye whichever way the triangle winds
     vec3 geo = normalize(cross(dFdx(v_world), dFdy(v_world)));
     vec3 n;
-    if (u_shading == 2) {
+    if (u_material.shading == 2) {
         n = geo;
     } else {
         float len = length(v_normal);
         n = len > 0.0 ? v_normal / len : geo;
-        if (u_double_sided && !gl_FrontFacing) n = -n;
+        if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
     }
     vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_world);
     vec3 diffuse = u_ambient;
@@ -87,9 +81,9 @@ void main() {
         float ndl = dot(n, l);
         if (ndl > 0.0) {
             diffuse += e * ndl;
-            if (u_specular > 0.0) {
+            if (u_material.specular > 0.0) {
                 float ndh = max(dot(n, normalize(l + v)), 0.0);
-                spec += e * u_specular * pow(ndh, u_shininess);
+                spec += e * u_material.specular * pow(ndh, u_material.shininess);
             }
         }
     }

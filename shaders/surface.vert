@@ -19,7 +19,7 @@ out vec4 v_color_encoded;
 out vec4 v_color_linear;
 
 vec3 srgb_decode(vec3 c) {
-    // IEC 61966-2-1 (engine/render/colorspace.py)
+    // IEC 61966-2-1 (engine/scene/colorspace.py)
     return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), step(0.04045, c));
 }
 

@@ -2,7 +2,9 @@
 // point splats (raster.cu):
 //   classify_triangles -> per triangle: cull, trivial accept/reject, snap (triangles.cuh)
 //   raster_triangles   -> per piece: every covered pixel's key by one 64-bit atomicMin
+//   raster_masked_triangles -> the same for alpha-cutoff pieces, with the alpha test
 // Same results as engine/render/triangles.py bit for bit. 64-bit grid-stride loops.
+#include "shading.cuh"
 #include "triangles.cuh"
 
 extern "C" __global__ void classify_triangles(const double* __restrict__ clip,        // (n, 4)
@@ -28,8 +30,66 @@ extern "C" __global__ void classify_triangles(const double* __restrict__ clip,  
     }
 }
 
-// One thread per piece walks its bounding box (clamped to the viewport) row by row with
-// incremental integer edge functions; a covered pixel takes min(key, depth | id).
+// One piece: walk its bounding box (clamped to the viewport) row by row with incremental
+// integer edge functions; a covered pixel that `keep(px, py)` accepts takes
+// min(key, depth | id). keep: always true for opaque pieces, the alpha test for masked.
+template <class Keep>
+__device__ inline void raster_piece(const long long* X, const long long* Y, long long t,
+                                    const double* __restrict__ adj, const double* __restrict__ zc,
+                                    const double* __restrict__ wc, int width, int height,
+                                    long long id_base, unsigned long long* keys, Keep keep)
+{
+    long long mnx = X[0], mxx = X[0], mny = Y[0], mxy = Y[0];
+    for (int k = 1; k < 3; ++k) {
+        mnx = X[k] < mnx ? X[k] : mnx;
+        mxx = X[k] > mxx ? X[k] : mxx;
+        mny = Y[k] < mny ? Y[k] : mny;
+        mxy = Y[k] > mxy ? Y[k] : mxy;
+    }
+    // ceil((min - half) / sub) and floor((max - half) / sub), clamped (floor division)
+    long long bx0 = -frustum::floor_div(FR_HALF - mnx, FR_SUBPIXEL);
+    long long bx1 = frustum::floor_div(mxx - FR_HALF, FR_SUBPIXEL);
+    long long by0 = -frustum::floor_div(FR_HALF - mny, FR_SUBPIXEL);
+    long long by1 = frustum::floor_div(mxy - FR_HALF, FR_SUBPIXEL);
+    bx0 = bx0 > 0 ? bx0 : 0;
+    by0 = by0 > 0 ? by0 : 0;
+    bx1 = bx1 < width - 1 ? bx1 : width - 1;
+    by1 = by1 < height - 1 ? by1 : height - 1;
+    if (bx0 > bx1 || by0 > by1) return;
+    const unsigned long long low = (unsigned long long)(t + id_base);
+    // edge i runs from vertex i+1 to vertex i+2
+    long long ax[3], ay[3], dx[3], dy[3], bias[3];
+    for (int i = 0; i < 3; ++i) {
+        const int a = (i + 1) % 3, b = (i + 2) % 3;
+        ax[i] = X[a];
+        ay[i] = Y[a];
+        dx[i] = X[b] - X[a];
+        dy[i] = Y[b] - Y[a];
+        bias[i] = frustum::edge_bias(dx[i], dy[i]);
+    }
+    const double* A = adj + 9 * t;
+    for (long long py = by0; py <= by1; ++py) {
+        const long long cy = py * FR_SUBPIXEL + FR_HALF;
+        const long long cx = bx0 * FR_SUBPIXEL + FR_HALF;
+        long long e[3];
+        for (int i = 0; i < 3; ++i) e[i] = dx[i] * (cy - ay[i]) - dy[i] * (cx - ax[i]);
+        unsigned long long* row = keys + py * (long long)width;
+        for (long long px = bx0; px <= bx1; ++px) {
+            if (e[0] >= bias[0] && e[1] >= bias[1] && e[2] >= bias[2]) {
+                const float d = frustum::pixel_depth(A, zc + 3 * t, wc + 3 * t, px, py,
+                                                     width, height);
+                const unsigned long long key =
+                    ((unsigned long long)frustum::float_bits(d) << 32) | low;
+                // keys only decrease: a plain read that already wins skips the atomic
+                // (and, for masked pieces, the texture fetch of the alpha test)
+                if (key < row[px] && keep(px, py)) atomicMin(row + px, key);
+            }
+            for (int i = 0; i < 3; ++i) e[i] -= dy[i] * FR_SUBPIXEL;
+        }
+    }
+}
+
+// One thread per opaque piece (raster_piece with no test).
 extern "C" __global__ void raster_triangles(const long long* __restrict__ x,          // (m, 3)
                                             const long long* __restrict__ y,          // (m, 3)
                                             const long long* __restrict__ piece_tri,  // (m,)
@@ -42,56 +102,41 @@ extern "C" __global__ void raster_triangles(const long long* __restrict__ x,    
                                             unsigned long long* keys)                 // (h, w)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
+    for (long long m = (long long)blockIdx.x * blockDim.x + threadIdx.x; m < m_count; m += stride)
+        raster_piece(x + 3 * m, y + 3 * m, piece_tri[m], adj, zc, wc, width, height, id_base,
+                     keys, [](long long, long long) { return true; });
+}
+
+// One thread per piece of an alpha-cutoff material (glTF alphaMode MASK): a covered pixel
+// is written only where its base alpha (material x vertex colour x texture, shading.cuh
+// base_color) reaches the material's cutoff, as SurfaceShader.alpha_keep decides on the
+// CPU. The material records and the rest as resolve_surfaces takes them.
+extern "C" __global__ void raster_masked_triangles(
+    const long long* __restrict__ x, const long long* __restrict__ y,
+    const long long* __restrict__ piece_tri, long long m_count,
+    const double* __restrict__ adj, const double* __restrict__ zc, const double* __restrict__ wc,
+    int width, int height, long long id_base, unsigned long long* keys,
+    const long long* __restrict__ tris, const int* __restrict__ tri_material,
+    const frustum::Material* __restrict__ materials,
+    const double* __restrict__ vencoded, const float* __restrict__ uvs,
+    const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info)
+{
+    const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long m = (long long)blockIdx.x * blockDim.x + threadIdx.x; m < m_count; m += stride) {
-        const long long* X = x + 3 * m;
-        const long long* Y = y + 3 * m;
-        long long mnx = X[0], mxx = X[0], mny = Y[0], mxy = Y[0];
-        for (int k = 1; k < 3; ++k) {
-            mnx = X[k] < mnx ? X[k] : mnx;
-            mxx = X[k] > mxx ? X[k] : mxx;
-            mny = Y[k] < mny ? Y[k] : mny;
-            mxy = Y[k] > mxy ? Y[k] : mxy;
-        }
-        // ceil((min - half) / sub) and floor((max - half) / sub), clamped (floor division)
-        long long bx0 = -frustum::floor_div(FR_HALF - mnx, FR_SUBPIXEL);
-        long long bx1 = frustum::floor_div(mxx - FR_HALF, FR_SUBPIXEL);
-        long long by0 = -frustum::floor_div(FR_HALF - mny, FR_SUBPIXEL);
-        long long by1 = frustum::floor_div(mxy - FR_HALF, FR_SUBPIXEL);
-        bx0 = bx0 > 0 ? bx0 : 0;
-        by0 = by0 > 0 ? by0 : 0;
-        bx1 = bx1 < width - 1 ? bx1 : width - 1;
-        by1 = by1 < height - 1 ? by1 : height - 1;
-        if (bx0 > bx1 || by0 > by1) continue;
         const long long t = piece_tri[m];
-        const unsigned long long low = (unsigned long long)(t + id_base);
-        // edge i runs from vertex i+1 to vertex i+2
-        long long ax[3], ay[3], dx[3], dy[3], bias[3];
-        for (int i = 0; i < 3; ++i) {
-            const int a = (i + 1) % 3, b = (i + 2) % 3;
-            ax[i] = X[a];
-            ay[i] = Y[a];
-            dx[i] = X[b] - X[a];
-            dy[i] = Y[b] - Y[a];
-            bias[i] = frustum::edge_bias(dx[i], dy[i]);
-        }
+        const int mat = tri_material[t];
+        const long long v0 = tris[3 * t], v1 = tris[3 * t + 1], v2 = tris[3 * t + 2];
+        const frustum::Material& M = materials[mat];
+        const double limit = M.alpha_cutoff;
         const double* A = adj + 9 * t;
-        for (long long py = by0; py <= by1; ++py) {
-            const long long cy = py * FR_SUBPIXEL + FR_HALF;
-            const long long cx = bx0 * FR_SUBPIXEL + FR_HALF;
-            long long e[3];
-            for (int i = 0; i < 3; ++i) e[i] = dx[i] * (cy - ay[i]) - dy[i] * (cx - ax[i]);
-            unsigned long long* row = keys + py * (long long)width;
-            for (long long px = bx0; px <= bx1; ++px) {
-                if (e[0] >= bias[0] && e[1] >= bias[1] && e[2] >= bias[2]) {
-                    const float d = frustum::pixel_depth(A, zc + 3 * t, wc + 3 * t, px, py,
-                                                         width, height);
-                    const unsigned long long key =
-                        ((unsigned long long)frustum::float_bits(d) << 32) | low;
-                    // keys only decrease: a plain read that already wins skips the atomic
-                    if (key < row[px]) atomicMin(row + px, key);
-                }
-                for (int i = 0; i < 3; ++i) e[i] -= dy[i] * FR_SUBPIXEL;
-            }
-        }
+        raster_piece(x + 3 * m, y + 3 * m, t, adj, zc, wc, width, height, id_base, keys,
+                     [=](long long px, long long py) {
+                         double b[3], base[4];
+                         frustum::pixel_barycentrics(A, px, py, width, height, b);
+                         // alpha is never decoded: the encoded table serves both modes
+                         frustum::base_color(M, false, vencoded, vencoded, v0, v1, v2, b, uvs,
+                                             texels, tex_info, base);
+                         return base[3] >= limit;
+                     });
     }
 }

@@ -19,7 +19,6 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,10 +95,6 @@ def projector(request):
     from engine.render.backends import get_projector
 
     return get_projector(request.param)
-
-
-def to_host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 @pytest.fixture(scope="session")

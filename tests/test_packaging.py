@@ -2,6 +2,9 @@
 package and the shader sources (engine.shaders), and renders the demo from a fresh
 virtual environment whose working directory is outside the source tree."""
 
+import os
+import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -118,3 +121,40 @@ def test_installed_wheel_renders_the_demo_outside_the_checkout(wheel, tmp_path):
     img = np.asarray(Image.open(work / "demo.png"))
     assert img.shape == (120, 160, 4) or img.shape == (120, 160, 3)
     assert len(np.unique(img.reshape(-1, img.shape[-1]), axis=0)) > 10  # a picture, not a fill
+
+
+def _extras() -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+
+
+def test_setup_picks_extras_that_pyproject_has():
+    """scripts/setup.sh chooses the GPU and development extras by CUDA major; each name
+    it can choose is an extra of pyproject.toml (pip would install without a missing one
+    after a mere warning)."""
+    script = (ROOT / "scripts" / "setup.sh").read_text()
+    chosen = set(re.findall(r'(?:GPU|DEV)_EXTRA="([^"]+)"', script))
+    assert chosen == {"gpu", "gpu-cuda13", "dev", "dev-cuda12"}
+    assert chosen <= set(_extras())
+
+
+@pytest.mark.parametrize("extras", ["dev,gpu-cuda12", "fast", "dev,gpu-cuda11"])
+def test_setup_refuses_an_extra_pyproject_lacks(extras, tmp_path):
+    """An unknown name in FRUSTUM_EXTRAS (the removed gpu-cuda12 and fast, a major that
+    has no extra) stops scripts/setup.sh with exit 2 and one line naming it, before it
+    installs or creates anything. It runs on a copy of the script and pyproject.toml, so
+    a regression cannot touch this checkout's environment."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    r = subprocess.run(["bash", str(tmp_path / "scripts" / "setup.sh")], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "FRUSTUM_EXTRAS": extras},
+                       check=False)
+    bad = next(e for e in extras.split(",") if e not in _extras())
+    assert r.returncode == 2, r.stderr
+    assert f"pyproject.toml has no extra '{bad}'" in r.stderr
+    assert "installing" not in r.stderr and not (tmp_path / ".venv").exists()

@@ -4,9 +4,14 @@ A controller owns a camera and moves it through action methods (``rotate``, ``pa
 ``zoom``, ``move``, ``look``) that scripts and tests call directly; the input-event
 methods (``mouse_drag``, ``mouse_motion``, ``scroll``, ``key_down``, ``key_up``) and
 ``tick(dt)`` translate window input into those actions, so a window only forwards its
-events. Keys are lower-case names: letters ("w", "a", ...), "shift", "up", "down",
-"left", "right", "plus", "minus"; mouse buttons are "left", "middle", "right". Mouse
-deltas are in pixels with +y up (pyglet's convention).
+events. Keys and buttons are named as everywhere in the engine (engine.controls.input):
+keys by their pyglet names or codes ("w", "a", ..., "lshift"/"rshift", the arrows "up",
+"down", "left", "right", "plus"/"equal"/"num_add", "minus"/"num_subtract"), mouse
+buttons "mouse_left", "mouse_middle", "mouse_right" or pyglet's mouse constants. An
+unknown name raises ValueError. The former names "shift" (key) and "left", "middle",
+"right" (``mouse_drag``'s button) still work in this release with a
+``DeprecationWarning``; the next release drops them. Mouse deltas are in pixels with +y
+up (pyglet's convention).
 
 Orientation uses yaw/pitch about world +Y (see engine.animation.pose). Pitch is clamped to
 ``max_pitch`` degrees (default 89) away from the poles, so the view direction is never
@@ -22,14 +27,30 @@ before the camera moves. ``dt`` must be >= 0.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from ..animation.pose import CameraPose, apply_pose, camera_pose, yaw_pitch_of, yaw_pitch_rotation
 from ..scene.camera import Camera, PerspectiveCamera
 from ..scene.transforms import as_vec3
+from .input import input_name, mouse_name
 
 __all__ = ["FlyController", "OrbitController"]
+
+# Keys a held set is read through (canonical engine.controls.input names).
+_SHIFT = frozenset({"lshift", "rshift"})
+_ZOOM_IN = frozenset({"plus", "equal", "num_add"})  # "+" shares its key with "="
+_ZOOM_OUT = frozenset({"minus", "num_subtract"})
+
+
+def _key(k) -> str:
+    """Canonical name of a key given to a controller (see the module docstring)."""
+    if isinstance(k, str) and k.strip().lower() == "shift":
+        warnings.warn("controller key 'shift' is deprecated: use 'lshift' or 'rshift' "
+                      "(engine.controls.input names)", DeprecationWarning, stacklevel=3)
+        return "lshift"
+    return input_name(k)
 
 
 def _finite(x, name) -> float:
@@ -109,11 +130,15 @@ class _Controller:
                 raise ValueError(f"viewport {name} must be >= 1 pixel, got {v}")
         self.viewport = (int(width), int(height))
 
-    def key_down(self, key: str):
-        self.held.add(str(key).lower())
+    def key_down(self, key):
+        """A key (name or pyglet code, see the module docstring) went down; ``tick``
+        applies it while held. Raises ValueError for an unknown key."""
+        self.held.add(_key(key))
 
-    def key_up(self, key: str):
-        self.held.discard(str(key).lower())
+    def key_up(self, key):
+        """A key went up (no-op when it was not held). Raises ValueError for an unknown
+        key."""
+        self.held.discard(_key(key))
 
     @property
     def rotation(self) -> np.ndarray:
@@ -139,8 +164,9 @@ class OrbitController(_Controller):
             0 < min_distance < max_distance; a starting distance outside is clamped.
         max_pitch: elevation limit in degrees (< 90).
 
-    Input: left drag rotates, right or middle drag pans, scroll zooms, arrow keys rotate
-    and "plus"/"minus" zoom while held (applied in ``tick``).
+    Input: a "mouse_left" drag rotates, "mouse_right" or "mouse_middle" drags pan,
+    scroll zooms, the arrow keys rotate and "plus"/"equal"/"num_add" zoom in,
+    "minus"/"num_subtract" out while held (applied in ``tick``).
     Raises ValueError when the camera sits on the target or an argument is out of range.
     """
 
@@ -223,13 +249,16 @@ class OrbitController(_Controller):
         self.distance = min(self.max_distance, max(self.min_distance, self.distance / factor))
         self.update_camera()
 
-    def mouse_drag(self, dx: float, dy: float, button: str = "left"):
-        """Left: rotate (dragging right turns the scene right); right/middle: pan.
-        ``dx``, ``dy`` in pixels, finite (ValueError naming them otherwise)."""
-        if button == "left":
+    def mouse_drag(self, dx: float, dy: float, button="mouse_left"):
+        """"mouse_left": rotate (dragging right turns the scene right); "mouse_right" or
+        "mouse_middle": pan; other buttons do nothing. ``button`` is a name or pyglet
+        constant (ValueError when unknown); ``dx``, ``dy`` in pixels, finite (ValueError
+        naming them otherwise)."""
+        button = mouse_name(button)
+        if button == "mouse_left":
             self.rotate(-_product(dx, self.rotate_speed, "dx"),
                         -_product(dy, self.rotate_speed, "dy"))
-        elif button in ("right", "middle"):
+        elif button in ("mouse_right", "mouse_middle"):
             h = self.viewport[1]
             self.pan(-_finite(dx, "dx") / h, -_finite(dy, "dy") / h)
 
@@ -243,8 +272,8 @@ class OrbitController(_Controller):
         self.update_camera()
 
     def tick(self, dt: float):
-        """Apply held keys for ``dt`` >= 0 seconds: arrows rotate at 90 deg/s, plus/minus
-        zoom by a factor 2 per second (distance clamped). Raises ValueError naming ``dt``
+        """Apply held keys for ``dt`` >= 0 seconds: arrows rotate at 90 deg/s, the zoom
+        keys (see the class docstring) by a factor 2 per second (distance clamped). Raises ValueError naming ``dt``
         when it is negative or not finite."""
         dt = _duration(dt)
         h = self.held
@@ -254,7 +283,7 @@ class OrbitController(_Controller):
         d_el = (("up" in h) - ("down" in h)) * 90.0 * min(dt, 2.0)
         if d_az or d_el:
             self.rotate(d_az, d_el)
-        z = ("plus" in h) - ("minus" in h)
+        z = bool(_ZOOM_IN & h) - bool(_ZOOM_OUT & h)
         if z:
             self.distance = _scale_clamped(self.distance, -z * dt * math.log(2.0),
                                            self.min_distance, self.max_distance)
@@ -267,7 +296,7 @@ class FlyController(_Controller):
     Args:
         camera: the camera to drive; its current pose is the start.
         speed: world units per second, > 0; clamped to [min_speed, max_speed].
-        fast_factor: speed multiplier while "shift" is held (> 0).
+        fast_factor: speed multiplier while "lshift" or "rshift" is held (> 0).
         look_speed: degrees per pixel of mouse motion (> 0).
         max_pitch: look-up/down limit in degrees (< 90).
         min_speed, max_speed: speed clamp, world units per second, finite,
@@ -350,8 +379,10 @@ class FlyController(_Controller):
         """Mouse moved (dx right, dy up, pixels, finite): look right/up."""
         self.look(-_product(dx, self.look_speed, "dx"), _product(dy, self.look_speed, "dy"))
 
-    def mouse_drag(self, dx: float, dy: float, button: str = "left"):
-        """Any drag looks around, like mouse motion."""
+    def mouse_drag(self, dx: float, dy: float, button="mouse_left"):
+        """A drag with any button looks around, like mouse motion (``button``: a name or
+        pyglet constant, ValueError when unknown)."""
+        mouse_name(button)
         self.mouse_motion(dx, dy)
 
     def scroll(self, steps: float):
@@ -363,7 +394,7 @@ class FlyController(_Controller):
 
     def tick(self, dt: float):
         """Move for ``dt`` >= 0 seconds by the held keys: w/s forward/back, a/d
-        left/right, e/q up/down; "shift" multiplies the speed by ``fast_factor``.
+        left/right, e/q up/down; "lshift"/"rshift" multiply the speed by ``fast_factor``.
         Raises ValueError naming ``dt`` when it is negative, not finite, or so large
         that the camera would leave the float64 range (it then stays where it was)."""
         dt = _duration(dt)
@@ -372,5 +403,5 @@ class FlyController(_Controller):
         r = ("d" in h) - ("a" in h)
         u = ("e" in h) - ("q" in h)
         if f or r or u:
-            v = self.speed * (self.fast_factor if "shift" in h else 1.0) * dt
+            v = self.speed * (self.fast_factor if _SHIFT & h else 1.0) * dt
             self._translate(f * v, r * v, u * v, f"tick(dt={dt})")

@@ -11,10 +11,15 @@ so within one update:
 A tap shorter than one update (down and up between two updates) reads as pressed and
 released in the same update, and not held, so it is never lost.
 
-Inputs are named by lower-case strings: keys as pyglet names them ("space", "a",
-"left", "enter", "lshift", "num_1"...), mouse buttons as "mouse_left", "mouse_middle",
-"mouse_right". pyglet constants are accepted as well: ``key.SPACE`` (an int) for keys,
-``bind_mouse(action, mouse.LEFT)`` for buttons. ``engine.controls.input.key`` and
+Inputs are named by lower-case strings, the one vocabulary of the whole engine (the
+camera controllers, the window, the App and the notebook widget use it too): keys as
+pyglet names them ("space", "a", "left" and "right" for the arrow keys, "enter",
+"lshift", "rshift", "plus", "equal", "num_1"...), mouse buttons as "mouse_left",
+"mouse_middle", "mouse_right". pyglet constants are accepted as well: ``key.SPACE`` (an
+int) for keys, ``bind_mouse(action, mouse.LEFT)`` for buttons. The short button names
+"left", "middle" and "right" that ``bind_mouse``, ``mouse_down`` and the controllers'
+``mouse_drag`` took before still work in this release with a ``DeprecationWarning``
+(``mouse_name``); the next release drops them. ``engine.controls.input.key`` and
 ``engine.controls.input.mouse`` are pyglet's own constant modules, loaded without opening a
 display (importing ``pyglet.window`` needs one), so scripts and tests use the same
 constants as a window.
@@ -29,6 +34,7 @@ window converts points to pixels and reports pyglet's bottom-left y with the hei
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -53,6 +59,8 @@ mouse = _load_pyglet_module("mouse")
 _KEY_NAMES = {v.lower() for v in key._key_names.values()}
 _MOUSE_NAMES = {mouse.LEFT: "mouse_left", mouse.MIDDLE: "mouse_middle",
                 mouse.RIGHT: "mouse_right", mouse.MOUSE4: "mouse_4", mouse.MOUSE5: "mouse_5"}
+# The former short button names (the controllers' vocabulary until 0.1), kept one release.
+_DEPRECATED_BUTTONS = {"left": "mouse_left", "middle": "mouse_middle", "right": "mouse_right"}
 
 
 def input_name(value) -> str:
@@ -75,10 +83,23 @@ def input_name(value) -> str:
 
 
 def mouse_name(button) -> str:
-    """'mouse_left' etc. for a pyglet mouse button constant (or its name)."""
+    """'mouse_left', 'mouse_middle', 'mouse_right', 'mouse_4' or 'mouse_5' for a pyglet
+    mouse button constant (one bit, e.g. ``mouse.LEFT``) or such a name.
+
+    The deprecated short names 'left', 'middle' and 'right' give the same name with a
+    ``DeprecationWarning``. Raises ValueError for anything else (a key name included).
+    """
     if isinstance(button, str):
-        name = input_name(button if button.startswith("mouse_") else f"mouse_{button}")
-        return name
+        name = button.strip().lower()
+        if name in _DEPRECATED_BUTTONS:
+            warnings.warn(f"mouse button {button!r} is deprecated: use "
+                          f"{_DEPRECATED_BUTTONS[name]!r} (engine.controls.input names)",
+                          DeprecationWarning, stacklevel=3)
+            return _DEPRECATED_BUTTONS[name]
+        if name in _MOUSE_NAMES.values():
+            return name
+        raise ValueError(f"unknown mouse button {button!r}: use one of "
+                         f"{sorted(_MOUSE_NAMES.values())} or a pyglet mouse constant")
     try:
         return _MOUSE_NAMES[int(button)]
     except (KeyError, ValueError, TypeError):
@@ -114,14 +135,23 @@ class InputMap:
         return self
 
     def bind_mouse(self, action: str, *buttons) -> InputMap:
-        """Bind ``action`` to pyglet mouse button constants (or 'left'/'mouse_left')."""
-        self._bindings.setdefault(str(action), set()).update(mouse_name(b) for b in buttons)
+        """Bind ``action`` to mouse buttons (pyglet constants or names such as
+        'mouse_left'); adds to existing bindings. Returns self. Raises ValueError for
+        an unknown button."""
+        names = set()
+        for b in buttons:  # a loop, not a generator: a deprecation warning names the caller
+            names.add(mouse_name(b))
+        self._bindings.setdefault(str(action), set()).update(names)
         return self
 
     def unbind(self, action: str):
+        """Remove every input bound to ``action`` (to rebind it from scratch); nothing
+        happens when none is. Querying the action afterwards raises KeyError."""
         self._bindings.pop(action, None)
 
     def bindings(self, action: str) -> frozenset[str]:
+        """The canonical input names bound to ``action`` (empty when none), e.g. to
+        show the controls or save a remapping."""
         return frozenset(self._bindings.get(action, ()))
 
     # --- events (window or script) -------------------------------------------------------
@@ -181,9 +211,17 @@ class InputMap:
         """Whether one raw input (key code or name) is down now."""
         return input_name(k) in self._down
 
-    def release_all(self):
-        """Queue key-up events for everything held (window lost focus)."""
-        self._queue.extend((name, False) for name in sorted(self._down))
+    def release_all(self) -> list[str]:
+        """Queue up events for every key and button held, or queued to go down: the
+        window lost focus and will not see their releases (the App's window calls this
+        on deactivation), so nothing stays held and the next ``update`` reports them
+        released. Returns their names, sorted."""
+        down = set(self._down)
+        for name, is_down in self._queue:
+            (down.add if is_down else down.discard)(name)
+        released = sorted(down)
+        self._queue.extend((name, False) for name in released)
+        return released
 
 
 class InputScript:
@@ -230,7 +268,3 @@ class InputScript:
                 target.mouse_move(*value)
             elif kind == "scroll":
                 target.scroll(value)
-
-    @property
-    def last_update(self) -> int:
-        return self._events[-1][0] if self._events else -1

@@ -1,8 +1,9 @@
 """Window input for the engine's camera controllers, path recording and path playback.
 
 ``WindowControls`` is the ``controller`` object a ``Viewer`` forwards pyglet events to
-(see engine.display.window). It translates pyglet key symbols and mouse buttons into
-the names the toolkit-free controllers take (engine.controls.controllers) and adds keys:
+(see engine.display.window). It names pyglet key symbols and mouse buttons as the whole
+engine does (engine.controls.input: "w", "lshift", "up", "mouse_left"...), passes them
+to the toolkit-free controllers (engine.controls.controllers) and adds keys:
 
     K       add the current camera as a keyframe to the recorded path
     P       save the recorded path to ``record_to`` (.json or .toml)
@@ -20,32 +21,29 @@ import logging
 from pathlib import Path
 
 from ..animation.camera_path import CameraPath
+from ..controls.input import input_name, mouse, mouse_name
 
 __all__ = ["WindowControls", "button_name", "key_name"]
 
 log = logging.getLogger("engine")
 
-_KEY_ALIASES = {"LSHIFT": "shift", "RSHIFT": "shift", "EQUAL": "plus", "NUM_ADD": "plus",
-                "PLUS": "plus", "MINUS": "minus", "NUM_SUBTRACT": "minus"}
+
+def key_name(symbol: int) -> str | None:
+    """pyglet key symbol -> its engine.controls.input name ("w", "lshift", "up",
+    "plus", ...), or None for a symbol pyglet has no name for."""
+    try:
+        return input_name(symbol)
+    except ValueError:
+        return None
 
 
-def key_name(symbol: int) -> str:
-    """pyglet key symbol -> controller key name ("w", "shift", "up", "plus", ...)."""
-    from pyglet.window import key
-
-    s = key.symbol_string(symbol)
-    return _KEY_ALIASES.get(s, s.lower())
-
-
-def button_name(buttons: int) -> str:
-    """pyglet mouse button bit mask -> "left", "middle" or "right" (left wins)."""
-    from pyglet.window import mouse
-
-    if buttons & mouse.LEFT:
-        return "left"
-    if buttons & mouse.MIDDLE:
-        return "middle"
-    return "right" if buttons & mouse.RIGHT else "none"
+def button_name(buttons: int) -> str | None:
+    """pyglet mouse button bit mask -> "mouse_left", "mouse_middle" or "mouse_right"
+    (in that order of precedence), or None when none of the three is pressed."""
+    for button in (mouse.LEFT, mouse.MIDDLE, mouse.RIGHT):
+        if buttons & button:
+            return mouse_name(button)
+    return None
 
 
 class WindowControls:
@@ -86,6 +84,8 @@ class WindowControls:
     # --- pyglet events (names and arguments as the Viewer forwards them) ---------------
     def on_key_press(self, symbol, modifiers):
         name = key_name(symbol)
+        if name is None:
+            return True
         if name == "k":
             self.record_keyframe()
         elif name == "p":
@@ -97,13 +97,22 @@ class WindowControls:
         return True
 
     def on_key_release(self, symbol, modifiers):
-        if self.controller is not None:
-            self.controller.key_up(key_name(symbol))
+        name = key_name(symbol)
+        if self.controller is not None and name is not None:
+            self.controller.key_up(name)
         return True
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
-        if self.controller is not None and not self.playing:
-            self.controller.mouse_drag(dx, dy, button_name(buttons))
+        button = button_name(buttons)
+        if self.controller is not None and not self.playing and button is not None:
+            self.controller.mouse_drag(dx, dy, button)
+        return True
+
+    def on_deactivate(self):
+        """The window lost focus: it will not see the held keys' releases, so the
+        controller lets go of them (the camera stops instead of drifting on)."""
+        if self.controller is not None:
+            self.controller.held.clear()
         return True
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):

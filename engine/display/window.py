@@ -13,6 +13,7 @@ unchanged to an optional ``controller`` object, calling only the methods it has:
     on_mouse_press(x, y, button, modifiers)  on_mouse_release(x, y, button, modifiers)
     on_mouse_drag(x, y, dx, dy, buttons, modifiers)
     on_mouse_motion(x, y, dx, dy)            on_mouse_scroll(x, y, scroll_x, scroll_y)
+    on_deactivate()                          (the window lost focus: release held keys)
     tick(dt)                                 (once per frame, dt in seconds)
 
 Pointer coordinates (x, y, dx, dy) are *frame pixels*: pixels of the framebuffer the
@@ -50,7 +51,7 @@ __all__ = ["CONTROLLER_EVENTS", "Viewer", "is_software_gl"]
 log = logging.getLogger("engine")
 
 CONTROLLER_EVENTS = ("on_key_press", "on_key_release", "on_mouse_press", "on_mouse_release",
-                     "on_mouse_drag", "on_mouse_motion", "on_mouse_scroll")
+                     "on_mouse_drag", "on_mouse_motion", "on_mouse_scroll", "on_deactivate")
 # Leading arguments of pointer events that are coordinates: (x, y) or (x, y, dx, dy).
 _POINTER_ARGS = {"on_mouse_press": 2, "on_mouse_release": 2, "on_mouse_motion": 4,
                  "on_mouse_drag": 4, "on_mouse_scroll": 2}

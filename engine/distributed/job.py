@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..animation.camera_path import CameraScript
+from ..arrays import to_host
 from ..errors import EngineError
 from ..render.renderer import Renderer, check_size
 
@@ -57,7 +58,7 @@ class _ScenePickler(pickle.Pickler):
         t = type(obj)
         mod = t.__module__ or ""
         if mod.startswith("cupy") and hasattr(obj, "get"):
-            return np.asarray(obj.get()).__reduce_ex__(5)
+            return to_host(obj).__reduce_ex__(5)
         if mod.split(".")[0] in self._REFUSED_MODULES or (
                 mod.startswith("engine.") and t.__name__ in self._REFUSED_TYPES):
             raise EngineError(f"the scene holds a {mod}.{t.__name__}, which cannot be sent "

@@ -61,7 +61,7 @@ import time
 
 import numpy as np
 
-from ..controls.input import InputMap, InputScript, input_name, mouse_name
+from ..controls.input import InputMap, InputScript, input_name, mouse, mouse_name
 from ..render.frame import Frame
 from ..render.renderer import Renderer
 from ..scene.camera import Camera, PerspectiveCamera
@@ -77,11 +77,6 @@ log = logging.getLogger("engine")
 # Accumulator slack: a frame of exactly k updates must run k updates despite rounding
 # (1/60 s is not exact in binary).
 _ACC_EPSILON = 1e-9
-
-# pyglet key names that the camera controllers (engine.controls.controllers) know by a shorter
-# name.
-_CONTROLLER_KEYS = {"lshift": "shift", "rshift": "shift", "equal": "plus",
-                    "num_add": "plus", "num_subtract": "minus"}
 
 
 class App:
@@ -284,14 +279,14 @@ class App:
         self.input.key_down(name)
         self.on_key(name, True)
         if self.controller is not None and hasattr(self.controller, "key_down"):
-            self.controller.key_down(_CONTROLLER_KEYS.get(name, name))
+            self.controller.key_down(name)
 
     def key_up(self, k):
         name = input_name(k)
         self.input.key_up(name)
         self.on_key(name, False)
         if self.controller is not None and hasattr(self.controller, "key_up"):
-            self.controller.key_up(_CONTROLLER_KEYS.get(name, name))
+            self.controller.key_up(name)
 
     def mouse_down(self, button):
         name = mouse_name(button)
@@ -302,6 +297,15 @@ class App:
         name = mouse_name(button)
         self.input.mouse_up(name)
         self.on_key(name, False)
+
+    def release_all(self):
+        """Every held key and button goes up (the window lost focus, so it will not see
+        their releases): the input map reports them released at the next update,
+        ``on_key(name, False)`` runs for each, and the controller lets go of its keys."""
+        for name in self.input.release_all():
+            self.on_key(name, False)
+        if self.controller is not None and hasattr(self.controller, "held"):
+            self.controller.held.clear()
 
     def mouse_move(self, x: float, y: float, height: float | None = None):
         """Cursor position in frame pixels (top-left origin; pass ``height`` for a
@@ -485,9 +489,12 @@ class _WindowEvents:
         self._move(x, y)
         ctl = self.app.controller
         if ctl is not None and hasattr(ctl, "mouse_drag"):
-            for code, name in ((1, "left"), (2, "middle"), (4, "right")):
-                if buttons & code:
-                    ctl.mouse_drag(dx, dy, name)
+            for button in (mouse.LEFT, mouse.MIDDLE, mouse.RIGHT):
+                if buttons & button:
+                    ctl.mouse_drag(dx, dy, mouse_name(button))
+
+    def on_deactivate(self):
+        self.app.release_all()
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.app.scroll(scroll_y)

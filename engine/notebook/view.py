@@ -15,7 +15,8 @@ Input (jupyter_rfb event types):
     resize                  new logical size and pixel ratio -> framebuffer size
     pointer_down/_move/_up  left drag orbits (fly: looks), right or middle drag pans
     wheel                   zoom (fly: speed); 100 wheel pixels (a notch) = one step
-    key_down/key_up         held keys: arrows and +/- (orbit), WASD QE Shift (fly)
+    key_down/key_up         held keys: arrows and +/- (orbit), WASD QE Shift (fly);
+                            named as everywhere in the engine (engine.controls.input)
     double_click            back to the starting view
     close                   releases the renderer
 """
@@ -27,20 +28,34 @@ import time
 
 import numpy as np
 
+from ..controls.input import input_name
+
 __all__ = ["BUTTONS", "InteractiveView", "controller_key"]
 
-# jupyter_rfb button numbers -> controller button names
-BUTTONS = {1: "left", 2: "right", 3: "middle"}
+# jupyter_rfb button numbers -> engine.controls.input button names
+BUTTONS = {1: "mouse_left", 2: "mouse_right", 3: "mouse_middle"}
+# Browser KeyboardEvent.key values (lower-cased) whose engine.controls.input name differs.
+# pyglet names the physical key, the browser the character: "+" and "=" (one key, with
+# and without Shift) are both "equal", "_" and "-" both "minus", so a key pressed
+# before Shift and released after it is still released. The browser does not say which
+# Shift/Ctrl/Alt/Meta, so the left one stands for both.
 _KEYS = {"arrowup": "up", "arrowdown": "down", "arrowleft": "left", "arrowright": "right",
-         "shift": "shift", "+": "plus", "=": "plus", "-": "minus", "_": "minus"}
+         "shift": "lshift", "control": "lctrl", "alt": "lalt", "meta": "lmeta",
+         " ": "space", "+": "equal", "=": "equal", "-": "minus", "_": "minus",
+         **{str(d): f"_{d}" for d in range(10)}}
 WHEEL_STEP = 100.0  # browser wheel pixels per scroll step (one notch in Chromium/Firefox)
 MAX_DT = 0.1  # seconds of held-key motion per frame at most (a stalled browser)
 
 
-def controller_key(key: str) -> str:
-    """Browser key name ('ArrowUp', 'Shift', 'w', '+') -> controller key name."""
+def controller_key(key: str) -> str | None:
+    """Browser key name ('ArrowUp', 'Shift', 'w', '+') -> its engine.controls.input name
+    ('up', 'lshift', 'w', 'equal'), or None for a key the engine has no name for ('Dead',
+    'Unidentified', a non-Latin letter): the view ignores those."""
     k = str(key).lower()
-    return _KEYS.get(k, k)
+    try:
+        return input_name(_KEYS.get(k, k))
+    except ValueError:
+        return None
 
 
 class InteractiveView:
@@ -180,12 +195,17 @@ class InteractiveView:
         return True
 
     def _on_key_down(self, e) -> bool:
-        self.controller.key_down(controller_key(e.get("key", "")))
+        name = controller_key(e.get("key", ""))
+        if name is None:
+            return False
+        self.controller.key_down(name)
         self._last_time = None  # motion starts now, not at the previous frame
         return self.animating
 
     def _on_key_up(self, e) -> bool:
-        self.controller.key_up(controller_key(e.get("key", "")))
+        name = controller_key(e.get("key", ""))
+        if name is not None:
+            self.controller.key_up(name)
         return False
 
     def _on_double_click(self, e) -> bool:

@@ -1,8 +1,10 @@
 """From the scene to pixels: the batch (every object packed into one array), the
-renderer, the rasterizers and the key buffer they share, and the projection backends.
+renderer, the backends that implement every stage (engine.render.backends), the
+rasterizers' math and the key buffer they share, and GL as a rasterize/resolve stage
+(engine.render.gl, imported lazily).
 
-Imports: ``engine.scene`` and the helpers; ``engine.display`` only lazily, for the GL
-raster mode. Never ``engine.game``, ``engine.animation``, ``engine.controls`` or the CLI.
+Imports: ``engine.scene`` and the helpers. Never ``engine.display``, ``engine.game``,
+``engine.animation``, ``engine.controls`` or the CLI.
 """
 
 from .batch import VertexBatch

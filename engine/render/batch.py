@@ -61,6 +61,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..arrays import to_host
 from ..scene.camera import Camera
 from ..scene.graph import _TABLE, Node, appearance_epoch, transform_epoch
 from ..scene.instances import Instances
@@ -77,7 +78,7 @@ def _to_module(a, xp):
     """Move ``a`` to the array module ``xp`` (no-op when it is already there)."""
     is_device = hasattr(a, "__cuda_array_interface__")
     if xp is np:
-        return a.get() if is_device else a
+        return to_host(a)
     return a if is_device else xp.asarray(a)
 
 
@@ -398,13 +399,6 @@ class VertexBatch:
             self._update_models(rebase)
             self._epoch = transform_epoch()
         return changed
-
-    def repack(self):
-        """Pack every visible node afresh in traversal order (no holes, new origin)."""
-        self._pack(self._drawable())
-        self._packed_rev = self.root.structure_revision
-        self._update_models(True)
-        self._epoch = transform_epoch()
 
     def _drawable(self) -> list[Node]:
         return [n for n in self.root.traverse(visible_only=True)

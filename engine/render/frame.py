@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["EMPTY_KEY", "Frame", "background_rgba"]
+from ..arrays import to_host
+
+__all__ = ["EMPTY_KEY", "Frame", "background_rgba", "cleared_keys", "new_keys"]
 
 EMPTY_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -39,7 +41,7 @@ class Frame(NamedTuple):
 
         from PIL import Image
 
-        color = self.color.get() if hasattr(self.color, "get") else self.color
+        color = to_host(self.color)
         buf = io.BytesIO()
         Image.fromarray(np.ascontiguousarray(color, dtype=np.uint8)).save(buf, "PNG")
         return buf.getvalue()
@@ -51,3 +53,19 @@ def background_rgba(background) -> np.ndarray:
     if bg.shape not in ((3,), (4,)):
         raise ValueError(f"background must be RGB or RGBA, got shape {bg.shape}")
     return np.concatenate([bg, np.array([255], np.uint8)]) if bg.size == 3 else bg
+
+
+def new_keys(size) -> np.ndarray:
+    """(H * W,) uint64 key buffer for ``size`` = (width, height), every pixel empty."""
+    w, h = size
+    return np.full(w * h, EMPTY_KEY, np.uint64)
+
+
+def cleared_keys(keys, size) -> np.ndarray:
+    """A (W * H,) uint64 key buffer of empty keys: ``keys`` refilled when it has that
+    size (no fresh 8-bytes-per-pixel allocation per frame), else a new one."""
+    w, h = size
+    if keys is None or keys.shape != (w * h,):
+        return new_keys(size)
+    keys.fill(EMPTY_KEY)
+    return keys

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import to_host
-from .frame import EMPTY_KEY, Frame, background_rgba
+from .frame import EMPTY_KEY, Frame, background_rgba, new_keys
 
 __all__ = ["MAX_POINT_SIZE", "check_points", "rasterize_points", "resolve_keys", "splat_keys",
            "splat_origin", "splat_sizes"]
@@ -142,7 +142,7 @@ def rasterize_points(screen_xy, depth, visible, colors, size, point_size=1.0,
         ValueError: mismatched shapes, more than 2**32 points, bad sizes.
     """
     xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
-    keys = np.full(h * w, EMPTY_KEY, np.uint64)
+    keys = new_keys((w, h))
     splat_keys(keys, xy, z, vis, point_size, (w, h))
     return resolve_keys(keys.reshape(h, w), col, background)
 

@@ -1,31 +1,28 @@
-"""Renderer: one frame = sync the batch, one projection launch, rasterize, resolve.
+"""Renderer: one frame = sync the batch, then the backend's stages in a fixed order.
 
-    scene graph -> VertexBatch (packed once) -> projector (one launch)
-        -> points: splats | triangles: cull, clip, fill (engine.render.triangles)
-        -> one 64-bit key buffer (depth | primitive id) -> resolve: shade each pixel once
+    scene graph -> VertexBatch (packed once) -> Primitives (assembled when the layout
+        changes) -> vertex stage (one pass over every vertex) -> rasterize (one 64-bit key
+        buffer: depth | primitive id) -> resolve (shade each pixel once) -> read
 
-The viewport is the output size in pixels; the camera's aspect follows it every frame.
+The stages belong to a backend (engine.render.backends: NumPy, Numba, CUDA; GL for
+``raster="gl"``); the Renderer never asks which one it holds. The viewport is the output
+size in pixels; the camera's aspect follows it every frame.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple
 
 import numpy as np
 
 from ..arrays import to_host
-from ..scene.camera import Camera, OrthographicCamera
+from ..scene.camera import Camera
 from ..scene.graph import Scene
-from .backends import Projection, get_projector
+from .backends import Projection, get_backend
+from .backends.stages import FrameInputs, FrameView
 from .batch import VertexBatch
-from .frame import EMPTY_KEY, Frame
-from .lines import line_colors, raster_lines
-from .points import check_points, rasterize_points, splat_keys
+from .frame import Frame
 from .primitives import Primitives
-from .shading import SurfaceShader, color_tables, resolve, scene_lights
-from .surface_vertices import surface_vertices
-from .triangles import new_keys, raster_triangles, setup_triangles
 
 log = logging.getLogger("engine")
 
@@ -71,17 +68,19 @@ class Renderer:
     """Renders ``scene`` as seen by ``camera`` into ``size`` = (width, height) pixels.
 
     Args:
-        backend: projector name ("auto", "cupy", "numba", "numpy"); see engine.render.backends.
-            "auto" chooses once, here, from the scene's vertex count: Numba below this
-            machine's measured CPU/GPU crossover, CuPy from it on (when a GPU works).
+        backend: "auto", "cupy", "numba" or "numpy" (engine.render.backends): the
+            implementation of every stage. "auto" chooses once, here, from the scene's
+            vertex count: Numba below this machine's measured CPU/GPU crossover, CuPy from
+            it on (when a GPU works).
         point_size: splat size in pixels overriding each geometry's own, or None.
-        raster: how ``render()`` draws the projected points: "software" (the engine's
-            z-buffered rasterizer; NumPy, or CUDA on the cupy backend; no GL needed) or
-            "gl" (GL_POINTS on an offscreen EGL context, see engine.render.gl.OffscreenGL).
+        raster: who rasterizes and shades: "software" (the backend itself: NumPy, Numba or
+            CUDA; no GL needed) or "gl" (OpenGL on an offscreen EGL context draws the
+            backend's vertex-stage output, engine.render.gl.GLStages).
 
     Attributes:
         batch: the VertexBatch (device arrays of the packed scene).
-        projector: the backend instance.
+        backend: the Backend (engine.render.backends.stages).
+        projector: the backend's projector (the vertex projection alone).
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
             raster "gl" (raises engine.render.gl.GLUnavailable when no context can be made).
     """
@@ -95,13 +94,24 @@ class Renderer:
         self.scene = scene
         self.camera = camera
         self.size = check_size(size)
-        self.projector = get_projector(backend, vertex_count=_drawable_vertices(scene))
-        self.batch = VertexBatch(scene, self.projector.xp)
+        self.backend = get_backend(backend, vertex_count=_drawable_vertices(scene))
+        self.batch = VertexBatch(scene, self.backend.xp)
         self.point_size = point_size
         self.raster = raster
         self._gl = None
+        self._gl_stages = None
         self._prims = None
-        self._cuda_surfaces = None
+        self._visibility = None  # (key buffer, size) of the last frame (host or device)
+
+    @property
+    def projector(self):
+        """The backend's projector (``project(positions, object_id, model, view_proj,
+        viewport)``)."""
+        return self.backend.projector
+
+    @projector.setter
+    def projector(self, projector):
+        self.backend.projector = projector
 
     @property
     def raster(self) -> str:
@@ -125,7 +135,7 @@ class Renderer:
         """Release the offscreen GL context, if one was created."""
         if self._gl is not None:
             self._gl.release()
-            self._gl = None
+            self._gl = self._gl_stages = None
 
     def resize(self, width: int, height: int):
         """New viewport in pixels; the camera aspect follows on the next frame."""
@@ -134,41 +144,10 @@ class Renderer:
     def project(self) -> Projection:
         """Project every vertex of the scene (one launch). Arrays stay on the backend."""
         self.batch.sync(self.camera)
-        return self._project_synced()
-
-    def _project_synced(self) -> Projection:
-        """``project`` for a batch already synced this frame."""
         self.camera.set_viewport(*self.size)
         b = self.batch
         return self.projector.project(b.positions, b.object_id, b.model,
                                       b.view_projection(self.camera), self.size, runs=b.runs)
-
-    def _colors_on_host(self) -> np.ndarray:
-        """(N, 4) uint8 host copy of the batch's colours, copied again only when its
-        vertex revision changes (colours are static between repacks)."""
-        b = self.batch
-        key = (b.vertex_revision, b.vertex_count)
-        if getattr(self, "_host_colors_key", None) != key:
-            self._host_colors = np.ascontiguousarray(to_host(b.colors))
-            self._host_colors_key = key
-        return self._host_colors
-
-    def _color_tables(self):
-        """(encoded, linear) (N, 4) float64 vertex colour tables for shading, made again
-        only when the vertex revision changes (engine.render.shading.color_tables)."""
-        key = (self.batch.vertex_revision, self.batch.vertex_count)
-        if getattr(self, "_color_tables_key", None) != key:
-            self._color_tables_cache = color_tables(self._colors_on_host())
-            self._color_tables_key = key
-        return self._color_tables_cache
-
-    def _cuda(self):
-        """The CUDA surfaces path (engine.render.backends.cupy_surfaces), made once."""
-        if self._cuda_surfaces is None:
-            from .backends.cupy_surfaces import CudaSurfaces
-
-            self._cuda_surfaces = CudaSurfaces()
-        return self._cuda_surfaces
 
     @property
     def primitives(self) -> Primitives | None:
@@ -182,24 +161,49 @@ class Renderer:
         self._prims = Primitives.of(self.batch, self.scene, self._prims)
         return self._prims
 
+    def _view(self) -> FrameView:
+        """This frame's view (camera viewport set to the output size)."""
+        self.camera.set_viewport(*self.size)
+        return FrameView(self.scene, self.camera, self.size,
+                         self.batch.view_projection(self.camera), self.effective_point_size(),
+                         self.scene.background, self.batch.vertex_revision)
+
+    def _stages(self, prims):
+        """The stages that draw this frame: GL's for raster "gl", else the backend's (or
+        its fallback for a feature it lacks, engine.render.backends.stages.Backend)."""
+        if self.raster == "gl":
+            if self._gl_stages is None:
+                from .gl import GLStages
+
+                self._gl_stages = GLStages(self.backend, self.gl)
+            return self._gl_stages
+        return self.backend.for_frame(prims)
+
+    def visibility(self) -> np.ndarray | None:
+        """The visibility keys of the last software frame: (H, W) uint64, a host copy.
+
+        Each pixel holds the minimum key ``(float32 window-depth bits << 32) | id``
+        (engine.render.frame): ids [0, N) are the batch's vertices drawn as points, then
+        the frame's triangles (``primitives.triangles`` order), then its lines;
+        ``EMPTY_KEY`` where nothing was drawn. The same frame gives bit-identical keys on
+        every software backend. None before the first frame and after a frame drawn
+        with raster "gl" (GL keeps no key buffer)."""
+        if self._visibility is None:
+            return None
+        keys, (w, h) = self._visibility
+        return np.array(to_host(keys)[: w * h]).reshape(h, w)
+
     def effective_point_size(self):
         return self.batch.point_size if self.point_size is None else self.point_size
 
     def render(self, *, depth: bool = True, host: bool = True, copy: bool = True) -> Frame:
-        """Project and rasterize; returns Frame(color (H, W, 4) uint8, depth (H, W) float32).
+        """One frame: Frame(color (H, W, 4) uint8, depth (H, W) float32).
 
-        Points only: with raster "software" the CuPy projector's output is rasterized on
-        the GPU (shaders/raster.cu), so points never leave the device, and the Numba
-        projector's by the Numba rasterizer; the rasterizers give bit-identical images
-        for the same projected points, and the cupy and numba projections are
-        bit-identical too (the CUDA build does not fuse multiply-adds). With surfaces
-        (meshes drawn solid or as wireframes), points, triangles and lines share one key
-        buffer and one resolve (engine.render.triangles, engine.render.shading): on the
-        Numba path when the backend is numba, on the GPU (engine.render.backends.
-        cupy_surfaces) when it is cupy and the frame has no lines, else the NumPy
-        reference. With raster "gl" the frame is drawn by OpenGL offscreen
-        (engine.render.gl; on the cupy backend the projected points reach GL by CUDA-GL
-        interop where it works).
+        Points, triangles and lines share one key buffer and one resolve on every
+        backend: the backend's stages run in order (engine.render.backends.stages), so
+        NumPy, Numba and CUDA give the same keys bit for bit and colours within 1/255;
+        with raster "gl" OpenGL draws the backend's vertex-stage output (on the cupy
+        backend by CUDA-GL interop where it works).
 
         Args:
             depth: also return the depth buffer; False gives ``depth=None`` and, on the
@@ -213,172 +217,17 @@ class Renderer:
                 consume each frame at once. True (default) returns arrays the caller owns.
         """
         prims = self._assembly()  # the one batch sync of the frame
-        device = self.projector.name == "cupy" and prims.has_surfaces
-        cuda = device and self.raster != "gl" and not len(prims.lines)
-        inputs = self.frame_inputs(vertex_stage=not (cuda or (device and self.raster == "gl")),
-                                   prims=prims)
-        if cuda:
-            frame = self._cuda().render(inputs, self.batch,
-                                        self.batch.view_projection(self.camera), self.size,
-                                        self.effective_point_size(), self.scene.background)
-            return frame if depth else Frame(frame.color, None)
-        if device and self.raster == "gl":
-            # the vertex stage on the device; GL gets its buffers by CUDA-GL interop
-            cuda_surfaces = self._cuda()
-            cuda_surfaces.upload(inputs.prims, inputs.colors)
-            clip, world, normals = cuda_surfaces.vertex_stage(
-                self.batch, self.batch.view_projection(self.camera))
-            shader = inputs.shader
-            if shader is not None:
-                shader.world, shader.normals = world, normals
-            inputs = inputs._replace(clip=clip)
-        if self.raster == "gl":
-            frame = self.gl.render_frame(inputs, self.size, self.effective_point_size(),
-                                         self.scene.background,
-                                         colors_revision=self.batch.vertex_revision)
-            return frame if depth else Frame(frame.color, None)
-        if inputs.prims.has_surfaces:
-            frame = self._render_surfaces(inputs)
-            return frame if depth else Frame(frame.color, None)
-        p = inputs.projection
-        args = (p.screen_xy, p.depth, p.visible, self.batch.colors, self.size,
-                self.effective_point_size(), self.scene.background)
-        if self.projector.name == "cupy":
-            from .backends.cupy_raster import default_rasterizer
+        view = self._view()
+        stages = self._stages(prims)
+        inputs = stages.vertex_stage(self.batch, prims, view)
+        keys = stages.rasterize(inputs, view)
+        frame = stages.resolve(keys, inputs, view)
+        self._visibility = None if keys is None else (keys, self.size)
+        return stages.read(frame, depth=depth, host=host, copy=copy)
 
-            raster = default_rasterizer()
-            frame = raster.rasterize(*args, sizes_revision=self.batch.vertex_revision)
-            if not host:
-                return frame if depth else Frame(frame.color, None)
-            frame = raster.readback(frame, depth=depth)
-            if copy:
-                frame = Frame(frame.color.copy(), None if frame.depth is None
-                              else frame.depth.copy())
-            return frame
-        if self.projector.name == "numba":
-            from .backends.numba_raster import rasterize_points_numba
-
-            frame = rasterize_points_numba(*args)
-        else:
-            frame = rasterize_points(*args)
-        return frame if depth else Frame(frame.color, None)
-
-    def frame_inputs(self, vertex_stage: bool = True, prims: Primitives | None = None
-                     ) -> FrameInputs:
-        """Sync the batch and run the vertex stage for one frame: what the software
-        rasterizers and the GL painters draw (see ``FrameInputs``). Without
-        ``vertex_stage`` the surface vertex stage is left to the caller (the CUDA path
-        runs it on the device): ``clip`` and the shader's positions and normals are None.
-        ``prims``: this frame's assembly when the caller has already synced the batch."""
-        b = self.batch
-        prims = self._assembly() if prims is None else prims
-        projection = None
-        if prims.point_mask.any() or not prims.has_surfaces:
-            projection = self._project_synced()
-        else:
-            self.camera.set_viewport(*self.size)
-        if not prims.has_surfaces:
-            return FrameInputs(prims, b.colors, projection, None, None, None)
-        col = self._colors_on_host()
-        clip = world = normals = None
-        if vertex_stage:
-            stage = surface_vertices
-            if self.projector.name == "numba":
-                from .backends.numba_vertex import surface_vertices_numba as stage
-            runs = b.runs  # only the objects drawn as surfaces: a point cloud beside a
-            runs = runs[prims.surface_mask[runs[:, 0]]] if len(runs) else runs  # mesh costs nothing
-            clip, world, normals = stage(to_host(b.positions), to_host(b.object_id),
-                                         to_host(b.model), b.view_projection(self.camera),
-                                         prims.normals, runs,
-                                         with_shading=len(prims.triangles) > 0)
-        shader = None
-        if len(prims.triangles):
-            cam = self.camera.world_matrix
-            ortho = None
-            if isinstance(self.camera, OrthographicCamera):
-                ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
-            shader = SurfaceShader(prims, None, col, world, normals, cam[:3, 3] - b.origin,
-                                   scene_lights(self.scene, self.camera, b.origin),
-                                   self.size, ortho, tables=self._color_tables())
-        line_rgba = line_colors(col, prims.lines) if len(prims.lines) else None
-        return FrameInputs(prims, b.colors, projection, clip, shader, line_rgba)
-
-    def _render_surfaces(self, inputs: FrameInputs) -> Frame:
-        """Points, triangles and lines into one key buffer, then one resolve (host)."""
-        b, prims, shader = self.batch, inputs.prims, inputs.shader
-        size = self.size
-        col = self._colors_on_host()
-        keys = self._keys = _cleared(getattr(self, "_keys", None), size)
-        numba = self.projector.name == "numba"
-        if inputs.projection is not None:
-            p = inputs.projection
-            xy, z, vis, col, size = check_points(p.screen_xy, p.depth, p.visible, b.colors,
-                                                 self.size)
-            point_size = self.effective_point_size()
-            if numba:
-                from .backends.numba_raster import splat_into
-
-                splat_into(keys, xy, z, vis & prims.point_mask, point_size, size)
-            else:
-                splat_keys(keys, xy, z, vis & prims.point_mask, point_size, size)
-        n, n_tri = b.vertex_count, len(prims.triangles)
-        if n_tri:
-            double = np.array([m.double_sided for m in prims.materials], bool)
-            classify = None
-            if numba:
-                from .backends.numba_triangles import classify_triangles_numba as classify
-            setup = shader.setup = setup_triangles(inputs.clip, prims.triangles,
-                                                   ~double[prims.tri_material], size, classify)
-            masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
-            piece_masked = masked[prims.tri_material[setup.piece_tri]] if masked.any() else None
-            opaque = None if piece_masked is None else np.flatnonzero(~piece_masked)
-            if numba:
-                from .backends.numba_triangles import raster_triangles_numba
-
-                raster_triangles_numba(keys, setup, size, n, opaque)
-            else:
-                raster_triangles(keys, setup, size, n, opaque)
-            if piece_masked is not None and piece_masked.any():
-                raster_triangles(keys, setup, size, n, np.flatnonzero(piece_masked),
-                                 keep=shader.alpha_keep)
-        if len(prims.lines):
-            raster_lines(keys, inputs.clip, prims.lines, size, n + n_tri)
-        if numba:
-            from .backends.numba_shading import resolve_numba
-
-            return resolve_numba(keys, size, n, col, self.scene.background, shader, n_tri,
-                                 inputs.line_rgba)
-        return resolve(keys, size, n, col, self.scene.background, shader, n_tri,
-                       inputs.line_rgba)
-
-
-class FrameInputs(NamedTuple):
-    """One frame's output of the vertex stage, for the software and the GL rasterizers.
-
-    Attributes:
-        prims: the Primitives assembly (triangles, lines, point mask, materials).
-        colors: (N, 4) uint8 RGBA vertex colours (the batch's, on its array module).
-        projection: the projector's Projection (points), or None when no vertex is drawn
-            as a point.
-        clip: (N, 4) float64 clip-space vertices, or None without surfaces.
-        shader: the SurfaceShader context (batch-frame positions and normals, lights,
-            eye), or None without triangles; its ``setup`` is filled by the software path.
-        line_rgba: (L, 4) uint8 line colours, or None without lines.
-    """
-
-    prims: Primitives
-    colors: object
-    projection: Projection | None
-    clip: np.ndarray | None
-    shader: SurfaceShader | None
-    line_rgba: np.ndarray | None
-
-
-def _cleared(keys, size):
-    """A (W * H,) uint64 key buffer of empty keys: ``keys`` refilled when it has that
-    size (no fresh 8-bytes-per-pixel allocation per frame), else a new one."""
-    w, h = size
-    if keys is None or keys.shape != (w * h,):
-        return new_keys(size)
-    keys.fill(EMPTY_KEY)
-    return keys
+    def frame_inputs(self) -> FrameInputs:
+        """Sync the batch and run the backend's vertex stage for one frame: what the
+        rasterizers and the GL painters draw (``FrameInputs``; device arrays on the cupy
+        backend)."""
+        prims = self._assembly()
+        return self.backend.vertex_stage(self.batch, prims, self._view())

@@ -35,7 +35,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .backends.base import W_EPSILON
-from .frame import EMPTY_KEY
 
 __all__ = ["GUARD", "SUBPIXEL_BITS", "TriangleSetup", "classify_triangles", "raster_triangles",
            "setup_triangles"]
@@ -278,9 +277,3 @@ def raster_triangles(keys, setup: TriangleSetup, size, id_base: int, pieces=None
             t.astype(np.uint64) + np.uint64(id_base))
         np.minimum.at(keys, py * w + px, k)
     return keys
-
-
-def new_keys(size):
-    """(H * W,) uint64 key buffer, every pixel empty."""
-    w, h = size
-    return np.full(w * h, EMPTY_KEY, np.uint64)

@@ -9,7 +9,12 @@ from .camera import Camera, OrthographicCamera, PerspectiveCamera
 from .clips import Clip, TransformTrack
 from .geometry import Geometry, Lines, Mesh, PointCloud
 from .graph import Node, Scene
+from .instances import Instances
+from .light import AmbientLight, DirectionalLight, Light, PointLight
+from .material import Material, Sampler, Texture
 from .model import Model
 
-__all__ = ["Camera", "Clip", "Geometry", "Lines", "Mesh", "Model", "Node", "OrthographicCamera",
-           "PerspectiveCamera", "PointCloud", "Scene", "TransformTrack"]
+__all__ = ["AmbientLight", "Camera", "Clip", "DirectionalLight", "Geometry", "Instances",
+           "Light", "Lines", "Material", "Mesh", "Model", "Node", "OrthographicCamera",
+           "PerspectiveCamera", "PointCloud", "PointLight", "Sampler", "Scene", "Texture",
+           "TransformTrack"]

@@ -176,6 +176,8 @@ class Lines(Geometry):
 
     @property
     def segment_count(self) -> int:
+        """Number of segments L (rows of ``segments``), as ``Mesh.face_count`` for
+        triangles."""
         return int(self.segments.shape[0])
 
 
@@ -229,6 +231,7 @@ class Mesh(Geometry):
 
     @property
     def face_count(self) -> int:
+        """Number of triangles M (rows of ``faces``)."""
         return int(self.faces.shape[0])
 
     def vertex_normals(self):

@@ -638,6 +638,9 @@ class Node:
         return next((n for n in self.traverse() if n.name == name), None)
 
     def find_all(self, name: str) -> list[Node]:
+        """Every node named ``name`` in this subtree (this node included, hidden ones
+        too), in depth-first pre-order like ``traverse``; empty when there is none.
+        Names need not be unique: a loaded model often repeats them ("Cube", "mesh_0")."""
         return [n for n in self.traverse() if n.name == name]
 
     def set_transforms(self, nodes, positions=None, rotations=None, scales=None):

@@ -286,12 +286,6 @@ class Instances(Node):
         """(M, 4, 4) float64 instance -> world matrices: ``world_matrix @ local``."""
         return np.matmul(self.world_matrix, self.local_matrices(indices))
 
-    def world_positions(self, indices=None) -> np.ndarray:
-        """(M, 3) float64 world positions of the instances' origins."""
-        sel = slice(None) if indices is None else indices
-        w = self.world_matrix
-        return self._pos[sel] @ w[:3, :3].T + w[:3, 3]
-
     def __repr__(self) -> str:
         return (f"Instances({self.name!r}, {type(self.geometry).__name__}"
                 f"[{self.geometry.vertex_count}] x {self.capacity}, {self.count} active)")

@@ -10,7 +10,8 @@ The kinds::
 
 A scene without any light is lit by a default *headlight*: a directional light along the
 camera's view direction (intensity 0.7) plus an ambient light of 0.15, so any loaded
-model is readable with no set-up (engine.render.shading.DEFAULT_LIGHTS).
+model is readable with no set-up (engine.render.shading.DEFAULT_HEADLIGHT and
+DEFAULT_AMBIENT).
 Colours are linear RGB floats in [0, 1]; intensities are non-negative multipliers.
 """
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from conftest import to_host
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
+from engine.arrays import to_host
 from engine.cli import main
 from engine.cli.commands import load_source
 from engine.render.points import rasterize_points

@@ -41,7 +41,7 @@ def test_orbit_pitch_is_clamped_away_from_the_poles(push):
     assert finite_pose(cam)
     up = cam.world_matrix[:3, 1]
     assert up[1] > 0  # never upside down
-    orb.mouse_drag(0, -push, "left")  # dragging keeps it clamped too
+    orb.mouse_drag(0, -push, "mouse_left")  # dragging keeps it clamped too
     assert abs(orb.elevation) <= 89.0 + 1e-9 and finite_pose(cam)
 
 
@@ -62,7 +62,7 @@ def test_orbit_zoom_pan_and_events():
     np.testing.assert_allclose(orb.target, (1, 0, 0), atol=1e-12)
     np.testing.assert_allclose(cam.position, (1, 0, 5), atol=1e-12)
     orb.resize(800, 500)
-    orb.mouse_drag(0, 50, "right")  # drag the scene up by 0.1 heights: camera moves down
+    orb.mouse_drag(0, 50, "mouse_right")  # drag the scene up by 0.1 heights: camera moves down
     np.testing.assert_allclose(orb.target, (1, -1, 0), atol=1e-12)
     orb.scroll(2)
     assert orb.distance == pytest.approx(5 / 1.21)
@@ -89,10 +89,10 @@ def test_fly_moves_with_wasd_shift_and_scroll():
     fly.key_down("w")
     fly.tick(0.5)
     np.testing.assert_allclose(cam.position, (0, 1, -1), atol=1e-12)
-    fly.key_down("shift")
+    fly.key_down("lshift")
     fly.tick(0.5)
     np.testing.assert_allclose(cam.position, (0, 1, -4), atol=1e-12)
-    fly.key_up("shift")
+    fly.key_up("lshift")
     fly.key_up("w")
     fly.key_down("d")
     fly.key_down("e")
@@ -143,7 +143,8 @@ def test_non_finite_input_is_rejected_naming_the_argument_and_keeps_the_camera(b
         (orb, "rotate", (bad, 0), "d_azimuth"), (orb, "rotate", (0, bad), "d_elevation"),
         (orb, "pan", (bad, 0), "dx"), (orb, "pan", (0, bad), "dy"),
         (orb, "zoom", (bad,), "factor"), (orb, "scroll", (bad,), "steps"),
-        (orb, "mouse_drag", (bad, 0, "left"), "dx"), (orb, "mouse_drag", (0, bad, "right"), "dy"),
+        (orb, "mouse_drag", (bad, 0, "mouse_left"), "dx"),
+        (orb, "mouse_drag", (0, bad, "mouse_right"), "dy"),
         (orb, "tick", (bad,), "dt"), (orb, "resize", (bad, 100), "width"),
         (fly, "move", (bad, 0, 0), "forward"), (fly, "move", (0, bad, 0), "right"),
         (fly, "move", (0, 0, bad), "up"), (fly, "look", (bad, 0), "d_yaw"),
@@ -365,3 +366,100 @@ def test_view_command_wires_controller_playback_and_recording(tmp_path):
     scene, camera = cli.load_sources(args.files)
     controls = cli._window_controls(args, scene, camera, r, cli._place_camera(args, scene, camera))
     assert isinstance(controls.controller, FlyController) and not controls.playing
+
+
+# --- one input vocabulary (engine.controls.input names) ------------------------------------
+def test_every_zoom_key_halves_the_distance_per_second():
+    """"plus", "equal" (the same key on most layouts) and "num_add" zoom in by a factor
+    2 per second, "minus" and "num_subtract" out: 4 -> 2 -> 4 here."""
+    for zoom_in, zoom_out in (("plus", "minus"), ("equal", "num_subtract"),
+                              ("num_add", "minus")):
+        orb = OrbitController(PerspectiveCamera(position=(0, 0, 4)))
+        orb.key_down(zoom_in)
+        orb.tick(1.0)
+        orb.key_up(zoom_in)
+        assert orb.distance == pytest.approx(2.0)
+        np.testing.assert_allclose(orb.camera.position, (0, 0, 2), atol=1e-12)
+        orb.key_down(zoom_out)
+        orb.tick(1.0)
+        assert orb.distance == pytest.approx(4.0)
+
+
+def test_either_shift_key_speeds_the_flight_up():
+    for shift in ("lshift", "rshift"):
+        fly = FlyController(PerspectiveCamera(position=(0, 0, 0)), speed=1.0, fast_factor=5.0)
+        fly.key_down(shift)
+        fly.key_down("w")
+        fly.tick(0.5)  # 1 unit/s x 5 for 0.5 s along -Z
+        np.testing.assert_allclose(fly.camera.position, (0, 0, -2.5), atol=1e-12)
+
+
+def test_keys_and_buttons_may_be_pyglet_constants():
+    from engine.controls.input import key, mouse
+
+    a, b = (OrbitController(PerspectiveCamera(position=(0, 0, 5))) for _ in range(2))
+    a.mouse_drag(20, 0, mouse.LEFT)
+    b.mouse_drag(20, 0, "mouse_left")  # 20 px x 0.3 deg/px = 6 degrees
+    assert a.azimuth == pytest.approx(b.azimuth) == pytest.approx(-6.0)
+    a.key_down(key.LSHIFT)
+    assert a.held == {"lshift"}
+
+
+def test_unknown_keys_and_buttons_are_errors_naming_them():
+    orb = OrbitController(PerspectiveCamera(position=(0, 0, 5)))
+    with pytest.raises(ValueError, match="'shfit'"):
+        orb.key_down("shfit")
+    with pytest.raises(ValueError, match="unknown mouse button 'space'"):
+        orb.mouse_drag(1, 1, "space")
+    with pytest.raises(ValueError, match="unknown mouse button 'wheel'"):
+        FlyController(PerspectiveCamera()).mouse_drag(1, 1, "wheel")
+    assert orb.held == set()
+
+
+def test_the_former_names_still_work_with_a_deprecation_warning():
+    """Until the next release: "left"/"middle"/"right" as mouse_drag buttons and "shift"
+    as a key act exactly like "mouse_left"/"mouse_middle"/"mouse_right" and "lshift"."""
+    for old, new in (("left", "mouse_left"), ("right", "mouse_right"),
+                     ("middle", "mouse_middle")):
+        a, b = (OrbitController(PerspectiveCamera(position=(0, 0, 5))) for _ in range(2))
+        with pytest.warns(DeprecationWarning, match=f"'{old}' is deprecated: use '{new}'"):
+            a.mouse_drag(30, -10, old)
+        b.mouse_drag(30, -10, new)
+        np.testing.assert_array_equal(a.camera.position, b.camera.position)
+        np.testing.assert_array_equal(a.target, b.target)
+    fly = FlyController(PerspectiveCamera(position=(0, 0, 0)), speed=1.0, fast_factor=5.0)
+    with pytest.warns(DeprecationWarning, match="'shift' is deprecated: use 'lshift'"):
+        fly.key_down("shift")
+    assert fly.held == {"lshift"}
+    fly.key_down("w")
+    fly.tick(0.5)
+    np.testing.assert_allclose(fly.camera.position, (0, 0, -2.5), atol=1e-12)
+    with pytest.warns(DeprecationWarning):
+        fly.key_up("shift")
+    assert fly.held == {"w"}
+
+
+def test_the_window_names_pyglet_input_as_the_controllers_do():
+    from engine.controls.input import key, mouse
+    from engine.display.controls import WindowControls, button_name, key_name
+
+    assert key_name(key.LSHIFT) == "lshift" and key_name(key.EQUAL) == "equal"
+    assert key_name(key.LEFT) == "left" and key_name(0xFFFFFFFFFF) is None
+    assert button_name(mouse.LEFT | mouse.RIGHT) == "mouse_left"  # left wins
+    assert button_name(mouse.MIDDLE | mouse.RIGHT) == "mouse_middle"
+    assert button_name(mouse.RIGHT) == "mouse_right" and button_name(0) is None
+    # pyglet's right shift reaches the fly controller and speeds it up
+    fly = FlyController(PerspectiveCamera(position=(0, 0, 0)), speed=1.0, fast_factor=5.0)
+    controls = WindowControls(fly)
+    for symbol in (key.RSHIFT, key.W):
+        controls.on_key_press(symbol, 0)
+    controls.on_key_press(0xFFFFFFFFFF, 0)  # a key pyglet has no name for: ignored
+    controls.tick(0.5)
+    np.testing.assert_allclose(fly.camera.position, (0, 0, -2.5), atol=1e-12)
+    controls.on_key_release(key.RSHIFT, 0)
+    assert fly.held == {"w"}
+    # a right drag pans the orbit like the controller's own "mouse_right"
+    a, b = (OrbitController(PerspectiveCamera(position=(0, 0, 5))) for _ in range(2))
+    WindowControls(a).on_mouse_drag(0, 0, 0, 40, mouse.RIGHT, 0)
+    b.mouse_drag(0, 40, "mouse_right")
+    assert not np.allclose(a.target, 0) and np.array_equal(a.target, b.target)

@@ -98,7 +98,8 @@ def test_window_screenshot_matches_offscreen_render(tmp_path, raster, xvfb):
 
     # Controller hooks: tick once per frame, forwarded events, per-frame callback.
     assert result["ticks"] == 4
-    assert result["events"] == {"on_key_press": 1, "on_mouse_drag": 1, "on_mouse_scroll": 1}
+    assert result["events"] == {"on_key_press": 1, "on_mouse_drag": 1, "on_mouse_scroll": 1,
+                                "on_deactivate": 1}
     assert result["callbacks"] == [0, 1]
     # F12 wrote a screenshot of the next frame; Esc closed the window.
     f12 = np.asarray(Image.open(result["f12"]).convert("RGBA"))

@@ -69,6 +69,9 @@ class RecordingController:
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self._count("on_mouse_scroll")
 
+    def on_deactivate(self):
+        self._count("on_deactivate")
+
 
 def main(out_dir: str, raster: str) -> int:
     import pyglet.window
@@ -96,6 +99,7 @@ def main(out_dir: str, raster: str) -> int:
     w.dispatch_event("on_key_press", key.A, 0)
     w.dispatch_event("on_mouse_drag", 10, 10, 3, -2, mouse.LEFT, 0)
     w.dispatch_event("on_mouse_scroll", 10, 10, 0, 1)
+    w.dispatch_event("on_deactivate")  # focus lost: the controller releases its keys
     w.dispatch_event("on_key_press", key.F12, 0)  # handled by the window, not forwarded
     w.dispatch_events()  # events dispatched from outside the loop are queued until here
     viewer.step(1 / 60)

@@ -342,3 +342,43 @@ def test_window_events_reach_input_hooks_and_controller():
     events.on_mouse_scroll(0, 0, 0, 1)
     assert orbit.distance == pytest.approx(d / 1.1)
     events.on_key_press(0xFFFFFFFFFF, 0)  # an unknown key is ignored, not an error
+
+
+def test_focus_loss_releases_every_held_key():
+    """on_deactivate (the window lost focus and will not see the releases): the input map
+    reports the held key and button released at the next update, on_key hears each go
+    up, and the controller stops turning where it was."""
+    from engine.controls.controllers import FlyController, OrbitController
+    from engine.game.app import _WindowEvents
+
+    cam = PerspectiveCamera(position=(0, 0, 5))
+    orbit = OrbitController(cam)
+    app = App(camera=cam, size=(200, 100), backend="numpy", controller=orbit,
+              update_hz=60)
+    app.input.bind("turn", key.LEFT).bind_mouse("shoot", mouse.LEFT)
+    events = _WindowEvents(app, viewer=None)
+    keys = []
+    app.on_key = lambda name, down: keys.append((name, down))
+    events.on_key_press(key.LEFT, 0)
+    app.mouse_down(mouse.LEFT)
+    for _ in range(30):  # 0.5 s of a held arrow in 60 Hz frames: 45 degrees at 90 deg/s
+        events.tick(1 / 60)
+    assert app.input.held("turn") and app.input.held("shoot")
+    az = orbit.azimuth
+    assert az == pytest.approx(45.0, abs=1e-6)
+    events.on_deactivate()
+    assert keys[-2:] == [("left", False), ("mouse_left", False)]
+    for _ in range(30):
+        events.tick(1 / 60)
+    assert not (app.input.held("turn") or app.input.held("shoot"))
+    assert orbit.held == set() and orbit.azimuth == pytest.approx(az)
+    # the window's own controls (engine.display.controls) let go the same way
+    from engine.display.controls import WindowControls
+
+    fly = FlyController(PerspectiveCamera(position=(0, 0, 0)))
+    controls = WindowControls(fly)
+    controls.on_key_press(key.W, 0)
+    assert fly.held == {"w"}
+    controls.on_deactivate()
+    controls.tick(1.0)
+    assert fly.held == set() and np.array_equal(fly.camera.position, (0, 0, 0))

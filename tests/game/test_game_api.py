@@ -81,7 +81,7 @@ def test_hidpi_drags_reach_the_controller_in_frame_pixels():
     app = App(size=(800, 600), backend="numpy", controller=Ctl())
     viewer = hidpi_viewer(app)
     viewer._forwarder("on_mouse_drag")(10, 10, 3, -2, 1, 0)
-    assert drags == [(6.0, -4.0, "left")]
+    assert drags == [(6.0, -4.0, "mouse_left")]
 
 
 # --- screen rays and unprojection ------------------------------------------------------------

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
-from conftest import to_host
 
 from engine import Mesh, PerspectiveCamera, PointCloud, Renderer
+from engine.arrays import to_host
 from engine.cli.commands import load_source
 from engine.errors import LoadError
 from engine.io import SUPPORTED_SUFFIXES, load
@@ -603,8 +603,14 @@ ASSETS = {
     # points, lines and triangles; every mode's structure is checked in the test below
     "gltf-khronos/MeshPrimitiveModes/MeshPrimitiveModes.gltf": {"kind": (Mesh, PointCloud,
                                                                          Lines)},
+    # a skinned cylinder (2 joints): drawn in its bind pose until skinning lands, which
+    # test_skinned_and_morphed_models_draw_bind_pose_and_default_weights checks
+    "gltf-khronos/RiggedSimple/RiggedSimple.gltf": {"v": 160, "f": 188, "c": 1},
     # one mesh instanced by two nodes
     "gltf-khronos/SimpleMeshes/SimpleMeshes.gltf": {"v": 6, "f": 2},
+    # one triangle with two POSITION targets: drawn at the mesh's default weights
+    # [0.5, 0.5] until morph targets are animated (checked in the same test)
+    "gltf-khronos/SimpleMorph/SimpleMorph.gltf": {"v": 3, "f": 1, "c": 1},
     "gltf-khronos/Triangle/Triangle.gltf": {"v": 3, "f": 1},
     "gltf-khronos/TriangleWithoutIndices/TriangleWithoutIndices.gltf": {"v": 3, "f": 1},
     "obj-awkward/beetle.obj": {"u": 1_148, "f": 2_053},
@@ -678,6 +684,44 @@ def test_reference_model_loads_with_readme_counts_and_renders(ref_assets, rel):
     frame = r.render()
     drawn = (frame.color != background_rgba(scene.background)).any(axis=-1)
     assert drawn.sum() >= min(20, sum(g.vertex_count for g in geoms))
+
+
+def _gltf_accessor(doc, index):
+    """Decode a float VEC3 accessor of an embedded glTF by hand (base64 buffers, stride)."""
+    acc = doc["accessors"][index]
+    view = doc["bufferViews"][acc["bufferView"]]
+    uri = doc["buffers"][view["buffer"]]["uri"]
+    data = base64.b64decode(uri.split(",", 1)[1])
+    assert acc["componentType"] == 5126 and acc["type"] == "VEC3"
+    stride = view.get("byteStride", 12)
+    start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    return np.array([struct.unpack_from("<3f", data, start + i * stride)
+                     for i in range(acc["count"])], dtype=np.float64)
+
+
+def test_skinned_and_morphed_models_draw_bind_pose_and_default_weights(ref_assets):
+    # SimpleMorph: glTF 2.0 3.7.2.2, position = base + sum(weight_i * target_i), with the
+    # mesh's default weights [0.5, 0.5] while no animation drives them
+    path = ref_assets / "gltf-khronos/SimpleMorph/SimpleMorph.gltf"
+    doc = json.loads(path.read_text())
+    prim = doc["meshes"][0]["primitives"][0]
+    weights = doc["meshes"][0]["weights"]
+    want = _gltf_accessor(doc, prim["attributes"]["POSITION"])
+    for w, target in zip(weights, prim["targets"]):
+        want += w * _gltf_accessor(doc, target["POSITION"])
+    # the tutorial: both targets lift the top vertex, half each
+    assert want.tolist() == [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.5, 1.5, 0.0]]
+    np.testing.assert_allclose(_world_points(load(path)), want, atol=1e-6)
+    # RiggedSimple: the bind pose is the POSITION accessor itself (every joint at its
+    # inverse bind matrix), and 3.7.3.3 says the skinned mesh node's own transform is
+    # ignored, so world positions are the raw accessor values
+    path = ref_assets / "gltf-khronos/RiggedSimple/RiggedSimple.gltf"
+    doc = json.loads(path.read_text())
+    prim = doc["meshes"][0]["primitives"][0]
+    want = _gltf_accessor(doc, prim["attributes"]["POSITION"])
+    got = _world_points(load(path))
+    assert got.shape == want.shape == (160, 3)
+    np.testing.assert_allclose(got, want, atol=1e-5)
 
 
 def test_mesh_primitive_modes_keep_one_geometry_per_mode(ref_assets):

@@ -1,6 +1,6 @@
 // The engine's CUDA kernels, compiled unchanged by the host compiler against cuda_emu.h
 // and launched like cuLaunchKernel: by name, with an array of pointers to the argument
-// values. Python calls fr_launch_kernel through ctypes (tests/native/emulated.py).
+// values. Python calls fr_launch_kernel through ctypes (tests/cuda_emulation.py).
 #include <cstring>
 #include <tuple>
 #include <type_traits>
@@ -39,6 +39,7 @@ extern "C" int fr_launch_kernel(const char* name, unsigned grid, unsigned block,
     FR_KERNEL(surface_vertices)
     FR_KERNEL(classify_triangles)
     FR_KERNEL(raster_triangles)
+    FR_KERNEL(raster_masked_triangles)
     FR_KERNEL(resolve_surfaces)
 #undef FR_KERNEL
     return -1;

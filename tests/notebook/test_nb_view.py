@@ -114,8 +114,36 @@ def test_fly_controls_move_with_held_keys():
     assert np.dot(moved, view.camera.forward) > 0
     with pytest.raises(Exception, match="orbit"):
         InteractiveView("demo", controller="spin")
-    assert controller_key("ArrowUp") == "up" and controller_key("+") == "plus"
-    assert controller_key("Shift") == "shift" and controller_key("D") == "d"
+
+
+
+def test_browser_keys_get_the_engine_input_names():
+    """One vocabulary: the browser's key values become engine.controls.input names, the
+    same the window gives for the same physical key."""
+    assert controller_key("ArrowUp") == "up" and controller_key("ArrowLeft") == "left"
+    assert controller_key("Shift") == "lshift" and controller_key("D") == "d"
+    # "+" is Shift and "=", "_" Shift and "-": one physical key each, one name
+    assert controller_key("+") == controller_key("=") == "equal"
+    assert controller_key("_") == controller_key("-") == "minus"
+    assert controller_key(" ") == "space" and controller_key("7") == "_7"
+    assert controller_key("Dead") is None and controller_key("é") is None
+
+
+def test_a_key_released_after_shift_stops_the_zoom():
+    view = InteractiveView("demo", size=(64, 48), backend="numpy")
+    view.handle_event({"type": "key_down", "key": "=", "modifiers": ()})
+    assert view.controller.held == {"equal"} and view.animating
+    view.handle_event({"type": "key_down", "key": "Shift", "modifiers": ()})
+    view.handle_event({"type": "key_up", "key": "+", "modifiers": ("Shift",)})
+    view.handle_event({"type": "key_up", "key": "Shift", "modifiers": ()})
+    assert view.controller.held == set() and not view.animating
+
+
+def test_keys_the_engine_does_not_name_are_ignored():
+    view = InteractiveView("demo", size=(64, 48), backend="numpy")
+    assert view.handle_event({"type": "key_down", "key": "Unidentified"}) is False
+    assert view.handle_event({"type": "key_up", "key": "Unidentified"}) is False
+    assert view.controller.held == set()
 
 
 @pytest.mark.gpu

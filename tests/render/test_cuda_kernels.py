@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import to_host
 from cuda_emulation import EmulatedModule, build
 
 from engine import Mesh, Node, PerspectiveCamera, PointCloud, Renderer, Scene
+from engine.arrays import to_host
 from engine.cli.commands import load_source
 from engine.render.backends.cupy_surfaces import CudaSurfaces
+from engine.render.backends.stages import FrameView
 from engine.scene.light import PointLight
 from engine.scene.material import Material, Sampler, Texture
 
@@ -23,12 +24,19 @@ def module(tmp_path_factory):
 
 
 def cuda_frame(module, renderer):
-    """The CUDA surfaces path (cupy_surfaces) on emulated kernels and NumPy arrays."""
+    """The CUDA surface stages (cupy_surfaces) on emulated kernels and NumPy arrays: the
+    CUDA vertex stage replaces the renderer's, then rasterize and resolve."""
     cuda = CudaSurfaces(np, module.get_function)
-    inputs = renderer.frame_inputs(vertex_stage=False)
-    return cuda, cuda.render(inputs, renderer.batch,
-                             renderer.batch.view_projection(renderer.camera), renderer.size,
-                             renderer.effective_point_size(), renderer.scene.background)
+    inputs = renderer.frame_inputs()
+    b, cam = renderer.batch, renderer.camera
+    view = FrameView(renderer.scene, cam, renderer.size, b.view_projection(cam),
+                     renderer.effective_point_size(), renderer.scene.background,
+                     b.vertex_revision)
+    cuda.upload(inputs.prims, inputs.colors)
+    clip, world, normals = cuda.vertex_stage(b, view.view_projection)
+    inputs.shader.world, inputs.shader.normals = world, normals
+    inputs = inputs._replace(clip=clip)
+    return cuda, cuda.resolve(cuda.rasterize(inputs, view), inputs, view)
 
 
 def assert_same_frame(ref, got):

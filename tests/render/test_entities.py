@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from conftest import backend_params, to_host
+from conftest import backend_params
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
+from engine.arrays import to_host
 from engine.render.batch import VertexBatch
 
 

@@ -43,7 +43,9 @@ def test_extras_in_pyproject_name_one_major_each():
         assert re.findall(r"cupy-cuda(\d+)x", reqs) == [str(major)], extra
         assert cuda_env.NVRTC_PACKAGES[major] in extras[extra]
         assert "cuda-bindings" in reqs
-    assert extras["gpu"] == extras["gpu-cuda12"]
+    # one extra per major, no second name for the same packages
+    gpu_extras = {name for name, reqs in extras.items() if "cupy" in " ".join(reqs)}
+    assert gpu_extras == set(cuda_env.EXTRAS.values()) == {"gpu", "gpu-cuda13"}
 
 
 def test_installed_cupy_matches_the_hints():
@@ -62,7 +64,7 @@ def test_installed_cupy_matches_the_hints():
 def test_the_dev_extra_compiles_kernels_without_the_gpu_runtime():
     """dev / dev-cuda12 hold NVRTC and its Python binding of one major, never CuPy, so
     CI compiles every kernel without downloading the GPU runtime; numba is a plain
-    dependency and fast an empty extra kept for old install commands."""
+    dependency, and no extra is empty."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -71,7 +73,7 @@ def test_the_dev_extra_compiles_kernels_without_the_gpu_runtime():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = meta["optional-dependencies"]
     assert any(d.startswith("numba") for d in meta["dependencies"])
-    assert extras["fast"] == []
+    assert all(extras.values()), [name for name, reqs in extras.items() if not reqs]
     for name, major in (("dev", 13), ("dev-cuda12", 12)):
         reqs = " ".join(extras[name])
         assert "cupy" not in reqs and "cuda-bindings" in reqs, name
@@ -113,18 +115,18 @@ def test_crossover_is_cached_per_machine(tmp_path, monkeypatch):
 def test_auto_uses_numba_below_the_crossover_and_cupy_from_it(monkeypatch):
     from engine.render import backends
 
-    class FakeCupyProjector:
+    class FakeCudaBackend:
         name = "cupy"
 
     real_make = backends._make
-    monkeypatch.setattr(backends, "_make", lambda name: FakeCupyProjector()
+    monkeypatch.setattr(backends, "_make", lambda name: FakeCudaBackend()
                         if name == "cupy" else real_make(name))
     monkeypatch.setenv("FRUSTUM_CROSSOVER", "50000")
     monkeypatch.delenv("ENGINE_BACKEND", raising=False)
-    assert backends.get_projector("auto", vertex_count=1000).name == "numba"
-    assert backends.get_projector("auto", vertex_count=50_000).name == "cupy"
-    assert backends.get_projector("auto").name == "cupy"  # size unknown
-    assert backends.get_projector("cupy", vertex_count=10).name == "cupy"  # asked for
+    assert backends.get_backend("auto", vertex_count=1000).name == "numba"
+    assert backends.get_backend("auto", vertex_count=50_000).name == "cupy"
+    assert backends.get_backend("auto").name == "cupy"  # size unknown
+    assert backends.get_backend("cupy", vertex_count=10).name == "cupy"  # asked for
 
 
 def test_interop_needs_contiguous_device_arrays():

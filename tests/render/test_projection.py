@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import to_host
 
+from engine.arrays import to_host
 from engine.scene.camera import PerspectiveCamera
 from engine.scene.transforms import perspective_matrix, translation_matrix
 

@@ -8,7 +8,8 @@ import trimesh
 
 from engine import Mesh, Node, OrthographicCamera, PerspectiveCamera, PointCloud, Renderer, Scene
 from engine.render.backends.numba_triangles import raster_triangles_numba
-from engine.render.triangles import covered_pixels, new_keys, raster_triangles, setup_triangles
+from engine.render.frame import new_keys
+from engine.render.triangles import covered_pixels, raster_triangles, setup_triangles
 from engine.scene.colorspace import linear_to_srgb, srgb_to_linear
 from engine.scene.light import AmbientLight, DirectionalLight
 from engine.scene.material import Material, Sampler, Texture

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from conftest import to_host
 
 from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
+from engine.arrays import to_host
 
 
 def test_uint8_and_float_colours_become_rgba8():

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from engine import Mesh, Node, PointCloud, Scene
+from engine import Lines, Mesh, Node, PointCloud, Scene
 from engine.scene.transforms import quat_from_axis_angle
 
 
@@ -67,6 +67,22 @@ def test_remove_and_find():
         root.remove(a)
 
 
+def test_find_all_lists_every_node_of_a_name_depth_first():
+    """Names repeat (loaded models do): find_all gives each, hidden ones too, in the
+    order traverse visits them, starting with the node itself."""
+    root = Scene()
+    a = root.add(Node("part"))
+    b = a.add(Node("other"))
+    c = b.add(Node("part", visible=False))
+    d = root.add(Node("part"))
+    assert root.find_all("part") == [a, c, d]
+    assert a.find_all("part") == [a, c]
+    assert b.find_all("part") == [c] and root.find("part") is a
+    assert root.find_all("missing") == []
+    root.remove(a)
+    assert root.find_all("part") == [d]
+
+
 def test_structure_revision_propagates_to_ancestors():
     root = Scene()
     a = root.add(Node("a"))
@@ -98,6 +114,7 @@ def test_scene_bounds_ignore_non_finite_points_and_hidden_nodes():
 def test_mesh_validates_faces():
     pos = np.zeros((3, 3))
     assert Mesh(pos, [[0, 1, 2]]).face_count == 1
+    assert Mesh(np.zeros((4, 3)), [[0, 1, 2], [0, 2, 3]]).face_count == 2
     with pytest.raises(ValueError, match="face indices"):
         Mesh(pos, [[0, 1, 3]])
     with pytest.raises(ValueError, match=r"\(M, 3\)"):
@@ -112,3 +129,11 @@ def test_deep_hierarchy_has_no_recursion_limit():
     for _ in range(5000):
         node = node.add(Node(position=(0.001, 0, 0)))
     np.testing.assert_allclose(node.world_position, [5.0, 0, 0], rtol=1e-9)
+
+
+def test_lines_count_their_segments():
+    square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    outline = Lines(square, [[0, 1], [1, 2], [2, 3], [3, 0]])
+    assert outline.segment_count == 4 and outline.vertex_count == 4
+    assert Lines(square, [[0, 2]]).segment_count == 1
+    assert Lines(square, np.zeros((0, 2), np.int32)).segment_count == 0

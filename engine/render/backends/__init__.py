@@ -1,7 +1,13 @@
-"""Projection backends and their selection.
+"""Backends and their selection.
 
-``get_projector(name)`` with name ``"auto"`` (default, or ``ENGINE_BACKEND``), ``"cupy"``,
-``"numba"`` or ``"numpy"``. Auto picks CuPy when a device is available and the kernel
+A backend implements every stage of a frame (engine.render.backends.stages: the vertex
+stage, rasterize, resolve, read): ``software.NumpyBackend`` (the reference),
+``software.NumbaBackend`` (the CPU fast path), ``cuda_backend.CudaBackend`` (the GPU).
+``get_backend(name)`` makes one, ``get_projector(name)`` just its projector (the vertex
+projection alone, for benchmarks and tools).
+
+``name`` is ``"auto"`` (default, or ``ENGINE_BACKEND``), ``"cupy"``, ``"numba"`` or
+``"numpy"``. Auto picks CuPy when a device is available and the kernel
 compiles, else Numba (a dependency: normally always there), else NumPy, logging one line
 on the ``engine`` logger when it has to fall back to NumPy. Given the scene's
 ``vertex_count``, auto picks Numba instead of CuPy for scenes below this machine's
@@ -17,33 +23,41 @@ import os
 
 from ...errors import BackendUnavailable
 from .base import Projection
-from .numpy_backend import NumpyProjector
+from .software import NumpyBackend
+from .stages import Backend
 
-__all__ = ["BACKENDS", "Projection", "get_projector"]
+__all__ = ["BACKENDS", "Backend", "Projection", "get_backend", "get_projector"]
 
 BACKENDS = ("auto", "cupy", "numba", "numpy")
 log = logging.getLogger("engine")
 
 
-def _make(name: str):
+def _make(name: str) -> Backend:
     if name == "numpy":
-        return NumpyProjector()
+        return NumpyBackend()
     if name not in ("numba", "cupy"):
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
     try:
         if name == "numba":
-            from .numba_backend import NumbaProjector
+            from .software import NumbaBackend
 
-            return NumbaProjector()
-        from .cupy_backend import CupyProjector
+            return NumbaBackend()
+        from .cuda_backend import CudaBackend
 
-        return CupyProjector()
+        return CudaBackend()
     except ImportError as exc:  # a package missing or broken below the backend module
         raise BackendUnavailable(f"cannot use the {name} backend: {exc}") from None
 
 
 def get_projector(name: str | None = None, vertex_count: int | None = None):
-    """A projector instance for ``name`` (or ``$ENGINE_BACKEND``, or auto).
+    """The projector of ``get_backend(name, vertex_count)``: ``project(positions,
+    object_id, model, view_proj, viewport)`` (the contract of engine.render.backends.base)."""
+    return get_backend(name, vertex_count).projector
+
+
+def get_backend(name: str | None = None, vertex_count: int | None = None) -> Backend:
+    """A backend instance for ``name`` (or ``$ENGINE_BACKEND``, or auto); one per Renderer
+    (it keeps that renderer's buffers).
 
     ``vertex_count``: the scene's size, used only by auto to choose between Numba and
     CuPy at the measured crossover (None: CuPy whenever it works).
@@ -59,7 +73,7 @@ def get_projector(name: str | None = None, vertex_count: int | None = None):
     why = {}
     for candidate in ("cupy", "numba"):
         try:
-            projector = _make(candidate)
+            backend = _make(candidate)
         except (BackendUnavailable, ImportError) as exc:
             log.debug("backend %s unavailable: %s", candidate, exc)
             why[candidate] = exc
@@ -68,20 +82,21 @@ def get_projector(name: str | None = None, vertex_count: int | None = None):
             small = _below_crossover(vertex_count)
             if small is not None:
                 return small
-        return projector
+        return backend
     if not _fallback_logged:
         _fallback_logged.append(True)
         log.info("backend auto: using the NumPy reference backend (slower): %s",
                  why.get("numba", "Numba is unavailable"))
-    return NumpyProjector()
+    return NumpyBackend()
 
 
 _fallback_logged: list = []
 
 
 def _below_crossover(vertex_count: int):
-    """A Numba projector when ``vertex_count`` is below the measured crossover, else None."""
-    from .numba_backend import NumbaProjector, numba_available
+    """A Numba backend when ``vertex_count`` is below the measured crossover, else None."""
+    from .numba_backend import numba_available
+    from .software import NumbaBackend
 
     if not numba_available():
         return None
@@ -94,5 +109,5 @@ def _below_crossover(vertex_count: int):
         return None
     if vertex_count < limit:
         log.debug("auto: %d vertices < crossover %d: numba", vertex_count, limit)
-        return NumbaProjector()
+        return NumbaBackend()
     return None

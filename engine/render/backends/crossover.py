@@ -163,25 +163,3 @@ def cached_measurement(env_var: str, path: Path, key, field: str, measure, memo:
     log.info("measured %s: %d vertices (cached in %s)", what, value, path)
     memo[key] = int(value)
     return memo[key]
-    path = cache_path()
-    try:
-        cached = json.loads(path.read_text())
-        if cached.get("key") == key and int(cached["crossover"]) >= 0:
-            _memo[key] = int(cached["crossover"])
-            return _memo[key]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
-    value, times = measure()
-    record = {"key": key, "crossover": int(value), "viewport": list(VIEWPORT),
-              "frame_seconds": {b: {str(n): t for n, t in ts.items()} for b, ts in times.items()},
-              "measured_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=1) + "\n")
-        tmp.replace(path)
-    except OSError as exc:
-        log.info("cannot cache the backend crossover in %s: %s", path, exc)
-    log.info("measured the Numba/CuPy crossover: %d vertices (cached in %s)", value, path)
-    _memo[key] = int(value)
-    return _memo[key]

@@ -12,9 +12,9 @@ major, chosen in this order:
    no GPU context), the newest runtime the driver can run;
 3. else None, and the hint names both extras.
 
-Extras in ``pyproject.toml``: ``gpu`` (CUDA 12, the historical name), ``gpu-cuda12`` (the
-same) and ``gpu-cuda13``. ``scripts/setup.sh`` makes the same choice for the checkout's
-virtual environment. Imports nothing from the GPU stack at module level.
+Extras in ``pyproject.toml`` (``EXTRAS``): ``gpu`` (CUDA 12) and ``gpu-cuda13``.
+``scripts/setup.sh`` makes the same choice for the checkout's virtual environment.
+Imports nothing from the GPU stack at module level.
 """
 
 from __future__ import annotations

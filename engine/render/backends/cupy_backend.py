@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from ...arrays import to_host
 from ...errors import BackendUnavailable
 from .base import OutputBuffers, Projection, check_viewport, prepare_inputs
 from .cuda_env import install_hint, nvrtc_hint
@@ -31,7 +32,7 @@ def mat4_arg(matrix) -> np.ndarray:
     """A (4, 4) host matrix as the kernel's by-value ``FrMat4`` argument: a (1,) array of
     ``MAT4_STRUCT`` holding the 16 float32 values row-major. Raises ValueError for
     another shape; device (CuPy) matrices are copied to the host first."""
-    m = np.ascontiguousarray(matrix.get() if hasattr(matrix, "get") else matrix, np.float32)
+    m = np.ascontiguousarray(to_host(matrix), np.float32)
     if m.shape != (4, 4):
         raise ValueError(f"view_proj must have shape (4, 4), got {m.shape}")
     return m.reshape(16).view(MAT4_STRUCT)

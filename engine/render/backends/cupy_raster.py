@@ -110,12 +110,20 @@ class CudaRasterizer:
             ValueError: a non-positive size, mismatched shapes, 2**32 or more points, bad
             point sizes or background.
         """
+        keys, col = self.splat(screen_xy, depth, visible, colors, size, point_size,
+                               sizes_revision)
+        return self.resolve(keys, col, size, background, host)
+
+    def splat(self, screen_xy, depth, visible, colors, size, point_size=1.0,
+              sizes_revision=None):
+        """The visibility half of ``rasterize`` (same arguments): clear the key buffer and
+        splat the points. Returns (keys (H * W,) uint64, colours (N, 4) uint8 as checked),
+        device arrays; ``keys`` is this rasterizer's reused buffer."""
         xp = self.xp
         xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size, xp)
         n = xy.shape[0]
         sizes, size_stride = self._sizes(point_size, n, sizes_revision)
-        bg = background_rgba(background).view(np.uint32)[0]  # same byte order as colours
-        keys, color, zbuf = self._buffers(w, h)
+        keys, _, _ = self._buffers(w, h)
         npix = w * h
         block = (THREADS_PER_BLOCK,)
         self._clear(launch_grid(npix), block, (keys, np.int64(npix)))
@@ -123,9 +131,21 @@ class CudaRasterizer:
             self._splat(launch_grid(n), block,
                         (xy, z, vis.view(xp.uint8), sizes, np.int64(size_stride), np.int64(n),
                          np.int32(w), np.int32(h), keys))
+        return keys, col
+
+    def resolve(self, keys, colors, size, background=(0.0, 0.0, 0.0, 1.0),
+                host: bool = False) -> Frame:
+        """The shading half of ``rasterize``: ``keys`` from ``splat`` -> Frame of each
+        pixel's winning point colour (or ``background``) and depth, in this rasterizer's
+        reused device buffers (``host``: copies owned by the caller)."""
+        xp = self.xp
+        w, h = size
+        _, color, zbuf = self._buffers(w, h)
+        bg = background_rgba(background).view(np.uint32)[0]  # same byte order as colours
+        npix = w * h
         # (N, 4) uint8 RGBA read and written as one 32-bit word per point/pixel.
-        self._resolve(launch_grid(npix), block,
-                      (keys, col.view(xp.uint32), np.uint32(bg), np.int64(npix),
+        self._resolve(launch_grid(npix), (THREADS_PER_BLOCK,),
+                      (keys, colors.view(xp.uint32), np.uint32(bg), np.int64(npix),
                        color.view(xp.uint32), zbuf))
         if host:
             return Frame(color.get(), zbuf.get())

@@ -1,12 +1,14 @@
 """Surfaces on the GPU: the kernels of shaders/surface_vertices.cu, triangles.cu,
 raster.cu and resolve.cu, launched per frame on device arrays.
 
-One frame, for ``Renderer`` on the cupy backend (points, triangles; lines are drawn by
-the host path for now):
+The stages of ``cuda_backend.CudaBackend`` for frames with surfaces (points and
+triangles; frames with lines run on the backend's host fallback):
 
-    clear_keys -> splat_points (points drawn as points) -> surface_vertices (clip,
-    batch-frame positions and normals) -> classify_triangles -> raster_triangles
-    (atomicMin into the same keys) -> resolve_surfaces (shade each pixel once)
+    vertex stage: surface_vertices (clip, batch-frame positions and normals)
+    rasterize: clear_keys -> splat_points (points drawn as points) -> classify_triangles
+    -> raster_triangles
+    (atomicMin into the same keys; raster_masked_triangles for the pieces of alpha-cutoff
+    materials, with the alpha test) -> resolve_surfaces (shade each pixel once)
 
 then the frame is copied to the host. Triangles that cross a clip plane (status 2, few)
 are clipped on the host (engine.render.triangles) and their pieces uploaded. Results
@@ -21,12 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import to_host
 from ..frame import Frame, background_rgba
+from ..materials import pack_materials
 from ..points import splat_sizes
-from ..shading import light_arrays
+from ..shading import color_tables, light_arrays
 from ..surface_vertices import normal_matrices
 from ..triangles import TriangleSetup, _clip_polygon, _snap
-from .numba_shading import _DECODE, pack_materials
 
 __all__ = ["CudaSurfaces"]
 
@@ -55,7 +58,7 @@ class CudaSurfaces:
             ("raster.cu", "clear_keys"), ("raster.cu", "splat_points"),
             ("surface_vertices.cu", "surface_vertices"),
             ("triangles.cu", "classify_triangles"), ("triangles.cu", "raster_triangles"),
-            ("resolve.cu", "resolve_surfaces"))}
+            ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
 
     def _launch(self, name, n, *args):
@@ -74,15 +77,18 @@ class CudaSurfaces:
         self.uvs = xp.asarray(np.ascontiguousarray(prims.uvs, np.float32))
         self.normals = xp.asarray(np.ascontiguousarray(prims.normals, np.float32))
         self.point_mask = xp.asarray(prims.point_mask)
-        c = np.asarray(_host(colors))  # once per assembly
-        enc = c[:, :4] / 255.0
-        lin = enc.copy()
-        lin[:, :3] = _DECODE[c[:, :3]]
+        c = np.ascontiguousarray(to_host(colors), np.uint8)  # once per assembly
+        enc, lin = color_tables(c)
         self.vencoded, self.vlinear = xp.asarray(enc), xp.asarray(lin)
-        self.point_rgba = xp.asarray(np.ascontiguousarray(c, np.uint8).view(np.uint32).reshape(-1))
-        params, tex_index, texels, info = pack_materials(prims.materials)
-        self.params, self.tex_index = xp.asarray(params), xp.asarray(tex_index)
+        self.point_rgba = xp.asarray(c.view(np.uint32).reshape(-1))
+        records, texels, info = pack_materials(prims.materials)
+        # the records travel as their bytes: the kernels read frustum::Material structs
+        self.materials = xp.asarray(records.view(np.uint8))
         self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, 6))
+        # alpha-cutoff materials (glTF MASK): their pieces take the alpha-tested raster
+        masked = records["alpha_cutoff"] >= 0
+        self.tri_masked = (xp.asarray(masked[prims.tri_material]) if masked.any()
+                           and len(prims.triangles) else None)
         self._static_key = (prims.key, id(prims))
 
     def vertex_stage(self, batch, camera_vp, normals=None):
@@ -104,33 +110,39 @@ class CudaSurfaces:
                      np.int32(1), clip, world, wn)
         return clip, world, wn
 
+    def _raster(self, name, piece_tri, px, py, adj, zc, wc, size, id_base, keys, *extra):
+        """One launch of a triangle raster kernel over pieces ``piece_tri`` (snapped
+        ``px``, ``py``); ``extra``: the masked kernel's material arguments."""
+        xp = self.xp
+        m = int(piece_tri.shape[0])
+        self._launch(name, m, xp.ascontiguousarray(px), xp.ascontiguousarray(py),
+                     xp.ascontiguousarray(piece_tri), np.int64(m), adj, zc, wc,
+                     np.int32(size[0]), np.int32(size[1]), np.int64(id_base), keys, *extra)
+
     def upload(self, prims, colors):
         """Make the per-assembly device arrays current (a no-op while it is unchanged)."""
         self._upload_static(prims, colors)
 
-    def render(self, inputs, batch, camera_vp, size, point_size, background) -> Frame:
-        """One frame of ``inputs`` (``Renderer.frame_inputs(vertex_stage=False)``) -> host
-        Frame.
-
-        ``batch`` gives the device positions, object ids and the model matrices;
-        ``camera_vp`` is the (4, 4) view-projection of the batch frame."""
+    def rasterize(self, inputs, view):
+        """Points and triangles of ``inputs`` (the CUDA vertex stage's output: device
+        ``clip``) into a fresh (W * H,) uint64 device key buffer."""
         xp = self.xp
-        w, h = size
-        prims, shader = inputs.prims, inputs.shader
+        w, h = size = view.size
+        prims = inputs.prims
         self._upload_static(prims, inputs.colors)
         npix = w * h
         keys = xp.empty(npix, np.uint64)
         self._launch("clear_keys", npix, keys, np.int64(npix))
-        n = batch.vertex_count
+        n = int(inputs.colors.shape[0])
         p = inputs.projection
         if p is not None:
             vis = (xp.asarray(p.visible) & self.point_mask).astype(np.uint8)
-            sizes = xp.asarray(splat_sizes(_host(point_size), n))
+            sizes = xp.asarray(splat_sizes(to_host(view.point_size), n))
             stride = np.int64(0 if sizes.shape[0] == 1 and n != 1 else 1)
             self._launch("splat_points", n, xp.ascontiguousarray(p.screen_xy, np.float32),
                          xp.ascontiguousarray(p.depth, np.float32), vis, sizes, stride,
                          np.int64(n), np.int32(w), np.int32(h), keys)
-        clip, world, wn = self.vertex_stage(batch, camera_vp)
+        clip = inputs.clip
         t = len(prims.triangles)
         adj = xp.empty((t, 3, 3), np.float64)
         det = xp.empty(t, np.float64)
@@ -142,10 +154,10 @@ class CudaSurfaces:
                      np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
         whole = xp.flatnonzero((status == 1) & (area != 0))
         piece_tri, px, py = [whole], [x[whole]], [y[whole]]
-        partial = _host(xp.flatnonzero(status == 2))
+        partial = to_host(xp.flatnonzero(status == 2))
         if len(partial):  # few: clipped on the host, pieces uploaded
             tris_h = prims.triangles[partial]
-            clip_h = _host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
+            clip_h = to_host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
             extra_tri, extra = [], []
             for t_id, c in zip(partial, clip_h):
                 poly = _clip_polygon([c[0], c[1], c[2]])
@@ -161,32 +173,42 @@ class CudaSurfaces:
         piece_tri = xp.ascontiguousarray(xp.concatenate(piece_tri).astype(np.int64))
         px = xp.ascontiguousarray(xp.concatenate(px))
         py = xp.ascontiguousarray(xp.concatenate(py))
-        m = int(piece_tri.shape[0])
-        self._launch("raster_triangles", m, px, py, piece_tri, np.int64(m), adj, zc, wc,
-                     np.int32(w), np.int32(h), np.int64(n), keys)
-        # resolve
+        if self.tri_masked is None:
+            self._raster("raster_triangles", piece_tri, px, py, adj, zc, wc, size, n, keys)
+        else:
+            masked = self.tri_masked[piece_tri]
+            for name, sel in (("raster_triangles", xp.flatnonzero(~masked)),
+                              ("raster_masked_triangles", xp.flatnonzero(masked))):
+                extra = () if name == "raster_triangles" else (
+                    self.tris, self.tri_material, self.materials, self.vencoded, self.uvs,
+                    self.texels, self.tex_info)
+                self._raster(name, piece_tri[sel], px[sel], py[sel], adj, zc, wc, size, n,
+                             keys, *extra)
+        self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
+        return keys
+
+    def resolve(self, keys, inputs, view) -> Frame:
+        """Shade each pixel of ``keys`` (from ``rasterize``) once -> host Frame."""
+        xp = self.xp
+        w, h = view.size
+        prims, shader, setup = inputs.prims, inputs.shader, self.setup
+        npix = w * h
         ambient, dl, de, pp, pe = light_arrays(shader.lights)
         ortho = shader.view_dir is not None
         view_dir = np.asarray(shader.view_dir if ortho else np.zeros(3), np.float64)
         color = xp.empty(npix, np.uint32)
         depth = xp.empty(npix, np.float32)
-        bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
+        bg = np.ascontiguousarray(background_rgba(view.background)).view(np.uint32)[0]
         no_lines = xp.zeros(1, np.uint32)
         dev = lambda a: xp.asarray(np.ascontiguousarray(a))
-        self._launch("resolve_surfaces", npix, keys, np.int32(w), np.int32(h), np.int64(n),
-                     np.int64(t), self.point_rgba, no_lines, np.uint32(bg), self.tris,
-                     self.tri_material, adj, (det > 0).astype(np.uint8), self.vencoded,
-                     self.vlinear, self.uvs, world, wn, self.params, self.tex_index,
+        self._launch("resolve_surfaces", npix, keys, np.int32(w), np.int32(h),
+                     np.int64(inputs.colors.shape[0]), np.int64(len(prims.triangles)),
+                     self.point_rgba, no_lines, np.uint32(bg), self.tris, self.tri_material,
+                     setup.adj, setup.front.astype(np.uint8), self.vencoded, self.vlinear,
+                     self.uvs, shader.world, shader.normals, self.materials,
                      self.texels, self.tex_info, dev(ambient),
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
                      color, depth)
-        self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
-        self.keys = keys
-        out = _host(color).view(np.uint8).reshape(h, w, 4)
-        return Frame(np.ascontiguousarray(out), _host(depth).reshape(h, w))
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
-
+        out = to_host(color).view(np.uint8).reshape(h, w, 4)
+        return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))

@@ -17,7 +17,7 @@ import math
 import numba
 import numpy as np
 
-from ..frame import EMPTY_KEY, Frame, background_rgba
+from ..frame import Frame, background_rgba, new_keys
 from ..points import check_points, splat_sizes
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
@@ -89,12 +89,20 @@ def rasterize_points_numba(screen_xy, depth, visible, colors, size, point_size=1
     bit-identical Frame(color (H, W, 4) uint8, depth (H, W) float32) on the host."""
     xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size)
     sizes = splat_sizes(point_size, xy.shape[0])
-    keys = np.full(h * w, EMPTY_KEY, np.uint64)
+    keys = new_keys((w, h))
     _splat(xy, z.view(np.uint32), vis, sizes, w, h, keys)
+    return resolve_point_keys(keys, col, (w, h), background)
+
+
+def resolve_point_keys(keys, colors, size, background) -> Frame:
+    """Numba twin of ``engine.render.points.resolve_keys``: (H * W,) uint64 keys of points
+    -> Frame(colour of each pixel's winning point or the background, its depth)."""
+    w, h = size
     color = np.empty((h, w, 4), np.uint8)
     depth_out = np.empty((h, w), np.float32)
     bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
     resolve = _resolve_parallel if numba.get_num_threads() > 1 else _resolve
-    resolve(keys, np.ascontiguousarray(col).view(np.uint32).reshape(-1), bg,
-             color.reshape(-1, 4).view(np.uint32).reshape(-1), depth_out.reshape(-1).view(np.uint32))
+    resolve(keys, np.ascontiguousarray(colors, np.uint8).view(np.uint32).reshape(-1), bg,
+            color.reshape(-1, 4).view(np.uint32).reshape(-1),
+            depth_out.reshape(-1).view(np.uint32))
     return Frame(color, depth_out)

@@ -7,8 +7,8 @@ texture, sRGB decode, ambient + Lambert + Blinn-Phong, sRGB encode). Depth comes
 key unchanged; colours match the NumPy resolve within 1/255 (float operations are not all
 in the same order).
 
-Materials and textures are flattened into arrays (``pack_materials``), so the kernel
-sees no Python objects.
+Materials are a record array of engine.render.materials.MATERIAL and textures one texel
+array with a table (``pack_materials``), so the kernel sees no Python objects.
 """
 
 from __future__ import annotations
@@ -19,47 +19,12 @@ import numba
 import numpy as np
 
 from ...scene.colorspace import linear_to_srgb, srgb_to_linear
-from ...scene.material import FILTERS, WRAP_MODES
 from ..frame import background_rgba
+from ..materials import pack_materials
 from ..shading import light_arrays
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
-_SHADING = {"unlit": 0, "lit": 1, "flat": 2}
 _DECODE = srgb_to_linear(np.arange(256) / 255.0)
-
-
-def pack_materials(materials):
-    """Materials -> (params (M, 12) float64: r, g, b, a, specular, shininess, shading,
-    flags (1 vertex colours | 2 double-sided), then r, g, b decoded to linear and a;
-    texture index (M,) int32 (-1: none);
-    texels (sum of W*H, 4) uint8; texture info (X, 6) int64: offset, W, H, wrap_s, wrap_t,
-    filter)."""
-    params = np.zeros((len(materials), 12))
-    tex_index = np.full(len(materials), -1, np.int32)
-    texels, info, seen = [], [], {}
-    offset = 0
-    for i, m in enumerate(materials):
-        params[i, :4] = m.color
-        params[i, 4], params[i, 5] = m.specular, m.shininess
-        params[i, 6] = _SHADING[m.shading]
-        params[i, 7] = (1 if m.vertex_colors else 0) | (2 if m.double_sided else 0)
-        params[i, 8:11] = srgb_to_linear(np.asarray(m.color[:3]))
-        params[i, 11] = m.color[3]
-        t = m.texture
-        if t is None:
-            continue
-        if id(t) not in seen:
-            seen[id(t)] = len(info)
-            w, h = t.size
-            s = t.sampler
-            info.append((offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
-                         FILTERS.index(s.filter)))
-            texels.append(t.image.reshape(-1, 4))
-            offset += w * h
-        tex_index[i] = seen[id(t)]
-    texels = np.concatenate(texels) if texels else np.zeros((1, 4), np.uint8)
-    info = np.array(info, np.int64).reshape(-1, 6)
-    return params, tex_index, np.ascontiguousarray(texels), info
 
 
 @numba.njit(inline="always")
@@ -127,7 +92,7 @@ def _encode(lin, table):
 
 @numba.njit(**{**_opts, "parallel": True})
 def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, background,
-             tris, tri_material, adj, front, vencoded, vlinear, uvs, world, normals, params, tex_index,
+             tris, tri_material, adj, front, vencoded, vlinear, uvs, world, normals, materials,
              texels, tex_info, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir,
              decode, encode, color_out, depth_out):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -165,17 +130,17 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                 inv = 1.0 / s
                 b0, b1, b2 = b0 * inv, b1 * inv, b2 * inv
             v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
-            m = tri_material[t]
-            shading = np.int64(params[m, 6])
-            flags = np.int64(params[m, 7])
+            mat = materials[tri_material[t]]
+            shading = np.int64(mat.shading)
+            flags = np.int64(mat.flags)
             linear = shading != 0
             vtab = vlinear if linear else vencoded
             for ch in range(4):
-                c = params[m, 8 + ch] if linear else params[m, ch]
+                c = mat.color_linear[ch] if linear else mat.color[ch]
                 if flags & 1:
                     c *= vtab[v0, ch] * b0 + vtab[v1, ch] * b1 + vtab[v2, ch] * b2
                 base[ch] = c
-            ti = tex_index[m]
+            ti = mat.texture
             if ti >= 0:
                 u = uvs[v0, 0] * b0 + uvs[v1, 0] * b1 + uvs[v2, 0] * b2
                 v = uvs[v0, 1] * b0 + uvs[v1, 1] * b1 + uvs[v2, 1] * b2
@@ -224,7 +189,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     vx, vy, vz = vx * inv, vy * inv, vz * inv
             dr, dg, db = ambient[0], ambient[1], ambient[2]
             sr = sg = sb = 0.0
-            spec, shin = params[m, 4], params[m, 5]
+            spec, shin = mat.specular, mat.shininess
             for li in range(dir_l.shape[0] + pt_pos.shape[0]):
                 if li < dir_l.shape[0]:
                     lx, ly, lz = dir_l[li, 0], dir_l[li, 1], dir_l[li, 2]
@@ -279,14 +244,14 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     packed = prims.derived.get("numba_materials")
     if packed is None:  # once per assembly, not per frame (textures are copied here)
         packed = prims.derived["numba_materials"] = pack_materials(prims.materials)
-    params, tex_index, texels, info = packed
+    materials, texels, info = packed
     ambient, dl, de, pp, pe = light_arrays(shader.lights)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
     _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
              bg, prims.triangles, prims.tri_material, st.adj, st.front,
              shader.vertex_encoded, shader.vertex_linear, prims.uvs, shader.world,
-             shader.normals, params, tex_index, texels, info, ambient,
+             shader.normals, materials, texels, info, ambient,
              dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64), _DECODE, _ENCODE,
              color.reshape(-1, 4).view(np.uint32).reshape(-1), depth.reshape(-1).view(np.uint32))
     return Frame(color, depth)

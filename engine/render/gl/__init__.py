@@ -7,12 +7,14 @@ without GL.
     PointPainter    projected points as GL_POINTS
     SurfacePainter  clip-space triangles and lines, the engine's shading in GLSL
     draw_frame      one frame (surfaces, then points) into the bound framebuffer
+    GLStages        GL as the rasterize and resolve stages of a Renderer
     load_glsl       GLSL sources from engine.shaders with #define lines
 """
 
 from .offscreen import GLUnavailable, OffscreenGL, create_egl_context, draw_frame
 from .points import PointPainter
+from .stages import GLStages
 from .surfaces import SurfacePainter
 
-__all__ = ["GLUnavailable", "OffscreenGL", "PointPainter", "SurfacePainter",
+__all__ = ["GLStages", "GLUnavailable", "OffscreenGL", "PointPainter", "SurfacePainter",
            "create_egl_context", "draw_frame"]

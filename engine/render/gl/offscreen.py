@@ -96,16 +96,22 @@ class OffscreenGL:
         zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
         return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
 
-    def render_frame(self, inputs, size, point_size=1.0, background=(0.0, 0.0, 0.0, 1.0),
-                     colors_revision=None) -> Frame:
-        """Draw one frame of ``Renderer.frame_inputs()`` (surfaces and points) and read it
-        back; returns Frame as ``render`` does."""
+    def draw_frame(self, inputs, size, point_size=1.0, background=(0.0, 0.0, 0.0, 1.0),
+                   colors_revision=None):
+        """Clear the framebuffer of ``size`` and draw one frame of vertex-stage output
+        (``FrameInputs``: surfaces and points) into it; ``read_frame`` reads it back."""
         w, h = (int(v) for v in size)
         fbo = self._framebuffer((w, h))
         fbo.use()
         fbo.clear(*(background_rgba(background) / 255.0), depth=1.0)
         draw_frame(self.ctx, inputs, (w, h), point_size, self.painter, self._surface_painter,
                    colors_revision)
+
+    def read_frame(self, size) -> Frame:
+        """The framebuffer drawn by ``draw_frame`` -> host Frame (colour, depth), row 0 at
+        the top."""
+        w, h = (int(v) for v in size)
+        fbo = self._framebuffer((w, h))
         color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
         zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
         return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))

@@ -20,8 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
-from ...scene.colorspace import srgb_to_linear
+from ...scene.material import Material
 from ..lines import LINE_DEPTH_BIAS
+from ..materials import MATERIAL_STD140, glsl_material_block, pack_materials, std140_record
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array
 
@@ -29,7 +30,8 @@ __all__ = ["MAX_LIGHTS", "SurfacePainter"]
 
 MAX_LIGHTS = 8
 _GL_SRGB8_ALPHA8 = 0x8C43
-_SHADING = {"unlit": 0, "lit": 1, "flat": 2}
+# lines: unlit, white, times the (mean) vertex colour each end carries
+_LINE_MATERIAL = pack_materials([Material(shading="unlit")])[0][0]
 
 
 class SurfacePainter:
@@ -42,8 +44,14 @@ class SurfacePainter:
         self._interop = InteropSlot() if interop_factory is None else InteropSlot(interop_factory)
         self.host_uploads = 0  # per-frame vertex arrays written from host memory
         self._mgl = moderngl
-        self.program = ctx.program(vertex_shader=load_glsl("surface.vert"),
-                                   fragment_shader=load_glsl("surface.frag"))
+        self.program = ctx.program(
+            vertex_shader=load_glsl("surface.vert"),
+            fragment_shader=load_glsl("surface.frag",
+                                      blocks={"material_block": glsl_material_block()}))
+        # the material record of the current draw: one std140 block, rewritten per draw
+        # (64 bytes, far inside the 16 KiB every GL driver guarantees)
+        self._material_ubo = ctx.buffer(reserve=MATERIAL_STD140.itemsize)
+        self.program["Material"].binding = 0
         self._static_key = None
         self._buffers: dict[str, object] = {}
         self._vao = None
@@ -113,6 +121,7 @@ class SurfacePainter:
             starts = np.flatnonzero(np.r_[True, mats[1:] != mats[:-1]])
             ends = np.r_[starts[1:], len(mats)]
             self._groups = [(int(mats[s]), int(s) * 3, int(e - s) * 3) for s, e in zip(starts, ends)]
+        self._records = pack_materials(prims.materials)[0]  # the MATERIAL records
         self._buffer("index", tris.reshape(-1))
         self._buffer("uv", prims.uvs.astype(np.float32))
         self._buffer("color", np.ascontiguousarray(colors, np.uint8))
@@ -172,7 +181,7 @@ class SurfacePainter:
         prog["u_depth_bias"].value = 0.0
         for m, first, count in self._groups:
             mat = prims.materials[m]
-            self._set_material(mat)
+            self._set_material(mat, self._records[m])
             if mat.double_sided:
                 self.ctx.disable(mgl.CULL_FACE)
             else:
@@ -198,11 +207,7 @@ class SurfacePainter:
         prog["u_depth_bias"].value = LINE_DEPTH_BIAS
         # unlit, one flat colour per segment: both ends carry the mean colour
         # (lines.line_colors), interpolation leaves it unchanged
-        prog["u_shading"].value = 0
-        prog["u_vertex_colors"].value = True
-        prog["u_color_encoded"].value = (1.0, 1.0, 1.0, 1.0)
-        prog["u_has_texture"].value = False
-        prog["u_alpha_cutoff"].value = -1.0
+        self._use_material(_LINE_MATERIAL)
         self._line_vao.render(mgl.LINES, vertices=len(ends))
 
     def _set_frame_uniforms(self, shader):
@@ -230,22 +235,16 @@ class SurfacePainter:
             vd = shader.view_dir if shader.view_dir is not None else np.zeros(3)
             prog["u_view_dir"].value = tuple(float(c) for c in vd)
 
-    def _set_material(self, mat):
+    def _use_material(self, record):
+        """Write one MATERIAL record into the std140 block and bind it."""
+        self._material_ubo.write(std140_record(record))
+        self._material_ubo.bind_to_uniform_block(0)
+
+    def _set_material(self, mat, record):
         prog = self.program
-        lit = mat.shading != "unlit"
-        prog["u_shading"].value = _SHADING[mat.shading]
-        prog["u_color_encoded"].value = tuple(mat.color)
-        lin = srgb_to_linear(np.asarray(mat.color[:3]))
-        prog["u_color_linear"].value = (*(float(c) for c in lin), mat.color[3])
-        prog["u_vertex_colors"].value = mat.vertex_colors
-        prog["u_alpha_cutoff"].value = -1.0 if mat.alpha_cutoff is None else mat.alpha_cutoff
-        for name, value in (("u_specular", mat.specular), ("u_shininess", mat.shininess),
-                            ("u_double_sided", mat.double_sided)):
-            if name in prog:
-                prog[name].value = value
-        prog["u_has_texture"].value = mat.texture is not None
+        self._use_material(record)
         if mat.texture is not None:
-            self._texture(mat.texture, lit).use(0)
+            self._texture(mat.texture, mat.shading != "unlit").use(0)
             self._sampler(mat.texture.sampler).use(0)
             prog["u_texture"].value = 0
             prog["u_mirror"].value = (int(mat.texture.sampler.wrap_s == "mirror"),
@@ -256,7 +255,7 @@ class SurfacePainter:
         self._interop.release()
         self._release_vaos()
         for obj in [*self._buffers.values(), *self._textures.values(),
-                    *self._samplers.values(), self.program]:
+                    *self._samplers.values(), self._material_ubo, self.program]:
             obj.release()
         self._buffers.clear()
         self._textures.clear()

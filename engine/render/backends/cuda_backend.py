@@ -1,0 +1,97 @@
+"""The GPU backend: every stage as CUDA kernels launched through CuPy, the data on the
+device from the batch to the resolved frame::
+
+    vertex stage   project_points (transform.cu) when vertices are drawn as points;
+                   surface_vertices (surface_vertices.cu) for surfaces
+    rasterize      points only: clear_keys, splat_points (cupy_raster.CudaRasterizer, its
+                   buffers reused); with surfaces: cupy_surfaces.CudaSurfaces (points,
+                   classify_triangles, raster_triangles / raster_masked_triangles)
+    resolve        resolve_keys, or resolve_surfaces
+    read           points only: the device frame itself (``host=False``, e.g. for CUDA-GL
+                   interop) or a copy through reused pinned buffers; surfaces: host
+
+Frames with lines (wireframes, Lines geometry) need a line raster this backend lacks:
+they run on the host fallback (Numba, or NumPy without Numba), which reads the device
+batch (``Backend.for_frame``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..frame import Frame
+from .stages import Backend
+
+__all__ = ["CudaBackend"]
+
+
+class CudaBackend(Backend):
+    """The stages on a CUDA device (see the module docstring). Raises
+    engine.errors.BackendUnavailable when CuPy, a device or NVRTC is missing."""
+
+    name = "cupy"
+    features = frozenset({"points", "triangles"})
+
+    def __init__(self):
+        super().__init__()
+        import cupy
+
+        from .cupy_backend import CupyProjector
+
+        self.projector = CupyProjector()
+        self.xp = cupy
+        self._surfaces = None
+
+    def make_fallback(self) -> Backend:
+        from .numba_backend import numba_available
+        from .software import NumbaBackend, NumpyBackend
+
+        return NumbaBackend() if numba_available() else NumpyBackend()
+
+    @property
+    def surfaces(self):
+        """The CudaSurfaces stages (made on the first frame with surfaces)."""
+        if self._surfaces is None:
+            from .cupy_surfaces import CudaSurfaces
+
+            self._surfaces = CudaSurfaces()
+        return self._surfaces
+
+    def surface_vertices(self, batch, prims, view, with_shading):
+        self.surfaces.upload(prims, batch.colors)
+        return self.surfaces.vertex_stage(batch, view.view_projection)
+
+    def rasterize(self, inputs, view):
+        if inputs.prims.has_surfaces:
+            return self.surfaces.rasterize(inputs, view)
+        from .cupy_raster import default_rasterizer
+
+        p = inputs.projection
+        keys, _ = default_rasterizer().splat(p.screen_xy, p.depth, p.visible, inputs.colors,
+                                             view.size, view.point_size,
+                                             sizes_revision=view.vertex_revision)
+        return keys
+
+    def resolve(self, keys, inputs, view) -> Frame:
+        if inputs.prims.has_surfaces:
+            return self.surfaces.resolve(keys, inputs, view)
+        from .cupy_raster import default_rasterizer
+
+        colors = self.xp.ascontiguousarray(inputs.colors, np.uint8)
+        return default_rasterizer().resolve(keys, colors, view.size, view.background)
+
+    def read(self, frame, depth: bool = True, host: bool = True, copy: bool = True):
+        """Device frames (points only): as they are with ``host=False``, else copied into
+        the rasterizer's pinned buffers (and out of them unless ``copy`` is False)."""
+        if not hasattr(frame.color, "get"):  # surfaces: resolved into host arrays
+            return super().read(frame, depth)
+        if not host:
+            return frame if depth else Frame(frame.color, None)
+        from .cupy_raster import default_rasterizer
+
+        frame = default_rasterizer().readback(frame, depth=depth)
+        if copy:
+            frame = Frame(frame.color.copy(), None if frame.depth is None
+                          else frame.depth.copy())
+        return frame
+

@@ -1,0 +1,136 @@
+"""The host backends: every stage on the CPU, in NumPy (the reference) or compiled by
+Numba (the CPU fast path). One pipeline, two sets of stage functions::
+
+    stage                     NumpyBackend (reference)          NumbaBackend
+    points: projection        NumpyProjector                    NumbaProjector
+    surfaces: vertex stage    surface_vertices                  numba_vertex
+    points: splat             points.splat_keys                 numba_raster.splat_into
+    triangles: classify       triangles.classify_triangles      numba_triangles
+    triangles: raster         triangles.raster_triangles        numba_triangles
+    alpha-cutoff pieces       triangles.raster_triangles(keep)  the same (NumPy)
+    lines: raster             lines.raster_lines                the same (NumPy)
+    resolve                   shading.resolve / frame.resolve_keys   numba_shading / numba_raster
+
+Every stage writes or reads the one key buffer per pixel, reused from frame to frame;
+the twins give the same keys bit for bit and colours within 1/255 (test_parity.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...arrays import to_host
+from ..frame import Frame, cleared_keys
+from ..lines import raster_lines
+from ..points import check_points, resolve_keys, splat_keys
+from ..shading import resolve as resolve_surfaces
+from ..surface_vertices import surface_vertices
+from ..triangles import classify_triangles, raster_triangles, setup_triangles
+from .numpy_backend import NumpyProjector
+from .stages import Backend
+
+__all__ = ["NumbaBackend", "NumpyBackend", "SoftwareBackend"]
+
+
+class SoftwareBackend(Backend):
+    """The host pipeline over a table of stage functions (set by the subclasses).
+
+    Accepts a batch on any array module: device arrays are copied to the host once per
+    frame (a CUDA backend's fallback for the features it lacks)."""
+
+    xp = np
+
+    def __init__(self, projector):
+        super().__init__()
+        self.projector = projector
+        self._keys = None
+
+    # stage functions (NumPy reference; NumbaBackend replaces them)
+    _surface_vertices = staticmethod(surface_vertices)
+    _splat = staticmethod(splat_keys)
+    _classify = staticmethod(classify_triangles)
+    _raster_triangles = staticmethod(raster_triangles)
+
+    def project_points(self, batch, view):
+        return self.projector.project(to_host(batch.positions), to_host(batch.object_id),
+                                      to_host(batch.model), view.view_projection, view.size,
+                                      runs=batch.runs)
+
+    def surface_vertices(self, batch, prims, view, with_shading):
+        runs = batch.runs  # only the objects drawn as surfaces: a point cloud beside a
+        runs = runs[prims.surface_mask[runs[:, 0]]] if len(runs) else runs  # mesh costs nothing
+        return self._surface_vertices(to_host(batch.positions), to_host(batch.object_id),
+                                      to_host(batch.model), view.view_projection,
+                                      prims.normals, runs, with_shading=with_shading)
+
+    def rasterize(self, inputs, view):
+        """Points, triangles and lines into one (W * H,) uint64 key buffer (host)."""
+        prims, size = inputs.prims, view.size
+        keys = self._keys = cleared_keys(self._keys, size)
+        n = len(inputs.colors)
+        if inputs.projection is not None:
+            p = inputs.projection
+            xy, z, vis, _, size = check_points(p.screen_xy, p.depth, p.visible, inputs.colors,
+                                               size)
+            if prims.has_surfaces:  # vertices of solid or wireframe nodes are not points
+                vis = vis & prims.point_mask
+            self._splat(keys, xy, z, vis, view.point_size, size)
+        if len(prims.triangles):
+            double = np.array([m.double_sided for m in prims.materials], bool)
+            setup = inputs.shader.setup = setup_triangles(
+                inputs.clip, prims.triangles, ~double[prims.tri_material], size, self._classify)
+            masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
+            piece_masked = masked[prims.tri_material[setup.piece_tri]]
+            self._raster_triangles(keys, setup, size, n, np.flatnonzero(~piece_masked))
+            if piece_masked.any():  # alpha-tested per pixel: the NumPy raster's keep
+                raster_triangles(keys, setup, size, n, np.flatnonzero(piece_masked),
+                                 keep=inputs.shader.alpha_keep)
+        if len(prims.lines):
+            raster_lines(keys, inputs.clip, prims.lines, size, n + len(prims.triangles))
+        return keys
+
+    def resolve(self, keys, inputs, view) -> Frame:
+        """Shade each pixel's winner once -> host Frame (colour and depth)."""
+        prims = inputs.prims
+        if not prims.has_surfaces:
+            col = np.ascontiguousarray(to_host(inputs.colors), np.uint8)
+            return self._resolve_points(keys, col, view.size, view.background)
+        col = inputs.host_colors
+        return self._resolve(keys, view.size, len(col), col, view.background, inputs.shader,
+                             len(prims.triangles), inputs.line_rgba)
+
+    _resolve = staticmethod(resolve_surfaces)
+
+    @staticmethod
+    def _resolve_points(keys, colors, size, background) -> Frame:
+        w, h = size
+        return resolve_keys(keys.reshape(h, w), colors, background)
+
+
+class NumpyBackend(SoftwareBackend):
+    """NumPy in every stage: the reference the other backends are tested against."""
+
+    name = "numpy"
+
+    def __init__(self):
+        super().__init__(NumpyProjector())
+
+
+class NumbaBackend(SoftwareBackend):
+    """The stages compiled by Numba (the CPU default). Raises
+    engine.errors.BackendUnavailable when Numba cannot be imported."""
+
+    name = "numba"
+
+    def __init__(self):
+        from .numba_backend import NumbaProjector
+
+        super().__init__(NumbaProjector())  # raises first when Numba is missing
+        from . import numba_raster, numba_shading, numba_triangles, numba_vertex
+
+        self._surface_vertices = numba_vertex.surface_vertices_numba
+        self._splat = numba_raster.splat_into
+        self._classify = numba_triangles.classify_triangles_numba
+        self._raster_triangles = numba_triangles.raster_triangles_numba
+        self._resolve = numba_shading.resolve_numba
+        self._resolve_points = numba_raster.resolve_point_keys

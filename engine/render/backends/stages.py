@@ -1,0 +1,190 @@
+"""The stage contract every backend implements, and what flows between the stages.
+
+A frame (one pass: the camera's view) is a fixed sequence; ``Renderer.render`` calls it
+on whichever backend it holds and never asks which one that is::
+
+    stages = backend.for_frame(prims)          # this backend, or its documented fallback
+    inputs = stages.vertex_stage(batch, prims, view)   # ONE pass over every vertex:
+                                                # points projected, surfaces to clip space
+    keys   = stages.rasterize(inputs, view)    # visibility: (depth | primitive id) keys
+    frame  = stages.resolve(keys, inputs, view)  # shade each visible pixel once
+    frame  = stages.read(frame, depth, host, copy)  # where the caller wants the frame
+
+Backends: ``software.NumpyBackend`` (the reference: NumPy in every stage),
+``software.NumbaBackend`` (the CPU fast path), ``cuda_backend.CudaBackend`` (the GPU) and
+``engine.render.gl.GLStages`` (OpenGL rasterizes and shades the vertex stage's output of
+a compute backend; ``raster="gl"``). Each declares the ``features`` it draws; a frame that
+needs another one runs on ``fallback()``, decided here in ``for_frame`` and logged once,
+never silently different (tests/render/test_parity.py renders every feature on every
+backend).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import NamedTuple
+
+import numpy as np
+
+from ...arrays import to_host
+from ...scene.camera import OrthographicCamera
+from ..lines import line_colors
+from ..shading import SurfaceShader, color_tables, scene_lights
+
+__all__ = ["FEATURES", "Backend", "FrameInputs", "FrameView", "frame_features"]
+
+log = logging.getLogger("engine")
+
+# what a frame can need: vertices drawn as points, filled triangles, line segments
+FEATURES = frozenset({"points", "triangles", "lines"})
+
+
+class FrameView(NamedTuple):
+    """One pass's view of the scene: what the stages need besides the batch.
+
+    Attributes:
+        scene: the Scene (lights, background).
+        camera: the Camera (its viewport already set to ``size``).
+        size: (width, height) in pixels.
+        view_projection: (4, 4) float64 batch frame -> clip space
+            (``VertexBatch.view_projection``).
+        point_size: splat side in pixels, a number or (N,) per vertex.
+        background: RGB or RGBA floats in [0, 1].
+        vertex_revision: the batch's vertex revision: per-vertex colours and point sizes
+            are unchanged while it is (devices keep their copies).
+    """
+
+    scene: object
+    camera: object
+    size: tuple
+    view_projection: np.ndarray
+    point_size: object
+    background: object
+    vertex_revision: int
+
+
+class FrameInputs(NamedTuple):
+    """The vertex stage's output for one frame: what the rasterizers and GL draw.
+
+    Attributes:
+        prims: the Primitives assembly (triangles, lines, point mask, materials).
+        colors: (N, 4) uint8 RGBA vertex colours (the batch's, on its array module).
+        projection: the projector's Projection (points), or None when no vertex is drawn
+            as a point.
+        clip: (N, 4) float64 clip-space vertices (host, or device on the CUDA backend),
+            or None without surfaces.
+        shader: the SurfaceShader context (batch-frame positions and normals, lights,
+            eye), or None without triangles; its ``setup`` is filled by the rasterizer.
+        line_rgba: (L, 4) uint8 line colours, or None without lines.
+        host_colors: (N, 4) uint8 host copy of ``colors`` (kept between frames while the
+            vertex revision stays), or None without surfaces.
+    """
+
+    prims: object
+    colors: object
+    projection: object
+    clip: object
+    shader: SurfaceShader | None
+    line_rgba: np.ndarray | None
+    host_colors: np.ndarray | None
+
+
+def frame_features(prims) -> frozenset:
+    """The FEATURES a frame of this assembly needs."""
+    need = set()
+    if prims.point_mask.any() or not prims.has_surfaces:
+        need.add("points")
+    if len(prims.triangles):
+        need.add("triangles")
+    if len(prims.lines):
+        need.add("lines")
+    return frozenset(need)
+
+
+class Backend:
+    """Base of the backends: the generic part of the vertex stage and the fallback rule.
+
+    Subclasses set ``name``, ``xp`` (the array module of the batch), ``projector`` and
+    ``features``, and implement ``project_points``, ``surface_vertices``, ``rasterize``,
+    ``resolve`` and ``read`` (see the module docstring for the order). One instance
+    serves one Renderer: it keeps that renderer's per-assembly host tables and buffers.
+    """
+
+    name = "backend"
+    features = FEATURES
+
+    def __init__(self):
+        self._host_colors_key = self._tables_key = None
+        self._fallback = None
+        self._fallback_logged = False
+
+    # --- the fallback rule: the one place a missing feature is decided ---------------
+    def make_fallback(self) -> Backend:
+        """The backend that draws the frames this one cannot (override where needed)."""
+        raise NotImplementedError(f"the {self.name} backend draws every feature")
+
+    def for_frame(self, prims) -> Backend:
+        """This backend, or its fallback when the frame needs a feature it lacks."""
+        missing = frame_features(prims) - self.features
+        if not missing:
+            return self
+        if self._fallback is None:
+            self._fallback = self.make_fallback()
+        if not self._fallback_logged:
+            self._fallback_logged = True
+            log.info("the %s backend draws no %s: such frames run on the %s backend",
+                     self.name, ", ".join(sorted(missing)), self._fallback.name)
+        return self._fallback
+
+    # --- vertex stage ----------------------------------------------------------------
+    def vertex_stage(self, batch, prims, view: FrameView) -> FrameInputs:
+        """Every vertex of the frame once: the points' projection (when any vertex is
+        drawn as a point) and the surfaces' clip-space positions, batch-frame positions
+        and normals; the shading context. Returns FrameInputs."""
+        projection = None
+        if prims.point_mask.any() or not prims.has_surfaces:
+            projection = self.project_points(batch, view)
+        if not prims.has_surfaces:
+            return FrameInputs(prims, batch.colors, projection, None, None, None, None)
+        with_shading = len(prims.triangles) > 0
+        clip, world, normals = self.surface_vertices(batch, prims, view, with_shading)
+        col = self.host_colors(batch)
+        shader = None
+        if with_shading:
+            cam = view.camera.world_matrix
+            ortho = None
+            if isinstance(view.camera, OrthographicCamera):
+                ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
+            shader = SurfaceShader(prims, None, col, world, normals, cam[:3, 3] - batch.origin,
+                                   scene_lights(view.scene, view.camera, batch.origin),
+                                   view.size, ortho, tables=self.color_tables(batch))
+        line_rgba = line_colors(col, prims.lines) if len(prims.lines) else None
+        return FrameInputs(prims, batch.colors, projection, clip, shader, line_rgba, col)
+
+    def project_points(self, batch, view: FrameView):
+        """The projector's Projection of every batch vertex (one launch)."""
+        return self.projector.project(batch.positions, batch.object_id, batch.model,
+                                      view.view_projection, view.size, runs=batch.runs)
+
+    def host_colors(self, batch) -> np.ndarray:
+        """(N, 4) uint8 host copy of the batch's colours, copied again only when its
+        vertex revision changes (colours are static between repacks)."""
+        key = (batch.vertex_revision, batch.vertex_count)
+        if self._host_colors_key != key:
+            self._host_colors = np.ascontiguousarray(to_host(batch.colors))
+            self._host_colors_key = key
+        return self._host_colors
+
+    def color_tables(self, batch):
+        """(encoded, linear) (N, 4) float64 vertex colour tables for shading, made again
+        only when the vertex revision changes (engine.render.shading.color_tables)."""
+        key = (batch.vertex_revision, batch.vertex_count)
+        if self._tables_key != key:
+            self._tables = color_tables(self.host_colors(batch))
+            self._tables_key = key
+        return self._tables
+
+    def read(self, frame, depth: bool = True, host: bool = True, copy: bool = True):
+        """The resolved frame as the caller asked: host arrays (this base: the frame is
+        on the host already), without depth when ``depth`` is False."""
+        return frame if depth else type(frame)(frame.color, None)

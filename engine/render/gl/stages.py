@@ -1,0 +1,42 @@
+"""OpenGL as the rasterize and resolve stages (``Renderer(raster="gl")``): GL draws the
+vertex stage's output of the renderer's compute backend — clip-space positions and
+varyings through a pass-through vertex shader, the engine's shading in the fragment
+shader — so every vertex computation exists once per compute backend and never in GLSL.
+On the CUDA backend the vertex stage's device buffers reach GL by CUDA-GL interop where
+it works (engine.render.gl.interop)."""
+
+from __future__ import annotations
+
+from ..backends.stages import Backend
+
+__all__ = ["GLStages"]
+
+
+class GLStages(Backend):
+    """The stage contract (engine.render.backends.stages) with GL rasterizing and shading.
+
+    Args:
+        compute: the Backend whose vertex stage feeds GL.
+        offscreen: the OffscreenGL context and framebuffer drawn into.
+    """
+
+    name = "gl"
+
+    def __init__(self, compute: Backend, offscreen):
+        super().__init__()
+        self.compute = compute
+        self.offscreen = offscreen
+        self.projector = compute.projector
+
+    def vertex_stage(self, batch, prims, view):
+        return self.compute.vertex_stage(batch, prims, view)
+
+    def rasterize(self, inputs, view):
+        """Draw the frame into the framebuffer; GL keeps its depth buffer there, so there
+        are no visibility keys to return (None)."""
+        self.offscreen.draw_frame(inputs, view.size, view.point_size, view.background,
+                                  colors_revision=view.vertex_revision)
+
+    def resolve(self, keys, inputs, view):
+        """The fragments GL shaded while drawing, read back as a host Frame."""
+        return self.offscreen.read_frame(view.size)

@@ -1,0 +1,115 @@
+"""The material record: one definition of what every compiled resolve reads per material.
+
+``MATERIAL`` is a NumPy structured dtype (C layout, ``align=True``); the Numba resolve
+reads a record array of it, the CUDA kernels the C struct ``frustum::Material`` of
+``shaders/material.cuh`` (a test compiles that struct with NVRTC and the host compiler
+and checks every field offset against this dtype), and the GL fragment shader a std140
+uniform block generated from the same field table (``glsl_material_block``;
+``std140_record`` packs one material into it). Fields:
+
+    color         float64 (4,)  base colour factor RGBA, sRGB-encoded (Material.color)
+    color_linear  float64 (4,)  the same with RGB decoded to linear (IEC 61966-2-1)
+    specular      float64       Blinn-Phong specular strength in [0, 1]
+    shininess     float64       Blinn-Phong exponent in [1, 10000]
+    alpha_cutoff  float64       glTF MASK threshold in [0, 1]; -1 for an opaque material
+    shading       int32         0 unlit, 1 lit (smooth), 2 flat
+    flags         int32         1 multiply vertex colours | 2 double-sided
+    texture       int32         index into the texture table (``pack_materials``); -1 none
+    pad           int32         0 (keeps the record a multiple of 8 bytes)
+
+Textures of all materials share one texel array: ``pack_materials`` returns it with a
+table of (offset, width, height, wrap_s, wrap_t, filter) rows (wrap 0 repeat, 1 clamp,
+2 mirror; filter 0 nearest, 1 linear); a texture used by several materials is stored once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..scene.colorspace import srgb_to_linear
+from ..scene.material import FILTERS, WRAP_MODES
+
+__all__ = ["MATERIAL", "MATERIAL_STD140", "glsl_material_block", "pack_materials",
+           "std140_record"]
+
+# name, kind ("f" floating point, "i" integer), count: the one field table
+FIELDS = (("color", "f", 4), ("color_linear", "f", 4), ("specular", "f", 1),
+          ("shininess", "f", 1), ("alpha_cutoff", "f", 1), ("shading", "i", 1),
+          ("flags", "i", 1), ("texture", "i", 1), ("pad", "i", 1))
+
+MATERIAL = np.dtype([(name, "<f8" if kind == "f" else "<i4", (count,) if count > 1 else ())
+                     for name, kind, count in FIELDS], align=True)
+
+SHADING_CODES = {"unlit": 0, "lit": 1, "flat": 2}
+VERTEX_COLORS, DOUBLE_SIDED = 1, 2
+
+
+def _std140_dtype() -> np.dtype:
+    """FIELDS in float32/int32 at std140 offsets (OpenGL 4.6 section 7.6.2.2: a scalar
+    aligns to 4 bytes, a vec4 to 16; the block size rounds up to 16)."""
+    names, formats, offsets, at = [], [], [], 0
+    for name, kind, count in FIELDS:
+        align = 16 if count > 1 else 4
+        at = -(-at // align) * align
+        names.append(name)
+        formats.append(("<f4" if kind == "f" else "<i4", (count,)) if count > 1 else
+                       ("<f4" if kind == "f" else "<i4"))
+        offsets.append(at)
+        at += 4 * (4 if count > 1 else 1)
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                     "itemsize": -(-at // 16) * 16})
+
+
+MATERIAL_STD140 = _std140_dtype()
+
+
+def glsl_material_block(instance: str = "u_material") -> str:
+    """The GLSL declaration of the std140 uniform block ``Material`` with FIELDS (float
+    fields as float/vec4, integer ones as int), named ``instance`` in the shader."""
+    types = {("f", 1): "float", ("f", 4): "vec4", ("i", 1): "int"}
+    body = "".join(f"    {types[kind, count]} {name};\n" for name, kind, count in FIELDS)
+    return f"layout(std140) uniform Material {{\n{body}}} {instance};"
+
+
+def std140_record(record) -> bytes:
+    """One ``MATERIAL`` record as the bytes of the std140 block (MATERIAL_STD140)."""
+    out = np.zeros(1, MATERIAL_STD140)
+    for name in MATERIAL.names:
+        out[name] = record[name]
+    return out.tobytes()
+
+
+def pack_materials(materials):
+    """Materials -> (records (M,) MATERIAL, texels (sum of W*H, 4) uint8, texture table
+    (X, 6) int64 of (offset, width, height, wrap_s, wrap_t, filter)).
+
+    Raises nothing for valid ``engine.scene.Material`` objects (they check themselves)."""
+    records = np.zeros(len(materials), MATERIAL)
+    texels, info, seen = [], [], {}
+    offset = 0
+    for i, m in enumerate(materials):
+        r = records[i]
+        r["color"] = m.color
+        r["color_linear"][:3] = srgb_to_linear(np.asarray(m.color[:3]))
+        r["color_linear"][3] = m.color[3]
+        r["specular"], r["shininess"] = m.specular, m.shininess
+        r["alpha_cutoff"] = -1.0 if m.alpha_cutoff is None else m.alpha_cutoff
+        r["shading"] = SHADING_CODES[m.shading]
+        r["flags"] = (VERTEX_COLORS if m.vertex_colors else 0) | (
+            DOUBLE_SIDED if m.double_sided else 0)
+        r["texture"] = -1
+        t = m.texture
+        if t is None:
+            continue
+        if id(t) not in seen:
+            seen[id(t)] = len(info)
+            w, h = t.size
+            s = t.sampler
+            info.append((offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
+                         FILTERS.index(s.filter)))
+            texels.append(t.image.reshape(-1, 4))
+            offset += w * h
+        r["texture"] = seen[id(t)]
+    texels = np.concatenate(texels) if texels else np.zeros((1, 4), np.uint8)
+    info = np.array(info, np.int64).reshape(-1, 6)
+    return records, np.ascontiguousarray(texels), info

@@ -1,0 +1,21 @@
+// The material record of engine/render/materials.py (MATERIAL, align=True): one struct
+// per material, read by resolve.cu and the masked raster of triangles.cu. A test
+// compiles this header with NVRTC and the host compiler and checks every offset against
+// the NumPy dtype, so the three definitions cannot drift.
+#pragma once
+
+namespace frustum {
+
+struct Material {
+    double color[4];         // base colour factor RGBA, sRGB-encoded
+    double color_linear[4];  // RGB decoded to linear, alpha as is
+    double specular;         // Blinn-Phong strength
+    double shininess;        // Blinn-Phong exponent
+    double alpha_cutoff;     // glTF MASK threshold; -1: opaque
+    int shading;             // 0 unlit, 1 lit, 2 flat
+    int flags;               // 1 vertex colours | 2 double-sided
+    int texture;             // texture table row, -1: none
+    int pad;
+};
+
+}  // namespace frustum

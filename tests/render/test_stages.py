@@ -1,0 +1,178 @@
+"""The render stages one by one, on inputs built by hand and against values worked out
+here: the surface vertex stage (NumPy, Numba and the exact CUDA kernel), the line raster,
+the resolve (NumPy and Numba). The material record is test_material_record.py's; whole
+frames on every backend are test_parity.py's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cuda_emulation import EmulatedModule, build
+
+from engine import DirectionalLight, Mesh, Node, PerspectiveCamera, Renderer, Scene
+from engine.render.backends.numba_shading import resolve_numba
+from engine.render.backends.numba_vertex import surface_vertices_numba
+from engine.render.frame import EMPTY_KEY, new_keys
+from engine.render.lines import LINE_DEPTH_BIAS, raster_lines
+from engine.render.shading import resolve
+from engine.render.surface_vertices import normal_matrices, surface_vertices
+from engine.render.triangles import setup_triangles
+from engine.scene.material import Material
+from engine.scene.transforms import perspective_matrix, trs_matrix
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    return EmulatedModule(build(tmp_path_factory.mktemp("stages")))
+
+
+def _srgb_decode(c):  # IEC 61966-2-1
+    c = np.asarray(c, np.float64)
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+def _srgb_encode(v):
+    v = np.asarray(v, np.float64)
+    return np.where(v <= 0.0031308, v * 12.92, 1.055 * v ** (1 / 2.4) - 0.055)
+
+
+# ------------------------------------------------------------------- vertex stage
+def test_vertex_stage_on_every_backend_gives_the_same_bits_and_the_right_values(module):
+    rng = np.random.default_rng(3)
+    n = 300
+    pos = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+    normals = rng.normal(size=(n, 3)).astype(np.float32)
+    oid = np.repeat(np.arange(3, dtype=np.uint32), n // 3)
+    model = np.stack([trs_matrix((0, 0, -5), (0, 0, 0, 1), (2, 1, 1)),
+                      trs_matrix((1, 2, -6), (0, 0.38268343, 0, 0.92387953), (1, 1, 1)),
+                      trs_matrix((-1, 0, -4), (0.5, 0.5, 0.5, 0.5), (0.5, 3, 1))]
+                     ).astype(np.float64)
+    vp = perspective_matrix(60, 1.5, 0.1, 100).astype(np.float64)
+    runs = np.array([[0, 100, 0], [100, 200, 1], [200, 300, 2]], np.int64)
+    ref = surface_vertices(pos, oid, model, vp, normals, runs)
+    nb = surface_vertices_numba(pos, oid, model, vp, normals, runs)
+    mvp = np.ascontiguousarray(vp @ model)
+    clip, world, wn = np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
+    module.get_function("surface_vertices.cu", "surface_vertices")((2,), (64,), (
+        pos, oid, mvp, np.ascontiguousarray(model), np.ascontiguousarray(normal_matrices(model)),
+        normals, np.int64(n), np.int32(1), clip, world, wn))
+    for got in (nb, (clip, world, wn)):
+        for a, b in zip(ref, got):
+            np.testing.assert_array_equal(a, b)
+    # the values: clip = VP M p, world = M p, normal = normalize(M^-T n) per object
+    hom = np.c_[pos.astype(np.float64), np.ones(n)]
+    m = model[oid]
+    np.testing.assert_allclose(ref[0], np.einsum("ij,njk,nk->ni", vp, m, hom), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(ref[1], np.einsum("njk,nk->nj", m, hom)[:, :3], atol=1e-12)
+    want = np.einsum("nkj,nk->nj", np.linalg.inv(m[:, :3, :3]), normals.astype(np.float64))
+    want /= np.linalg.norm(want, axis=1, keepdims=True)
+    np.testing.assert_allclose(ref[2], want, atol=1e-12)
+    # object 0 scales x by 2: the normal (1, 1, 0)/sqrt(2) leans to y, (0.5, 1, 0)
+    one = surface_vertices(pos[:1], oid[:1], model, vp,
+                           np.array([[1, 1, 0]], np.float32) / np.sqrt(2), runs[:1] * 0 + [0, 1, 0])
+    np.testing.assert_allclose(one[2][0], np.array([0.5, 1, 0]) / np.sqrt(1.25), atol=1e-7)
+
+
+def test_vertex_stage_gives_zero_normals_for_a_singular_model():
+    model = np.stack([np.diag([1.0, 0.0, 1.0, 1.0])])
+    _, _, wn = surface_vertices(np.zeros((2, 3), np.float32), np.zeros(2, np.uint32), model,
+                                np.eye(4), np.ones((2, 3), np.float32), np.array([[0, 2, 0]]))
+    assert wn.tolist() == [[0.0, 0.0, 0.0]] * 2
+
+
+# ---------------------------------------------------------------------- line raster
+def _clip_of_pixels(points, size, z=0.0, w=1.0):
+    """Clip coordinates (w = ``w``) of window pixel positions (x right, y down)."""
+    wpx, hpx = size
+    p = np.asarray(points, np.float64)
+    x = (p[:, 0] / (0.5 * wpx) - 1.0) * w
+    y = (1.0 - p[:, 1] / (0.5 * hpx)) * w
+    return np.stack([x, y, np.full(len(p), z * w), np.full(len(p), w)], 1)
+
+
+def test_line_stage_lights_one_pixel_per_major_axis_step():
+    size = (20, 10)
+    clip = _clip_of_pixels([(2.5, 3.5), (12.5, 5.5)], size, z=0.2)
+    keys = raster_lines(new_keys(size), clip, np.array([[0, 1]]), size, id_base=7)
+    drawn = np.flatnonzero(keys != EMPTY_KEY)
+    # x-major from pixel centre 2.5 to 12.5: columns 2..11, y = floor(3.5 + 2 f)
+    cols = np.arange(2, 12)
+    f = (cols + 0.5 - 2.5) / 10
+    rows = np.floor(3.5 + 2 * f).astype(int)
+    assert sorted(drawn.tolist()) == sorted((rows * 20 + cols).tolist())
+    k = keys[rows * 20 + cols]
+    assert ((k & np.uint64(0xFFFFFFFF)) == 7).all()
+    depth = (k >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    np.testing.assert_allclose(depth, 0.2 * 0.5 + 0.5 - LINE_DEPTH_BIAS, atol=1e-7)
+
+
+def test_line_stage_clips_at_the_near_plane_and_skips_non_finite_ends():
+    size = (40, 10)
+    a = _clip_of_pixels([(5.5, 5.5)], size, z=0.0, w=1.0)[0]
+    b = a.copy()
+    b[2], b[3] = -3.0, 1.0  # z < -w: behind the near plane
+    b[0] = 30.0 / 20 - 1.0 + 0.0  # x of pixel 30 at w = 1
+    keys = raster_lines(new_keys(size), np.stack([a, b]), np.array([[0, 1]]), size, 0)
+    # z goes 0 -> -3 linearly: z = -w (w = 1) at t = 1/3, so the line stops a third of
+    # the way, at x = 5.5 + (30 - 5.5) / 3 = 13.67: pixel centres 5.5 .. 13.5
+    cols = np.flatnonzero((keys != EMPTY_KEY).reshape(10, 40).any(axis=0))
+    assert cols.tolist() == list(range(5, 14))
+    nan = np.stack([a, np.full(4, np.nan)])
+    assert (raster_lines(new_keys(size), nan, np.array([[0, 1]]), size, 0) == EMPTY_KEY).all()
+
+
+# ------------------------------------------------------------------------ resolve
+def _resolve_inputs(shading, light=None):
+    """A quad facing the camera, one point and one line id; the frame's inputs after
+    setup, and a key buffer written by hand: pixel 0 the point, 1 the line, the centre
+    the first triangle, the rest empty."""
+    scene = Scene(background=(0.0, 0.25, 0.5))
+    q = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], np.float32)
+    scene.add(Node("quad", geometry=Mesh(q, [[0, 1, 2], [0, 2, 3]], material=Material(
+        color=(0.5, 0.5, 0.5), shading=shading))))
+    if light is not None:
+        scene.add(light)
+    cam = scene.add(PerspectiveCamera(fov_y=60, aspect=1.0, position=(0, 0, 3)))
+    size = (16, 16)
+    r = Renderer(scene, cam, size, backend="numpy")
+    inputs = r.frame_inputs()
+    prims = inputs.prims
+    inputs.shader.setup = setup_triangles(inputs.clip, prims.triangles,
+                                          np.ones(len(prims.triangles), bool), size)
+    n = r.batch.vertex_count
+    keys = new_keys(size)
+    depth_bits = np.uint64(np.float32(0.25).view(np.uint32)) << np.uint64(32)
+    keys[0] = depth_bits | np.uint64(2)                       # point: vertex 2
+    keys[1] = depth_bits | np.uint64(n + len(prims.triangles))  # line 0
+    centre = 8 * 16 + 8
+    keys[centre] = depth_bits | np.uint64(n)                  # triangle 0
+    points = np.zeros((n, 4), np.uint8)
+    points[2] = (10, 20, 30, 255)
+    line_rgba = np.array([[200, 100, 50, 255]], np.uint8)
+    return keys, size, n, points, scene.background, inputs.shader, len(prims.triangles), \
+        line_rgba, centre
+
+
+@pytest.mark.parametrize("stage", [resolve, resolve_numba], ids=["numpy", "numba"])
+def test_resolve_stage_colours_points_lines_triangles_and_background(stage):
+    keys, size, n, points, bg, shader, t, line_rgba, centre = _resolve_inputs("unlit")
+    frame = stage(keys, size, n, points, bg, shader, t, line_rgba)
+    color, depth = frame.color.reshape(-1, 4), frame.depth.reshape(-1)
+    assert color[0].tolist() == [10, 20, 30, 255]
+    assert color[1].tolist() == [200, 100, 50, 255]
+    assert color[centre].tolist() == [128, 128, 128, 255]  # unlit: the encoded 0.5
+    assert color[5].tolist() == [0, 64, 128, 255] and depth[5] == 1.0  # background
+    assert depth[0] == depth[1] == depth[centre] == 0.25
+
+
+@pytest.mark.parametrize("stage", [resolve, resolve_numba], ids=["numpy", "numba"])
+def test_resolve_stage_lights_in_linear_space(stage):
+    # a directional light of radiance 0.8 straight onto the quad (N.L = 1), no ambient:
+    # encode(decode(0.5) * 0.8)
+    sun = DirectionalLight(intensity=0.8)  # travels along -Z, onto the +Z-facing quad
+    keys, size, n, points, bg, shader, t, line_rgba, centre = _resolve_inputs("lit", sun)
+    frame = stage(keys, size, n, points, bg, shader, t, line_rgba)
+    want = int(np.rint(_srgb_encode(_srgb_decode(0.5) * 0.8) * 255))
+    assert frame.color.reshape(-1, 4)[centre].tolist() == [want] * 3 + [255]
+    assert want == 115  # 1.055 * 0.1712 ** (1 / 2.4) - 0.055 = 0.4507
