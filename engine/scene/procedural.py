@@ -218,7 +218,7 @@ def _disc(radius, y, up: bool, v):
 def box(size=(1.0, 1.0, 1.0), segments: int = 1, **mesh_kwargs):
     """A box ``size`` = (width x, height y, depth z) centred on the origin, each face a
     ``segments`` x ``segments`` grid with its own flat normal and UVs over [0, 1]
-    (24 * ... vertices: faces do not share vertices, so the normals stay flat).
+    (6 (segments + 1)^2 vertices: faces do not share vertices, so normals stay flat).
     Closed: area 2(wh + hd + dw), volume w h d. Raises ValueError for a size that is not
     three positive finite numbers or segments < 1."""
     w, h, d = (_positive(v, "box size") for v in np.broadcast_to(size, (3,)))
@@ -326,11 +326,12 @@ def torus(radius: float = 1.0, tube: float = 0.25, segments: int = 64, tube_segm
         raise ValueError(f"torus tube {small} must be smaller than its radius {big}")
     n = _segments(segments, "segments", 3)
     m = _segments(tube_segments, "tube_segments", 3)
-    # the tube's circle as a profile from its inner bottom... : polar angle from -Y
+    # the tube's cross-section as a profile, angle a from -Y through the inside (-r)
     t = np.linspace(0.0, 2 * np.pi, m + 1)
     strip = [(big - small * np.sin(a), -small * np.cos(a), -np.sin(a), -np.cos(a), k / m)
              for k, a in enumerate(t)]
     p, nrm, uv, f = _revolve(strip, n)
+    # going up the inside of the tube turns the profile the other way round: flip faces
     return _mesh([(p, nrm, uv, f[:, ::-1])], mesh_kwargs)
 
 

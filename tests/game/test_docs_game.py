@@ -59,11 +59,11 @@ def test_the_docs_game_plays_headless():
     assert game.coins.count == before - 1
     # click the coin nearest to the camera in view: the ray through its centre hits it
     live = np.flatnonzero(game.coins.active)
-    centres = game.coins.world_positions(live)
+    centres = game.coins.world_matrices(live)[:, :3, 3]
     _, _, visible = game.camera.project(centres, game.size)
     dist = np.linalg.norm(centres - game.camera.world_position, axis=1)
     k = live[np.flatnonzero(visible)[np.argmin(dist[visible])]]
-    x, y = game.camera.project(game.coins.world_positions([k]), game.size)[0][0]
+    x, y = game.camera.project(centres[live == k], game.size)[0][0]
     game.script = InputScript([(game.updates + 1, "move", (float(x), float(y))),
                                (game.updates + 2, "tap", "mouse_left")])
     game.run_headless(4)
