@@ -8,8 +8,8 @@ layout).
 
 from .animation.camera_path import CameraPath, CameraScript, Keyframe
 
-# engine.render_video: the serial engine.animation.video.render_video, extended with
-# client=/scheduler=/workers= to spread the frames over Dask (engine.distributed).
+# engine.render_video: one function, in this process or (client=/scheduler=/workers=)
+# with the frames spread over Dask; it imports Dask only when a cluster is asked for.
 from .distributed.video import render_video
 from .io import load
 from .render.backends import get_projector

@@ -14,9 +14,8 @@ extern "C" __global__ void resolve_surfaces(
     unsigned int background,
     const long long* __restrict__ tris, const int* __restrict__ tri_material,
     const double* __restrict__ adj, const unsigned char* __restrict__ front,
-    const double* __restrict__ vencoded, const double* __restrict__ vlinear,   // (n, 4)
-    const float* __restrict__ uvs, const double* __restrict__ world,           // (n, 2), (n, 3)
-    const double* __restrict__ normals,                                        // (n, 3)
+    const double* __restrict__ vary, int n_vary,                               // (n, n_vary)
+    const long long* __restrict__ offsets,                 // varyings' first columns
     const frustum::Material* __restrict__ materials,
     const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info,
     const double* __restrict__ ambient, int n_dir, const double* __restrict__ dir_l,
@@ -42,36 +41,35 @@ extern "C" __global__ void resolve_surfaces(
         const long long px = p % width, py = p / width;
         double bc[3];
         frustum::pixel_barycentrics(adj + 9 * t, px, py, width, height, bc);
-        const double b0 = bc[0], b1 = bc[1], b2 = bc[2];
         const long long v0 = tris[3 * t], v1 = tris[3 * t + 1], v2 = tris[3 * t + 2];
+        double vals[FR_MAX_VARYINGS];
+        frustum::interpolate(vary, n_vary, v0, v1, v2, bc, vals);
         const frustum::Material& M = materials[tri_material[t]];
         const int shading = M.shading;
         const int flags = M.flags;
         const bool linear = shading != 0;
         double base[4];
-        frustum::base_color(M, linear, vencoded, vlinear, v0, v1, v2, bc, uvs, texels,
-                            tex_info, base);
+        frustum::base_color(M, linear, vals, offsets, texels, tex_info, base);
         const unsigned int alpha = frustum::unorm8(base[3]);
         if (!linear) {
             color_out[p] = frustum::unorm8(base[0]) | (frustum::unorm8(base[1]) << 8) |
                            (frustum::unorm8(base[2]) << 16) | (alpha << 24);
             continue;
         }
-        double w3[3], n[3] = {0.0, 0.0, 0.0};
-        for (int r = 0; r < 3; ++r)
-            w3[r] = world[3 * v0 + r] * b0 + world[3 * v1 + r] * b1 + world[3 * v2 + r] * b2;
+        const double* w3 = vals + offsets[frustum::VARYING_POSITION];
+        double n[3] = {0.0, 0.0, 0.0};
         double nl = 0.0;
         if (shading != 2) {
-            for (int r = 0; r < 3; ++r)
-                n[r] = normals[3 * v0 + r] * b0 + normals[3 * v1 + r] * b1 + normals[3 * v2 + r] * b2;
+            for (int r = 0; r < 3; ++r) n[r] = vals[offsets[frustum::VARYING_NORMAL] + r];
             nl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
             if (nl > 0.0) { n[0] /= nl; n[1] /= nl; n[2] /= nl; }
         }
         if (shading == 2 || !(nl > 0.0)) {  // flat, or no usable normal: the geometric one
             double e1[3], e2[3];
+            const long long p = offsets[frustum::VARYING_POSITION];
             for (int r = 0; r < 3; ++r) {
-                e1[r] = world[3 * v1 + r] - world[3 * v0 + r];
-                e2[r] = world[3 * v2 + r] - world[3 * v0 + r];
+                e1[r] = vary[n_vary * v1 + p + r] - vary[n_vary * v0 + p + r];
+                e2[r] = vary[n_vary * v2 + p + r] - vary[n_vary * v0 + p + r];
             }
             n[0] = e1[1] * e2[2] - e1[2] * e2[1];
             n[1] = e1[2] * e2[0] - e1[0] * e2[2];

@@ -83,30 +83,41 @@ __host__ __device__ inline void pixel_barycentrics(const double* a, long long px
     if (s != 0.0) { b[0] /= s; b[1] /= s; b[2] /= s; }
 }
 
-// Base colour of a triangle with vertices v0..v2 at barycentrics b: material colour x
-// vertex colour x texture, RGB linear when `linear` else sRGB-encoded, alpha as stored
+// The varyings (engine/render/attributes.py VARYINGS), in declaration order: the index
+// of each in the `offsets` array the kernels take (its first column in a varyings row).
+enum Varying { VARYING_POSITION = 0, VARYING_NORMAL, VARYING_UV0, VARYING_COLOR,
+               VARYING_COLOR_LINEAR };
+#define FR_MAX_VARYINGS 64
+
+// Every varying of triangle (v0, v1, v2) at barycentrics b: one generic pass over the
+// n_vary columns of the (n, n_vary) varyings (SurfaceShader.interpolate).
+__host__ __device__ inline void interpolate(const double* __restrict__ vary, int n_vary,
+                                            long long v0, long long v1, long long v2,
+                                            const double b[3], double out[]) {
+    const double* a = vary + (long long)n_vary * v0;
+    const double* c = vary + (long long)n_vary * v1;
+    const double* d = vary + (long long)n_vary * v2;
+    for (int k = 0; k < n_vary; ++k) out[k] = a[k] * b[0] + c[k] * b[1] + d[k] * b[2];
+}
+
+// Base colour from the interpolated varyings `vals`: material colour x vertex colour x
+// texture, RGB linear when `linear` else sRGB-encoded, alpha as stored
 // (SurfaceShader._base).
-__host__ __device__ inline void base_color(const Material& M, bool linear,
-                                           const double* __restrict__ vencoded,
-                                           const double* __restrict__ vlinear,
-                                           long long v0, long long v1, long long v2,
-                                           const double b[3],
-                                           const float* __restrict__ uvs,
+__host__ __device__ inline void base_color(const Material& M, bool linear, const double* vals,
+                                           const long long* __restrict__ offsets,
                                            const unsigned char* __restrict__ texels,
                                            const long long* __restrict__ tex_info,
                                            double base[4]) {
-    const double* vt = linear ? vlinear : vencoded;
+    const double* vc = vals + offsets[linear ? VARYING_COLOR_LINEAR : VARYING_COLOR];
     for (int ch = 0; ch < 4; ++ch) {
         double c = linear ? M.color_linear[ch] : M.color[ch];
-        if (M.flags & 1) c *= vt[4 * v0 + ch] * b[0] + vt[4 * v1 + ch] * b[1] + vt[4 * v2 + ch] * b[2];
+        if (M.flags & 1) c *= vc[ch];
         base[ch] = c;
     }
-    const int ti = M.texture;
-    if (ti >= 0) {
-        const double u = uvs[2 * v0] * b[0] + uvs[2 * v1] * b[1] + uvs[2 * v2] * b[2];
-        const double v = uvs[2 * v0 + 1] * b[0] + uvs[2 * v1 + 1] * b[1] + uvs[2 * v2 + 1] * b[2];
+    if (M.texture >= 0) {
+        const double* uv = vals + offsets[VARYING_UV0];
         double tex[4];
-        sample_texture(texels, tex_info + 6 * ti, u, v, linear, tex);
+        sample_texture(texels, tex_info + 6 * M.texture, uv[0], uv[1], linear, tex);
         for (int ch = 0; ch < 4; ++ch) base[ch] *= tex[ch];
     }
 }

@@ -5,11 +5,9 @@
 
 #define MAX_LIGHTS 8
 
-in vec3 v_world;
-in vec3 v_normal;
-in vec2 v_uv;
-in vec4 v_color_encoded;
-in vec4 v_color_linear;
+// the varyings (v_position, v_normal, v_uv0, v_color, v_color_linear), generated from the
+// attribute layout (engine/render/attributes.py)
+#pragma frustum varyings
 
 // the material record (engine/render/materials.py): a std140 block generated from its
 // dtype replaces this line when the source is loaded (engine.render.gl.glsl)
@@ -39,13 +37,13 @@ vec3 srgb_encode(vec3 l) {
 void main() {
     bool lit = u_material.shading != 0;
     vec4 base = lit ? u_material.color_linear : u_material.color;
-    if ((u_material.flags & 1) != 0) base *= lit ? v_color_linear : v_color_encoded;
+    if ((u_material.flags & 1) != 0) base *= lit ? v_color_linear : v_color;
     if (u_material.texture >= 0) {
         // GL_MIRRORED_REPEAT on the coordinate: even periods as is, odd ones reflected
-        vec2 period = floor(v_uv);
-        vec2 f = v_uv - period;
+        vec2 period = floor(v_uv0);
+        vec2 f = v_uv0 - period;
         vec2 mirrored = mix(f, 1.0 - f, mod(period, 2.0));
-        vec2 uv = vec2(u_mirror.x ? mirrored.x : v_uv.x, u_mirror.y ? mirrored.y : v_uv.y);
+        vec2 uv = vec2(u_mirror.x ? mirrored.x : v_uv0.x, u_mirror.y ? mirrored.y : v_uv0.y);
         base *= texture(u_texture, uv);
     }
     if (u_material.alpha_cutoff >= 0.0 && base.a < u_material.alpha_cutoff) discard;
@@ -55,7 +53,7 @@ void main() {
     }
     // geometric normal towards the viewer: the cross product of the screen-space
     // derivatives (window x right, y up) faces the eye whichever way the triangle winds
-    vec3 geo = normalize(cross(dFdx(v_world), dFdy(v_world)));
+    vec3 geo = normalize(cross(dFdx(v_position), dFdy(v_position)));
     vec3 n;
     if (u_material.shading == 2) {
         n = geo;
@@ -64,7 +62,7 @@ void main() {
         n = len > 0.0 ? v_normal / len : geo;
         if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
     }
-    vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_world);
+    vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_position);
     vec3 diffuse = u_ambient;
     vec3 spec = vec3(0.0);
     for (int i = 0; i < u_n_directional + u_n_point; ++i) {
@@ -73,7 +71,7 @@ void main() {
             l = u_dir_to_light[i];
             e = u_dir_radiance[i];
         } else {
-            vec3 d = u_point_position[i - u_n_directional] - v_world;
+            vec3 d = u_point_position[i - u_n_directional] - v_position;
             float r2 = max(dot(d, d), 1e-30);
             l = normalize(d);
             e = u_point_radiance[i - u_n_directional] / r2;

@@ -1,8 +1,11 @@
 // The surface vertex stage: one launch computes every vertex's clip-space position and,
-// for shading, its batch-frame position and unit normal (engine/render/surface_vertices.py).
-// mvp (k, 4, 4) = VP @ M and nm (k, 3, 3) = inverse transpose of M's 3x3 part are made on
-// the host per frame in double; every product is in the reference's order (no fused
-// multiply-add), so clip coordinates match the CPU backends bit for bit.
+// for shading, its varyings (engine/render/surface_vertices.py, layout in
+// engine/render/attributes.py): the batch-frame position, then each packed attribute by
+// its space (0 normal: inverse transpose, renormalised; 1 direction: the 3x3 part,
+// renormalised; 2 none: copied). mvp (k, 4, 4) = VP @ M and nm (k, 3, 3) = inverse
+// transpose of M's 3x3 part are made on the host per frame in double; every product is
+// in the reference's order (no fused multiply-add), so the outputs match the CPU
+// backends bit for bit.
 #include "common.cuh"
 
 extern "C" __global__ void surface_vertices(const float* __restrict__ positions,     // (n, 3)
@@ -10,11 +13,13 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                                             const double* __restrict__ mvp,          // (k, 4, 4)
                                             const double* __restrict__ model,        // (k, 4, 4)
                                             const double* __restrict__ nm,           // (k, 3, 3)
-                                            const float* __restrict__ normals,       // (n, 3)
+                                            const double* __restrict__ attrs,        // (n, a)
+                                            int n_attrs,
+                                            const long long* __restrict__ rows,      // (r, 4)
+                                            int n_rows, int n_vary,
                                             long long n, int shading,
                                             double* __restrict__ clip,               // (n, 4)
-                                            double* __restrict__ world,              // (n, 3)
-                                            double* __restrict__ wn)                 // (n, 3)
+                                            double* __restrict__ vary)               // (n, v)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -25,13 +30,25 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
             clip[4 * i + r] = A[4 * r] * x + A[4 * r + 1] * y + A[4 * r + 2] * z + A[4 * r + 3];
         if (!shading) continue;
         const double* M = model + 16 * k;
+        double* out = vary + (long long)n_vary * i;
+        const double* in = attrs + (long long)n_attrs * i;
         for (int r = 0; r < 3; ++r)
-            world[3 * i + r] = M[4 * r] * x + M[4 * r + 1] * y + M[4 * r + 2] * z + M[4 * r + 3];
-        const double a = normals[3 * i], b = normals[3 * i + 1], c = normals[3 * i + 2];
-        const double* N = nm + 9 * k;
-        double v[3];
-        for (int r = 0; r < 3; ++r) v[r] = N[3 * r] * a + N[3 * r + 1] * b + N[3 * r + 2] * c;
-        const double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        for (int r = 0; r < 3; ++r) wn[3 * i + r] = len > 0.0 ? v[r] / len : 0.0;
+            out[r] = M[4 * r] * x + M[4 * r + 1] * y + M[4 * r + 2] * z + M[4 * r + 3];
+        for (int j = 0; j < n_rows; ++j) {
+            const long long src = rows[4 * j], dst = rows[4 * j + 1], width = rows[4 * j + 2];
+            const long long space = rows[4 * j + 3];
+            if (space == 2) {
+                for (long long c = 0; c < width; ++c) out[dst + c] = in[src + c];
+                continue;
+            }
+            const double a = in[src], b = in[src + 1], c = in[src + 2];
+            double v[3];
+            for (int r = 0; r < 3; ++r) {
+                const double* N = space == 0 ? nm + 9 * k + 3 * r : M + 4 * r;
+                v[r] = N[0] * a + N[1] * b + N[2] * c;
+            }
+            const double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            for (int r = 0; r < 3; ++r) out[dst + r] = len > 0.0 ? v[r] / len : 0.0;
+        }
     }
 }

@@ -118,7 +118,7 @@ extern "C" __global__ void raster_masked_triangles(
     int width, int height, long long id_base, unsigned long long* keys,
     const long long* __restrict__ tris, const int* __restrict__ tri_material,
     const frustum::Material* __restrict__ materials,
-    const double* __restrict__ vencoded, const float* __restrict__ uvs,
+    const double* __restrict__ vary, int n_vary, const long long* __restrict__ offsets,
     const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
@@ -131,11 +131,11 @@ extern "C" __global__ void raster_masked_triangles(
         const double* A = adj + 9 * t;
         raster_piece(x + 3 * m, y + 3 * m, t, adj, zc, wc, width, height, id_base, keys,
                      [=](long long px, long long py) {
-                         double b[3], base[4];
+                         double b[3], base[4], vals[FR_MAX_VARYINGS];
                          frustum::pixel_barycentrics(A, px, py, width, height, b);
-                         // alpha is never decoded: the encoded table serves both modes
-                         frustum::base_color(M, false, vencoded, vencoded, v0, v1, v2, b, uvs,
-                                             texels, tex_info, base);
+                         frustum::interpolate(vary, n_vary, v0, v1, v2, b, vals);
+                         // the encoded colour: its alpha is the linear one's too
+                         frustum::base_color(M, false, vals, offsets, texels, tex_info, base);
                          return base[3] >= limit;
                      });
     }

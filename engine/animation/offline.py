@@ -3,12 +3,11 @@ t = k / fps seconds (never from the wall clock), so two renders of the same scen
 motion give identical frames.
 
 A motion is anything with ``apply(camera, t)`` (``CameraPath``, ``CameraScript``); a
-``CameraScript`` generator that returns ends the render early. Ctrl-C (SIGINT) and
-SIGTERM stop after the current frame: the writer is closed, so the frames written so far
-are kept in a finalised file. (In the main thread the first signal only sets a flag
-checked between frames, so a frame is never cut half-way into the encoder; a second one
-interrupts at once. A ``KeyboardInterrupt`` raised anywhere in the loop is handled like
-the first signal.) Any other error aborts the writer: nothing new is left at the output.
+``CameraScript`` generator that returns ends the render early. The frames go through
+the one output session of ``engine.io.output`` (``Output``): Ctrl-C (SIGINT) and SIGTERM
+stop at once, a frame being written is finished first, and the writer is closed, so the
+frames written so far are kept in a finalised file; any other error aborts the writer
+and nothing new is left at the output.
 
 Renders are limited to ``MAX_FRAMES`` (1,000,000) frames: more is almost certainly a
 mistyped fps or duration (at 30 fps it is over 9 hours of video).
@@ -17,15 +16,12 @@ mistyped fps or duration (at 30 fps it is over 9 hours of video).
 from __future__ import annotations
 
 import math
-import signal
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import EngineError
+from ..io.output import Output, RenderResult
 from ..io.video import FrameWriter
 from ..progress import Progress
 from ..render.renderer import Renderer
@@ -35,34 +31,6 @@ __all__ = ["MAX_FRAMES", "RenderResult", "check_frame_count", "fit_clip_to_path"
            "frame_times", "render_motion"]
 
 MAX_FRAMES = 1_000_000
-
-
-@dataclass
-class RenderResult:
-    """What ``render_motion`` did.
-
-    frames: frames written; requested: frames asked for; interrupted: stopped by
-    Ctrl-C, SIGTERM or a KeyboardInterrupt; elapsed: wall seconds; path: the output;
-    stop_signal: the signal number that stopped it (signal.SIGINT / SIGTERM), None
-    when not stopped by a signal.
-    """
-
-    frames: int
-    requested: int
-    interrupted: bool
-    elapsed: float
-    path: object
-    stop_signal: int | None = None
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        """In Jupyter the written clip shows inline (an MP4 as an HTML5 video, a GIF as
-        an animated image, a frames folder as its first frame); see engine.io.embed."""
-        from ..io.embed import media_mimebundle
-
-        try:
-            return media_mimebundle(self.path)
-        except FileNotFoundError:
-            return {"text/plain": repr(self)}
 
 
 def check_frame_count(n) -> int:
@@ -109,34 +77,6 @@ def fit_clip_to_path(camera, bounds, path: CameraPath):
     camera.set_clip(far * 1e-4, far)
 
 
-class _StopOnSignals:
-    """First SIGINT or SIGTERM: remember it (the loop stops before the next frame);
-    a second one: raise KeyboardInterrupt at once. Only in the main thread (where signal
-    handlers live)."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self):
-        self.signum = None
-        self._old = {}
-        if threading.current_thread() is threading.main_thread():
-            for s in self.SIGNALS:
-                self._old[s] = signal.signal(s, self._handle)
-
-    def _handle(self, signum, frame):
-        if self.signum is not None:
-            raise KeyboardInterrupt
-        self.signum = signum
-
-    def restore(self):
-        for s, old in self._old.items():
-            # None: the previous handler was not set from Python; use Python's default.
-            if old is None:
-                old = signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL
-            signal.signal(s, old)
-        self._old = {}
-
-
 def render_motion(renderer: Renderer, motion, fps: float, frames: int, writer: FrameWriter,
                   progress: Progress | None = None,
                   on_frame: Callable[[int, object], None] | None = None) -> RenderResult:
@@ -150,8 +90,9 @@ def render_motion(renderer: Renderer, motion, fps: float, frames: int, writer: F
         on_frame: called as ``on_frame(k, frame)`` after frame k is written (for
             previews and tests; raising KeyboardInterrupt there stops the render).
 
-    Returns a RenderResult. Ctrl-C, SIGTERM and KeyboardInterrupt stop the render and
-    the writer is closed (result.interrupted, result.stop_signal). Any other error
+    Returns a RenderResult (``engine.io.output``). Ctrl-C, SIGTERM and
+    KeyboardInterrupt stop the render and the writer is closed (result.interrupted,
+    result.stop_signal). Any other error
     aborts the writer (an earlier output file is left as it was) and propagates; so do
     errors from closing it (OutputError). A frame count outside 1..MAX_FRAMES raises
     EngineError (the writer is aborted).
@@ -166,34 +107,13 @@ def render_motion(renderer: Renderer, motion, fps: float, frames: int, writer: F
         raise
     if isinstance(motion, CameraScript):
         motion.reset()
-    t0 = time.perf_counter()
-    interrupted = False
-    stop = _StopOnSignals()
-    try:
-        try:
-            for k in range(frames):
-                if stop.signum is not None:
-                    raise KeyboardInterrupt
-                t = k / float(fps)
-                if motion.apply(renderer.camera, t) is False:
-                    break  # a generator script has finished
-                frame = renderer.render()
-                writer.write(frame.color)
-                if progress is not None:
-                    progress.update(k + 1)
-                if on_frame is not None:
-                    on_frame(k, frame)
-        except KeyboardInterrupt:
-            interrupted = True
-        except BaseException:
-            writer.abort()
-            raise
-        finally:
-            if progress is not None:
-                progress.finish()
-        # Still under the handlers: a signal while the encoder finishes is only noted.
-        writer.close()
-    finally:
-        stop.restore()
-    return RenderResult(writer.frames, frames, interrupted, time.perf_counter() - t0,
-                        writer.path, stop.signum if interrupted else None)
+    with Output(writer, frames, progress) as out:
+        for k in range(frames):
+            t = k / float(fps)
+            if motion.apply(renderer.camera, t) is False:
+                break  # a generator script has finished
+            frame = renderer.render()
+            out.write(frame.color)
+            if on_frame is not None:
+                on_frame(k, frame)
+    return out.result

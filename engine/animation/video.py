@@ -1,37 +1,32 @@
-"""``engine.render_video``: a scene and a camera move to an MP4, a GIF or PNG frames, in
-one call.
+"""The argument check of ``engine.render_video`` (``engine.distributed.video``): a
+scene, a camera, an output and a motion become a ``VideoPlan`` (the motion object, the
+frame count, size and fps), the same for a render in this process and one spread over
+Dask workers, so both refuse the same arguments with the same messages and render the
+same frames.
 
-    engine.render_video(scene, camera, "orbit.mp4", duration=6)           # turntable
-    engine.render_video(scene, camera, "tour.gif", motion="tour.json")    # a path file
-    engine.render_video(scene, camera, "spin.mp4", motion=spin, frames=120)
-
-Frame k is rendered at t = k / fps seconds exactly (``engine.animation.offline``), so two
-renders of the same scene and motion give the same frames. A motion is a
-``CameraPath``, a ``CameraScript``, a path file (.json / .toml), or any function
-``fn(camera, t)``: it may move the camera and animate nodes (it runs before each frame).
-Without one the camera circles the scene's bounding box once from where it stands.
-
-This is the public entry point for offline video; renderers that distribute frames
-(e.g. over Dask) extend it with keyword arguments rather than a new function.
+A motion is a ``CameraPath``, a ``CameraScript``, a path file (.json / .toml), or any
+function ``fn(camera, t)``: it may move the camera and animate nodes (it runs before
+each frame). Without one the camera circles the scene's bounding box once from where it
+stands.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import EngineError, OutputError
-from ..io.video import open_frame_writer, output_kind
-from ..progress import Progress
-from ..render.renderer import Renderer, check_size
+from ..io.video import output_kind
+from ..render.renderer import check_size
 from ..scene.camera import Camera
 from ..scene.graph import Scene
 from .camera_path import CameraPath, CameraScript
-from .offline import MAX_FRAMES, RenderResult, check_frame_count, frame_count, render_motion
+from .offline import MAX_FRAMES, check_frame_count, frame_count
 
-__all__ = ["render_video"]
+__all__ = ["DEFAULT_TURNTABLE_S", "VideoPlan", "plan_video"]
 
 DEFAULT_TURNTABLE_S = 6.0
 
@@ -69,35 +64,28 @@ def _as_motion(motion, scene: Scene, camera: Camera, duration: float | None):
                     f"function fn(camera, t), got {type(motion).__name__}")
 
 
-def render_video(scene: Scene, camera: Camera, out, motion=None, *, fps: float = 30.0,
-                 duration: float | None = None, frames: int | None = None,
-                 size=(1280, 720), backend: str | None = None, raster: str = "software",
-                 point_size: float | None = None, pad: bool = False,
-                 progress: bool = False, on_frame=None) -> RenderResult:
-    """Render ``scene`` seen by ``camera`` along ``motion`` into the video ``out``.
+@dataclass(frozen=True)
+class VideoPlan:
+    """What ``plan_video`` settled: ``motion`` (an object with ``apply(camera, t)``),
+    ``frames`` (1..MAX_FRAMES), ``size`` (width, height) and ``fps``."""
 
-    Args:
-        scene, camera: what to render (the camera is moved by the motion).
-        out: ".mp4" (H.264), ".gif", or a folder for numbered PNG frames (a name ending
-            in "/" or without a suffix).
-        motion: see the module docstring; None for a turntable around the scene.
-        fps: frames per second (MP4 0.001-1000, GIF 0.002-50).
-        duration: seconds of video (default: the motion's, 6 s for a turntable or a
-            function). ``frames`` instead gives the frame count (1..1,000,000).
-        size: (width, height) in pixels (an MP4 needs even sizes unless ``pad``).
-        backend, raster, point_size: as ``engine.Renderer``.
-        pad: MP4 with an odd size: repeat one edge row/column instead of refusing.
-        progress: print a progress line to stderr.
-        on_frame: called as ``on_frame(k, frame)`` after frame k is written.
+    motion: object
+    frames: int
+    size: tuple
+    fps: float
 
-    Returns:
-        ``engine.animation.offline.RenderResult`` (frames written, interrupted, path...).
-        Ctrl-C stops after the current frame and keeps a playable file.
 
-    Raises:
-        OutputError: ``out`` is an image name or cannot be written, an fps the format
-            cannot store. EngineError: a frame count outside 1..1,000,000, a path file
-            that does not load. ValueError/TypeError: bad arguments, naming them.
+def plan_video(scene: Scene, camera: Camera, out, motion=None, *, fps: float = 30.0,
+               duration: float | None = None, frames: int | None = None,
+               size=(1280, 720)) -> VideoPlan:
+    """Check the arguments of ``engine.render_video`` and settle the motion and the
+    frame count (``duration`` default: the motion's, 6 s for a turntable or a
+    function).
+
+    Raises TypeError for a scene or camera of the wrong type, OutputError for an output
+    that is not a video (an image name, an empty name), ValueError for a bad fps or both
+    duration and frames, EngineError for a frame count outside 1..1,000,000 or a path
+    file that does not load.
     """
     if not isinstance(scene, Scene):
         raise TypeError(f"scene must be an engine.Scene, got {type(scene).__name__}")
@@ -123,11 +111,4 @@ def render_video(scene: Scene, camera: Camera, out, motion=None, *, fps: float =
         except EngineError as exc:
             raise EngineError(f"{length:g} s at {fps:g} fps is over the limit of "
                               f"{MAX_FRAMES:,} frames: {exc}") from None
-    renderer = Renderer(scene, camera, size, backend=backend, point_size=point_size,
-                        raster=raster)
-    try:
-        writer = open_frame_writer(out, size, fps, pad=pad)
-        return render_motion(renderer, motion, fps, n, writer,
-                             Progress(n) if progress else None, on_frame)
-    finally:
-        renderer.close()
+    return VideoPlan(motion, n, size, fps)

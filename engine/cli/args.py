@@ -86,6 +86,24 @@ def size_arg(text: str):
         raise argparse.ArgumentTypeError(str(exc))
 
 
+def out_arg(text: str) -> str:
+    """argparse type for --out: any name but an empty one (``--out "$OUT"`` with OUT
+    unset would otherwise mean the current folder, whose frames would be replaced)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"the output name is empty ({text!r}; an unset variable?): give a file or "
+            f"folder name")
+    return text
+
+
+def seconds_arg(text: str) -> float:
+    """argparse type: a finite number of seconds > 0 ('inf' and 'nan' refused)."""
+    v = _positive(text)
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, got {text!r}")
+    return v
+
+
 def _positive(text: str) -> float:
     try:
         v = float(text)

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 from ..errors import EngineError
+from ..render.backends import BACKENDS
+from ..render.renderer import RASTER_MODES
 from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
 from ..scene.graph import DRAW_MODES
 from ..scene.material import SHADINGS
@@ -26,6 +28,8 @@ from .args import (
     color_arg,
     count_arg,
     index_arg,
+    out_arg,
+    seconds_arg,
     size_arg,
 )
 
@@ -69,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("source", nargs="?", default="demo",
                    help="'demo' (built-in procedural scene) or a 3D file: .obj, .ply, .gltf, "
                         ".glb, .stl, .las, .laz, .pcd, .xyz, .pts or .txt (default: demo)")
-    r.add_argument("--out", "-o", default="frustum.png",
+    r.add_argument("--out", "-o", default="frustum.png", type=out_arg,
                    help="output: image (.png/.jpg), video (.mp4/.gif) or a folder for "
                         "numbered PNG frames (a name ending in '/' or without suffix)")
     _add_scene_options(r)
@@ -83,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--pad", action="store_true",
                    help="MP4 with an odd width/height: pad one edge row/column instead of "
                         "refusing (frames are never rescaled)")
-    r.add_argument("--raster", choices=["software", "gl"], default="software",
+    r.add_argument("--raster", choices=RASTER_MODES, default="software",
                    help="how points are drawn: 'software' = the engine's z-buffered "
                         "rasterizer, no GL needed (default); 'gl' = GL_POINTS on an "
                         "offscreen EGL context")
@@ -102,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "and are complete.")
     m.add_argument("patterns", nargs="+", metavar="PATTERN",
                    help="glob pattern(s) or file name(s) of .obj, .ply, .gltf, .glb, .stl")
-    m.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
+    m.add_argument("--out", "-o", required=True, metavar="DIR", type=out_arg,
+                   help="output folder")
     m.add_argument("--size", type=size_arg, default=(512, 512),
                    help="WIDTHxHEIGHT pixels (default: 512x512)")
     m.add_argument("--turntable", type=_positive, default=None, metavar="SECONDS",
@@ -116,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "framing")
     m.add_argument("--point-size", type=_positive, default=None, metavar="N",
                    help="splat size in pixels (default: per geometry)")
-    m.add_argument("--backend", choices=["auto", "cupy", "numba", "numpy"], default=None,
+    m.add_argument("--backend", choices=BACKENDS, default=None,
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
     m.add_argument("--draw", choices=DRAW_MODES, default=None, help="how meshes are drawn")
     m.add_argument("--shading", choices=SHADINGS, default=None, help="mesh shading")
@@ -140,11 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("files", nargs="+", metavar="FILE",
                    help="'demo' or a 3D file (formats: see docs/assets.md)")
     _add_scene_options(v)
-    v.add_argument("--raster", choices=["auto", "gl", "software"], default="auto",
+    v.add_argument("--raster", choices=("auto", *RASTER_MODES), default="auto",
                    help="'gl' = GL_POINTS from the projected buffer; 'software' = the "
                         "engine's rasterizer shown as a texture; 'auto' (default) = gl on a "
                         "GPU driver, software on a CPU one (Mesa llvmpipe)")
-    v.add_argument("--out", "-o", default="frustum-view.png",
+    v.add_argument("--out", "-o", default="frustum-view.png", type=out_arg,
                    help="image written when no window can be opened (default: %(default)s)")
     v.add_argument("--frames", type=count_arg, default=None, metavar="N",
                    help="close the window after N frames (default: run until Esc)")
@@ -223,12 +228,13 @@ def _add_dask_options(p: argparse.ArgumentParser, what: str):
     g = p.add_mutually_exclusive_group()
     g.add_argument("--workers", type=count_arg, default=None, metavar="N",
                    help=f"{what} on a Dask LocalCluster of N worker processes on this "
-                        f"machine (127.0.0.1, no dashboard)")
+                        f"machine (127.0.0.1, no dashboard); at most one per CPU core "
+                        f"this process may use (a larger N is capped, with a warning)")
     g.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help=f"{what} on the workers of a running Dask scheduler, e.g. "
                         f"tcp://HOST:8786 (workers must reach the input files at the same "
                         f"paths; see docs/distributed.md)")
-    p.add_argument("--connect-timeout", type=_positive, default=20.0, metavar="SECONDS",
+    p.add_argument("--connect-timeout", type=seconds_arg, default=20.0, metavar="SECONDS",
                    help="how long to wait for --scheduler and for its first worker "
                         "(default: %(default)s)")
     p.add_argument("--numba-threads", type=count_arg, default=None, metavar="N",
@@ -262,7 +268,7 @@ def _add_scene_options(p: argparse.ArgumentParser):
                         "video --out (whose length defaults to the animation's)")
     p.add_argument("--point-size", type=_positive, default=None, metavar="N",
                    help="splat size in pixels (default: per geometry)")
-    p.add_argument("--backend", choices=["auto", "cupy", "numba", "numpy"], default=None,
+    p.add_argument("--backend", choices=BACKENDS, default=None,
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
     p.add_argument("--draw", choices=DRAW_MODES, default=None,
                    help="how meshes are drawn (default: solid; point clouds are always "
@@ -339,9 +345,14 @@ def cmd_render(args) -> int:
 
 
 def _cmd_render(args) -> int:
-    from ..errors import OutputError
-    from ..io.image import save_image
-    from ..io.video import output_kind, prepare_output_file
+    """A still image (or, for a video --out, ``_render_animation``). The image output
+    is opened first (``engine.io.video.open_writer``: name, suffix and folder checked
+    before anything is loaded or rendered) and written through the output session of
+    ``engine.io.output``: an earlier image is replaced whole or not at all."""
+    import signal
+
+    from ..io.output import Output
+    from ..io.video import open_writer, output_kind
     from ..render.renderer import Renderer
 
     animated = output_kind(args.out) is not None
@@ -352,30 +363,38 @@ def _cmd_render(args) -> int:
     if not animated and (args.duration is not None or args.frames is not None):
         raise EngineError(f"{args.out}: --duration/--frames need a video output "
                           f"(.mp4, .gif or a folder)")
-    if not animated:
-        prepare_output_file(args.out)  # fail before rendering, not after
-    scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up)
-    _apply_look(args, scene)
-    camera, clip = _file_options(args, scene, camera)
-    path = _place_camera(args, scene, camera)
-    renderer = Renderer(scene, camera, args.size, backend=args.backend,
-                        point_size=args.point_size, raster=args.raster)
-    if animated:
-        try:
+    if args.scheduler is not None:  # a bad address fails before anything is loaded
+        from ..distributed.cluster import check_address
+
+        check_address(args.scheduler)
+    writer = None if animated else open_writer(args.out, args.size)
+    renderer = None
+    try:
+        scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up)
+        _apply_look(args, scene)
+        camera, clip = _file_options(args, scene, camera)
+        path = _place_camera(args, scene, camera)
+        renderer = Renderer(scene, camera, args.size, backend=args.backend,
+                            point_size=args.point_size, raster=args.raster)
+        if animated:
             return _render_animation(args, scene, camera, renderer, path, clip)
-        finally:
-            renderer.close()
-    t0 = time.perf_counter()
-    try:
-        frame = renderer.render()
+        with Output(writer, 1) as out:
+            t0 = time.perf_counter()
+            frame = renderer.render()
+            dt = time.perf_counter() - t0
+            out.write(frame.color)
     finally:
-        renderer.close()
-    dt = time.perf_counter() - t0
-    try:
-        out = save_image(args.out, frame.color)
-    except OSError as exc:
-        raise OutputError(f"{args.out}: cannot write: {exc.strerror or exc}") from exc
-    print(f"wrote {out.resolve()} ({args.size[0]}x{args.size[1]}, "
+        if renderer is not None:
+            renderer.close()
+        if writer is not None:
+            writer.abort()  # no-op once closed: a failed load leaves no new folder
+    result = out.result
+    if result.interrupted:
+        how = "stopped by SIGTERM" if result.stop_signal == signal.SIGTERM else "interrupted"
+        print(f"frustum: {how}; nothing written to {Path(args.out).resolve()}",
+              file=sys.stderr)
+        return 128 + (result.stop_signal or signal.SIGINT)
+    print(f"wrote {Path(args.out).resolve()} ({args.size[0]}x{args.size[1]}, "
           f"{_contents(renderer)}, backend {renderer.projector.name}, "
           f"raster {renderer.raster}, {dt * 1000:.0f} ms)")
     return 0
@@ -482,7 +501,7 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
 
 def cmd_render_many(args) -> int:
     """Exit status 0 when every file was written or skipped, 1 when some failed, 130
-    after Ctrl-C (the finished outputs stay; a rerun resumes)."""
+    after Ctrl-C and 143 after SIGTERM (the finished outputs stay; a rerun resumes)."""
     from ..distributed.many import ManySpec, render_many
 
     fmt = args.format or ("mp4" if args.turntable else "png")
@@ -505,8 +524,11 @@ def cmd_render_many(args) -> int:
                f"{res.count('failed')} failed of {len(res.items)} files in "
                f"{res.elapsed:.1f} s; index {res.index}")
     if res.interrupted:
-        print(f"frustum: interrupted: {summary}; run again to resume", file=sys.stderr)
-        return 130
+        import signal
+
+        how = "stopped by SIGTERM" if res.stop_signal == signal.SIGTERM else "interrupted"
+        print(f"frustum: {how}: {summary}; run again to resume", file=sys.stderr)
+        return 128 + (res.stop_signal or signal.SIGINT)
     print(summary)
     return 1 if res.failed else 0
 
@@ -517,6 +539,13 @@ def cmd_view(args) -> int:
 
     if args.frames is not None and args.frames < 1:
         raise EngineError(f"--frames must be >= 1, got {args.frames}")
+    from ..io.image import check_image_name
+    from ..io.output import check_output_name
+
+    try:  # the image written without a display: checked before any window or render
+        check_image_name(check_output_name(args.out))
+    except EngineError as exc:
+        raise EngineError(f"--out {exc}") from None
     if args.record is not None:
         from ..animation.pathfile import is_path_file
 

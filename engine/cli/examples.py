@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from .args import ArgumentParser, count_arg, size_arg
+from ..render.backends import BACKENDS
+from ..render.renderer import RASTER_MODES
+from .args import ArgumentParser, count_arg, out_arg, size_arg
 
 __all__ = ["example_parser", "examples_folder", "list_examples", "run_example",
            "run_example_script"]
@@ -25,14 +27,14 @@ def example_parser(description: str, size=(960, 540), frames: int = 120) -> argp
                    help="no window: run FRAMES frames with simulated time, write --out")
     p.add_argument("--frames", type=count_arg, default=None,
                    help=f"frames to run (headless default {frames}; window: until Esc)")
-    p.add_argument("--out", default=None,
+    p.add_argument("--out", default=None, type=out_arg,
                    help="PNG of the last frame, or (headless) a pattern with {frame} for "
                         "every frame, e.g. out/f{frame:04d}.png")
     p.add_argument("--size", type=size_arg, default=size, help="WIDTHxHEIGHT pixels")
     p.add_argument("--seed", type=int, default=0, help="random seed (reproducible runs)")
-    p.add_argument("--backend", choices=["auto", "cupy", "numba", "numpy"], default=None,
+    p.add_argument("--backend", choices=BACKENDS, default=None,
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
-    p.add_argument("--raster", choices=["auto", "gl", "software"], default="auto",
+    p.add_argument("--raster", choices=("auto", *RASTER_MODES), default="auto",
                    help="window drawing path (see engine.display.Viewer)")
     p.set_defaults(default_frames=frames)
     return p

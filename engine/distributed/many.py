@@ -1,17 +1,26 @@
 """Render a collection: one image (or turntable clip) per 3D file, in this process or on
 Dask workers (``frustum render-many``).
 
-Inputs are glob patterns (``models/**/*.glb``; ``**`` crosses folders) or plain file
-names; only files with a suffix ``engine.io.load`` reads are taken. Each output keeps
-the input's path below the pattern's fixed folder: ``models/cars/a.glb`` ->
-``OUT/cars/a.png``. Two inputs that would share an output name (``a.glb`` and ``a.obj``
-in one folder) keep their suffix instead (``a.glb.png``, ``a.obj.png``).
+Inputs are glob patterns (``models/**/*.glb``; ``**`` crosses folders, symlinked
+folders included) or plain file names; only files with a suffix ``engine.io.load``
+reads are taken, each file once (one reached twice through links is one input).
 
-Every output is written to a temporary name beside it and renamed into place only when
-complete, so an output under its final name is always whole. A second run skips each
-output that already exists and is complete (a readable image, an MP4 with its index
-box, a GIF that decodes), so an interrupted run is resumed by running it again; pass
-``force`` to render everything again.
+One output per input, by this rule: the root is the deepest folder that holds the fixed
+folders of every pattern (the part before the first wildcard; a plain name's folder),
+and each output keeps the input's path below the root, as the pattern names it (links
+are not resolved): ``models/**/*.glb`` gives ``models/cars/a.glb`` -> ``OUT/cars/a.png``;
+``'A/*.obj' 'B/*.obj'`` gives ``OUT/A/a.png`` and ``OUT/B/a.png``. Inputs that would
+still share an output name (``a.glb`` and ``a.obj`` in one folder) keep their suffix
+instead (``a.glb.png``, ``a.obj.png``).
+
+Every output goes through the output lifecycle of ``engine.io.output``: written to
+``NAME.partial.SUFFIX`` beside it and renamed into place only when complete, so an
+output under its final name is always whole; Ctrl-C or SIGTERM stops at once (an output
+being put in place is finished first). A second run skips each output that already
+exists and is complete, so an interrupted run is resumed by running it again: an image
+counts as complete only when all of it decodes (a JPEG or PNG cut short is rendered
+again), a GIF when every frame decodes, an MP4 when its boxes end at the end of the
+file and include the index ('moov'). Pass ``force`` to render everything again.
 
 A file that fails (cannot be read, has nothing to draw, crashes its worker) is reported
 with a one-line error and the others go on. ``OUT/index.json`` lists every input with
@@ -25,6 +34,7 @@ alone writes under OUT.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import io
 import json
@@ -37,9 +47,16 @@ import uuid
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from ..errors import EngineError
+from ..errors import EngineError, OutputError
+from ..io.output import Output, PartialFile, check_output_name
 from ..progress import Progress
-from .cluster import DEFAULT_CONNECT_TIMEOUT, dask_client, require_dask
+from .cluster import (
+    DEFAULT_CONNECT_TIMEOUT,
+    check_address,
+    check_timeout,
+    dask_client,
+    require_dask,
+)
 
 __all__ = [
     "CLIP_FORMATS",
@@ -105,10 +122,15 @@ class Item:
 
 @dataclass
 class ManyResult:
+    """What ``render_many`` did: ``items`` (each Item with its status), ``index`` (the
+    path of OUT/index.json), ``elapsed`` seconds, ``interrupted`` and ``stop_signal``
+    (the signal that stopped it, or None)."""
+
     items: list = field(default_factory=list)
     index: Path | None = None
     elapsed: float = 0.0
     interrupted: bool = False
+    stop_signal: int | None = None
 
     def count(self, status: str) -> int:
         return sum(1 for it in self.items if it.status == status)
@@ -130,14 +152,17 @@ def _fixed_folder(pattern: str) -> Path:
 
 
 def plan(patterns, out_dir, fmt: str = "png") -> list[Item]:
-    """The inputs matched by ``patterns`` (sorted, each once) and their outputs in
-    ``out_dir`` with suffix ``fmt``. Raises EngineError when nothing matches."""
+    """The inputs matched by ``patterns`` (sorted, each file once) and their outputs in
+    ``out_dir`` with suffix ``fmt``, one per input (see the module docstring for the
+    rule). Raises EngineError when nothing matches or a plain file name does not
+    exist."""
     from ..io.loaders import SUPPORTED_SUFFIXES
 
     if isinstance(patterns, (str, os.PathLike)):
         patterns = [patterns]
     out_dir = Path(out_dir).resolve()
-    found: dict[Path, Path] = {}
+    found: dict[Path, Path] = {}  # resolved file -> absolute path as named (unresolved)
+    bases = []
     ignored = 0
     for pattern in patterns:
         pattern = os.path.expanduser(str(pattern))
@@ -149,6 +174,7 @@ def plan(patterns, out_dir, fmt: str = "png") -> list[Item]:
             names = [pattern] if Path(pattern).exists() else []
             if not names:
                 raise EngineError(f"{pattern}: no such file")
+        bases.append(os.path.abspath(base))
         for name in sorted(names):
             p = Path(name)
             if not p.is_file():
@@ -156,24 +182,26 @@ def plan(patterns, out_dir, fmt: str = "png") -> list[Item]:
             if p.suffix.lower() not in SUPPORTED_SUFFIXES:
                 ignored += 1
                 continue
-            found.setdefault(p.resolve(), p.resolve().relative_to(base.resolve())
-                             if p.resolve().is_relative_to(base.resolve()) else Path(p.name))
+            found.setdefault(p.resolve(), Path(os.path.abspath(p)))
     if not found:
         what = ", ".join(map(str, patterns))
         extra = f" ({ignored} other files ignored)" if ignored else ""
         raise EngineError(f"no 3D file ({', '.join(sorted(SUPPORTED_SUFFIXES))}) matches "
                           f"{what}{extra}")
-    plain = {src: out_dir / rel.parent / f"{rel.stem}.{fmt}" for src, rel in found.items()}
-    counts: dict[Path, int] = {}
-    for out in plain.values():
-        counts[out] = counts.get(out, 0) + 1
-    items = []
-    for src, rel in sorted(found.items()):
-        out = plain[src]
-        if counts[out] > 1:
-            out = out_dir / rel.parent / f"{rel.name}.{fmt}"
-        items.append(Item(str(src), str(out)))
-    return items
+    root = Path(os.path.commonpath(bases))
+    rel = {src: named.relative_to(root) for src, named in found.items()}
+    outputs = {src: out_dir / r.parent / f"{r.stem}.{fmt}" for src, r in rel.items()}
+    while True:  # a shared name keeps the input's suffix; repeat until all differ
+        users: dict[Path, list] = {}
+        for src, out in outputs.items():
+            users.setdefault(out, []).append(src)
+        shared = [src for srcs in users.values() if len(srcs) > 1 for src in srcs]
+        full = [src for src in shared if outputs[src].name != f"{rel[src].name}.{fmt}"]
+        if not full:
+            break
+        for src in full:
+            outputs[src] = out_dir / rel[src].parent / f"{rel[src].name}.{fmt}"
+    return [Item(str(src), str(outputs[src])) for src in sorted(found)]
 
 
 def _mp4_complete(path: Path) -> bool:
@@ -200,24 +228,37 @@ def _mp4_complete(path: Path) -> bool:
     return pos == size and b"moov" in seen and b"ftyp" in seen
 
 
+# What the last bytes of a whole file are: PNG's IEND chunk (PNG spec, section 11.2.5,
+# with its CRC), JPEG's EOI marker (ITU T.81, B.2.1), the GIF trailer (GIF89a, 27).
+_TRAILERS = {".png": b"\x00\x00\x00\x00IEND\xaeB`\x82", ".jpg": b"\xff\xd9",
+             ".gif": b"\x3b"}
+
+
 def is_complete(path) -> bool:
-    """Whether ``path`` holds a whole output: an image Pillow verifies (GIFs decode to
-    their last frame), or an MP4 whose boxes end at the end of the file with 'moov'."""
+    """Whether ``path`` holds a whole output: an image that ends with its format's
+    trailer and whose every pixel decodes (every frame of a GIF; Pillow's ``verify``
+    checks PNG chunk checksums but nothing of a JPEG, and a decoder forgives a file cut
+    in its last bytes), or an MP4 whose boxes end at the end of the file with 'moov'."""
     p = Path(path)
     try:
         if not p.is_file() or p.stat().st_size == 0:
             return False
         if p.suffix.lower() == ".mp4":
             return _mp4_complete(p)
+        trailer = _TRAILERS.get(p.suffix.lower())
+        if trailer is not None:
+            with open(p, "rb") as f:
+                f.seek(max(0, p.stat().st_size - len(trailer)))
+                if f.read() != trailer:
+                    return False
         from PIL import Image
 
         with Image.open(p) as im:
-            if p.suffix.lower() == ".gif":
-                for k in range(getattr(im, "n_frames", 1)):
-                    im.seek(k)
+            im.verify()
+        with Image.open(p) as im:  # verify() leaves the image unusable: open again
+            for k in range(getattr(im, "n_frames", 1)):
+                im.seek(k)
                 im.load()
-            else:
-                im.verify()
         return True
     except (OSError, ValueError, SyntaxError, struct.error, EOFError):
         return False
@@ -290,22 +331,12 @@ def render_item(spec: ManySpec, source: str) -> dict:
             "frames": frames}
 
 
-def _write_atomic(path: Path, data: bytes):
-    """``data`` to a temporary file beside ``path``, renamed over it when complete."""
+def _write_file(path: Path, data: bytes):
+    """``data`` to ``path`` through the output lifecycle (``engine.io.output.
+    PartialFile``: a temporary name beside it, renamed over it when complete)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.partial-{uuid.uuid4().hex[:8]}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
+    with PartialFile(path) as tmp:
+        tmp.write_bytes(data)
 
 
 class _FileProgress(Progress):
@@ -342,7 +373,7 @@ class _Index:
                "summary": {s: sum(1 for it in self.items if it.status == s)
                            for s in ("written", "skipped", "failed", "pending")},
                "items": entries}
-        _write_atomic(self.path, (json.dumps(doc, indent=1) + "\n").encode())
+        _write_file(self.path, (json.dumps(doc, indent=1) + "\n").encode())
 
 
 def render_many(patterns, out_dir, spec: ManySpec | None = None, *, client=None,
@@ -352,28 +383,26 @@ def render_many(patterns, out_dir, spec: ManySpec | None = None, *, client=None,
     """Render every 3D file matched by ``patterns`` into ``out_dir`` (see the module
     docstring), on Dask when ``client``, ``scheduler`` or ``workers`` is given.
 
-    Returns a ManyResult (``items`` with each status, ``index`` path). Ctrl-C stops:
-    outputs finished so far stay, the index says which, and a rerun resumes. Raises
-    EngineError when nothing matches or the output folder cannot be used.
+    Returns a ManyResult (``items`` with each status, ``index`` path). Ctrl-C or
+    SIGTERM stops at once (``interrupted``, ``stop_signal``): outputs finished so far
+    stay, the index says which, and a rerun resumes. Raises EngineError when nothing
+    matches, OutputError when the output folder cannot be used (an empty name
+    included).
     """
-    from ..errors import OutputError
-
     spec = spec or ManySpec()
     if spec.format not in IMAGE_FORMATS + CLIP_FORMATS:
         raise EngineError(f"format must be one of {', '.join(IMAGE_FORMATS + CLIP_FORMATS)}, "
                           f"got {spec.format!r}")
     if spec.clip and not spec.turntable:
         raise EngineError(f"a {spec.format} per file is a turntable: give its seconds")
-    out = Path(out_dir)
+    if scheduler is not None:  # a bad address fails before the folder is made
+        check_address(scheduler)
+    check_timeout(connect_timeout)
+    out = Path(check_output_name(out_dir))
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out}: is a file, not a folder")
     t0 = time.perf_counter()
     items = plan(patterns, out, spec.format)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{out}: cannot create the folder: {exc.strerror or exc}") from exc
-    index = _Index(out.resolve(), items, spec)
     todo = []
     for it in items:
         if not force and is_complete(it.output):
@@ -381,43 +410,68 @@ def render_many(patterns, out_dir, spec: ManySpec | None = None, *, client=None,
             it.bytes = Path(it.output).stat().st_size
         else:
             todo.append(it)
-    bar = _FileProgress(max(1, len(todo)), label="render-many") if progress and todo else None
-    result = ManyResult(items, index.path)
+    on_dask = bool(todo) and any(v is not None for v in (client, scheduler, workers))
+    if on_dask and spec.numba_threads is None:
+        spec = replace(spec, numba_threads=1)
+    with contextlib.ExitStack() as stack:
+        # Connected first: a cluster that cannot be used leaves no folder behind.
+        c = stack.enter_context(dask_client(client, scheduler, workers, threads_per_worker,
+                                            spec.numba_threads, connect_timeout)
+                                ) if on_dask else None
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{out}: cannot create the folder: {exc.strerror or exc}"
+                              ) from exc
+        index = _Index(out.resolve(), items, spec)
+        bar = (_FileProgress(max(1, len(todo)), label="render-many")
+               if progress and todo else None)
+        result = ManyResult(items, index.path)
+        index.write(force=True)
+        try:
+            with Output(_Files(index), len(todo), bar) as session:
+                if c is not None:
+                    _run_on_dask(c, spec, todo, session.write, window)
+                else:
+                    for it in todo:
+                        session.write(it, render_item(spec, it.source))
+        finally:
+            result.elapsed = time.perf_counter() - t0
+    result.interrupted = session.result.interrupted
+    result.stop_signal = session.result.stop_signal
+    return result
 
-    def finish(it: Item, r: dict):
+
+class _Files:
+    """render-many's writer in the output session (``engine.io.output.Output``):
+    ``write(item, result)`` puts one file in place (or records why it failed) and
+    updates the index; ``close``/``abort`` write the index a last time (the outputs
+    put in place stay either way)."""
+
+    def __init__(self, index: _Index):
+        self.index = index
+        self.path = index.path.parent
+        self.frames = 0  # files done (written or failed)
+
+    def write(self, it: Item, r: dict):
         it.seconds = round(float(r["seconds"]), 3)
         if r["ok"]:
             try:
-                _write_atomic(Path(it.output), r["data"])
-            except OSError as exc:
-                it.status, it.error = "failed", f"cannot write {it.output}: {exc.strerror or exc}"
+                _write_file(Path(it.output), r["data"])
+            except (OSError, OutputError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                it.status, it.error = "failed", f"cannot write {it.output}: {why}"
             else:
                 it.status, it.bytes, it.frames = "written", len(r["data"]), r["frames"]
         else:
             it.status, it.error = "failed", r["error"]
-        if bar is not None:
-            bar.update(bar.done + 1)
-        index.write()
+        self.frames += 1
+        self.index.write()
 
-    index.write(force=True)
-    try:
-        if any(v is not None for v in (client, scheduler, workers)) and todo:
-            if spec.numba_threads is None:
-                spec = replace(spec, numba_threads=1)
-            with dask_client(client, scheduler, workers, threads_per_worker,
-                             spec.numba_threads, connect_timeout) as c:
-                _run_on_dask(c, spec, todo, finish, window)
-        else:
-            for it in todo:
-                finish(it, render_item(spec, it.source))
-    except KeyboardInterrupt:
-        result.interrupted = True
-    finally:
-        if bar is not None:
-            bar.finish()
-        index.write(force=True)
-        result.elapsed = time.perf_counter() - t0
-    return result
+    def close(self):
+        self.index.write(force=True)
+
+    abort = close
 
 
 def _run_on_dask(client, spec, todo, finish, window=None):

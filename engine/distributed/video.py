@@ -28,14 +28,12 @@ and the frames written so far are kept in a finalised file.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import shutil
 import tempfile
-import time
 
-from ..animation.offline import RenderResult, _StopOnSignals, check_frame_count, frame_count
-from ..errors import EngineError, OutputError
+from ..errors import EngineError
+from ..io.output import Output, RenderResult
 from ..progress import Progress
 from .cluster import check_workers, dask_client, require_dask, share
 from .job import RenderJob, render_frames, take_frame
@@ -105,22 +103,21 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
     back: "auto" (default) through a temporary folder when every worker sees it (the
     workers run on this machine; see ``render_frames``), else through Dask; None:
     always through Dask; a path: that folder (shared by the workers and this process).
-    Errors abort the writer (nothing new is left at the output) and propagate.
+    The writer goes through the output session of ``engine.io.output`` (signals,
+    progress, close or abort), as in the single-process render. Errors abort the writer
+    (nothing new is left at the output) and propagate.
     """
     distributed = require_dask()
     if tuple(writer.size) != tuple(job.size):
         writer.abort()
         raise ValueError(f"job size {job.size} differs from writer size {writer.size}")
-    t0 = time.perf_counter()
     n = job.frames
     alpha = (not str(getattr(writer, "path", "")).lower().endswith((".mp4", ".gif"))
              if rgba is None else bool(rgba))
     futures = {}
-    interrupted = False
-    stop = _StopOnSignals()
     job_future = None
     spool_dir = None
-    try:
+    with Output(writer, n, progress) as out:
         try:
             threads = check_workers(client)
             chunk = max(1, int(chunk)) if chunk else chunk_size(job, threads, 4 if alpha else 3)
@@ -148,8 +145,6 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
             while submitted < n and submitted - written < window:
                 submit()
             for fut, result in done:
-                if stop.signum is not None:
-                    raise KeyboardInterrupt
                 if fut.status != "finished":  # erred or cancelled: raise its exception
                     try:
                         fut.result()
@@ -171,9 +166,7 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                         pending[k] = color
                 while written in pending:
                     color = pending.pop(written)
-                    writer.write(color)
-                    if progress is not None:
-                        progress.update(written + 1)
+                    out.write(color)
                     if on_frame is not None:
                         on_frame(written, color)
                     written += 1
@@ -181,11 +174,6 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                     submit()
                 if written == n:
                     break
-        except KeyboardInterrupt:
-            interrupted = True
-        except BaseException:
-            writer.abort()
-            raise
         finally:
             if futures:
                 client.cancel(list(futures.values()))
@@ -193,13 +181,7 @@ def render_job(job: RenderJob, writer, client, progress: Progress | None = None,
                 job_future.release()
             if spool_dir is not None and spool == "auto":
                 shutil.rmtree(spool_dir, ignore_errors=True)  # files of lost attempts too
-            if progress is not None:
-                progress.finish()
-        writer.close()
-    finally:
-        stop.restore()
-    return RenderResult(writer.frames, n, interrupted, time.perf_counter() - t0,
-                        writer.path, stop.signum if interrupted else None)
+    return out.result
 
 
 def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0,
@@ -213,12 +195,16 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
     """``engine.render_video``: render ``scene`` seen by ``camera`` along ``motion`` into
     the video ``out``, in this process, or with its frames spread over Dask workers when
     ``client``, ``scheduler`` or ``workers`` is given; both write the same file, byte for
-    byte.
+    byte. One function: the arguments are checked once (``engine.animation.video.
+    plan_video``) and the frames go through one output session (``engine.io.output``).
 
-    Without a cluster this is ``engine.animation.video.render_video`` (see it for
-    ``motion``, ``fps``, ``duration``, ``frames``, ``size``, ``backend``, ``raster``,
-    ``point_size``, ``pad``, ``progress``, ``on_frame`` and what is raised); the extra
-    arguments are:
+        engine.render_video(scene, camera, "orbit.mp4", duration=6)           # turntable
+        engine.render_video(scene, camera, "tour.gif", motion="tour.json")    # a path file
+        engine.render_video(scene, camera, "spin.mp4", motion=spin, frames=120)
+        engine.render_video(scene, camera, "orbit.mp4", workers=2)            # on Dask
+
+    Frame k is rendered at t = k / fps seconds exactly, so two renders of the same scene
+    and motion give the same frames.
 
     Args:
         scene: an ``engine.Scene``, or a 3D file path or 'demo' (loaded and framed like
@@ -227,9 +213,23 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
         camera: the camera (None with a file: the framed one). The motion moves it; on
             Dask the workers move copies and the camera is left at the last frame's
             pose, as in this process.
+        out: ".mp4" (H.264), ".gif", or a folder for numbered PNG frames (a name ending
+            in "/" or without a suffix).
+        motion: a ``CameraPath``, a ``CameraScript``, a path file (.json/.toml) or a
+            function ``fn(camera, t)`` (it may animate nodes too); None: a turntable
+            around the scene from where the camera stands.
+        fps: frames per second (MP4 0.001-1000, GIF 0.002-50).
+        duration: seconds of video (default: the motion's, 6 s for a turntable or a
+            function). ``frames`` instead gives the frame count (1..1,000,000).
+        size: (width, height) in pixels (an MP4 needs even sizes unless ``pad``).
+        backend, raster, point_size: as ``engine.Renderer``.
+        pad: MP4 with an odd size: repeat one edge row/column instead of refusing.
+        progress: print a progress line to stderr.
+        on_frame: called as ``on_frame(k, frame)`` after frame k is written.
         client: a ``distributed.Client``; scheduler: the address of a running scheduler
             (tcp://HOST:8786); workers: a LocalCluster of this many processes on
-            127.0.0.1, closed at the end. At most one.
+            127.0.0.1, closed at the end (at most the usable CPU cores: see
+            ``engine.distributed.cluster.max_local_workers``). At most one of the three.
         threads_per_worker: threads of each embedded worker (default 1).
         numba_threads: Numba threads per worker thread (default 1; None: Numba's own).
         draw, shading, background: as --draw/--shading/--background, for a file.
@@ -238,11 +238,22 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
     default turntable, or an animation clip (``ClipMotion``; the scene travels with
     it); a ``CameraScript`` or a plain function runs in order and is refused
     (EngineError).
+
+    Returns:
+        ``engine.io.output.RenderResult`` (frames written, interrupted, path...).
+        Ctrl-C stops at once and keeps a playable file with the frames so far.
+
+    Raises:
+        OutputError: ``out`` is an image name, empty or cannot be written, an fps the
+            format cannot store. EngineError: a frame count outside 1..1,000,000, a path
+            file that does not load, a Dask cluster that cannot be reached.
+            ValueError/TypeError: bad arguments, naming them.
     """
-    from ..animation import video as serial
-    from ..io.video import open_frame_writer, output_kind
+    from ..animation.offline import render_motion
+    from ..animation.video import plan_video
+    from ..io.video import open_frame_writer
     from ..render.frame import Frame
-    from ..render.renderer import check_size
+    from ..render.renderer import Renderer, check_size
     from ..scene.graph import Scene
 
     if out is None:
@@ -259,35 +270,23 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
     elif draw is not None or shading is not None or background is not None:
         raise EngineError("draw=/shading=/background= apply to a file; set them on the "
                           "Scene's nodes")
+    plan = plan_video(scene, camera, out, motion, fps=fps, duration=duration,
+                      frames=frames, size=size)
+    n, size, fps = plan.frames, plan.size, plan.fps
+    report = Progress(n) if progress else None
     if not any(v is not None for v in (client, scheduler, workers)):
-        return serial.render_video(scene, camera, out, motion, fps=fps, duration=duration,
-                                   frames=frames, size=size, backend=backend, raster=raster,
-                                   point_size=point_size, pad=pad, progress=progress,
-                                   on_frame=on_frame)
-    # The same checks, motion and frame count as the serial function, so both render
-    # the same frames.
-    from ..scene.camera import Camera
-
-    if not isinstance(camera, Camera):
-        raise TypeError(f"camera must be an engine.Camera, got {type(camera).__name__}")
-    if output_kind(out) is None:
-        raise OutputError(f"{out}: render_video writes .mp4, .gif or a folder of PNG frames")
-    size = check_size(size)
-    fps = float(fps)
-    if not (fps > 0 and math.isfinite(fps)):
-        raise ValueError(f"fps must be a positive number, got {fps}")
-    if duration is not None and frames is not None:
-        raise ValueError("give duration or frames, not both")
-    motion, motion_length = serial._as_motion(motion, scene, camera, duration)
-    if frames is not None:
-        n = check_frame_count(frames)
-    else:
-        n = frame_count(duration or motion_length or serial.DEFAULT_TURNTABLE_S, fps)
+        renderer = Renderer(scene, camera, size, backend=backend, point_size=point_size,
+                            raster=raster)
+        try:
+            writer = open_frame_writer(out, size, fps, pad=pad)
+            return render_motion(renderer, plan.motion, fps, n, writer, report, on_frame)
+        finally:
+            renderer.close()
     if source is not None:  # workers load the file (or get the scene: RenderJob.create)
         from .job import SceneSource
 
         source = SceneSource.from_file(source, draw, shading, background)
-    job = RenderJob.create(scene if source is None else source, camera, motion, fps, n,
+    job = RenderJob.create(scene if source is None else source, camera, plan.motion, fps, n,
                            size, backend=backend,
                            point_size=point_size, raster=raster, numba_threads=numba_threads)
     writer = open_frame_writer(out, size, fps, pad=pad)
@@ -295,10 +294,10 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
     try:
         with dask_client(client, scheduler, workers, threads_per_worker,
                          numba_threads) as c:
-            result = render_job(job, writer, c, Progress(n) if progress else None,
-                                on_frame=hook, rgba=on_frame is not None or None)
+            result = render_job(job, writer, c, report, on_frame=hook,
+                                rgba=on_frame is not None or None)
     finally:
         writer.abort()  # no-op once closed: a cluster that fails leaves nothing behind
     if result.frames:
-        motion.apply(camera, job.time(result.frames - 1))  # where the serial render ends
+        plan.motion.apply(camera, job.time(result.frames - 1))  # where the serial render ends
     return result

@@ -395,7 +395,7 @@ class App:
         Raises ValueError for frames < 1, OutputError for an output that cannot be
         written.
         """
-        from ..io.image import save_image
+        from ..io.image import check_image_name, save_image
         from ..io.video import VIDEO_SUFFIXES, open_frame_writer
 
         frames = int(frames)
@@ -405,6 +405,8 @@ class App:
         video = None
         if out is not None and not per_frame and str(out).lower().endswith(VIDEO_SUFFIXES):
             video = open_frame_writer(out, self.size, 1.0 / float(frame_dt))
+        elif out is not None:  # an image suffix that cannot be written: before frame 0
+            check_image_name(str(out).format(frame=0) if per_frame else out)
         frame = None
         try:
             for i in range(frames):

@@ -1,13 +1,17 @@
-"""Writing frame sequences: MP4 (H.264 by the ffmpeg that imageio-ffmpeg bundles), an
-animated GIF (encoded frame by frame with Pillow) or a folder of numbered PNG files.
+"""Writing frames: MP4 (H.264 by the ffmpeg that imageio-ffmpeg bundles), an animated
+GIF (encoded frame by frame with Pillow), a folder of numbered PNG files, or one still
+image (``ImageWriter``). ``open_writer`` picks the writer for an output name; the
+lifecycle every writer follows (checked first, temporary name and rename, one session
+for signals and progress) is described in ``engine.io.output``.
 
 Guarantees of every writer:
 
 - The output folder is created and a file is test-created in it when the writer is
   made, so an output that cannot be written (a missing or read-only folder, a file where
   a folder should be) raises ``OutputError`` before any frame is rendered.
-- MP4 and GIF are written to ``NAME.partial.SUFFIX`` beside the output and renamed over
-  it only once finalised (``close``): an earlier file at the output is never
+- Every file (MP4, GIF, a still image, each PNG frame) is written to
+  ``NAME.partial.SUFFIX`` beside the output and renamed over it only once finalised
+  (``engine.io.output.PartialFile``): an earlier file at the output is never
   half-replaced, and when encoding fails (ffmpeg exits with an error or writes nothing,
   the disk is full) the earlier file is left as it was and ``OutputError`` says why.
   A ``.partial`` file left by a killed process is overwritten by the next render to the
@@ -38,18 +42,20 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import OutputError
-from .image import save_image
+from .image import check_image_name, save_image
+from .output import PartialFile, check_output_name
 
 __all__ = [
     "MAX_FPS",
     "VIDEO_SUFFIXES",
     "FrameWriter",
     "GifWriter",
+    "ImageWriter",
     "Mp4Writer",
     "PngSequenceWriter",
     "open_frame_writer",
+    "open_writer",
     "output_kind",
-    "prepare_output_file",
 ]
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
@@ -73,10 +79,12 @@ def output_kind(out) -> str | None:
     """"mp4", "gif" or "frames" (a folder: trailing slash, an existing folder, or a
     name without suffix) for an animation output; None for anything else (an image).
 
-    Raises OutputError for a name that is only a suffix (``.png``, ``out/.mp4``): such
-    a name is almost certainly a forgotten file name, not a hidden folder.
+    Raises OutputError for an empty name (``--out "$OUT"`` with OUT unset would
+    otherwise mean the current folder) and for a name that is only a suffix (``.png``,
+    ``out/.mp4``): such a name is almost certainly a forgotten file name, not a hidden
+    folder.
     """
-    s = str(out)
+    s = check_output_name(out)
     p = Path(s)
     if s.endswith(("/", os.sep)):
         return "frames"
@@ -139,26 +147,6 @@ def _create_file(path: Path, out, created: list[Path]):
     except OSError as exc:
         _remove_folders(created)
         raise OutputError(f"{out}: cannot create a file in {path.parent}: {_why(exc)}") from exc
-
-
-def prepare_output_file(path) -> Path:
-    """Create the folder of the output file ``path`` and check that a file can be
-    created there (a probe file is created and removed; ``path`` itself is not touched).
-
-    For outputs written in one go (a still image) before the work that produces them.
-    Returns ``Path(path)``; raises OutputError naming the problem.
-    """
-    path = Path(path)
-    created = _make_folder(path.parent, path)
-    probe = path.with_name(f".{path.name}.probe")
-    _create_file(probe, path, created).close()
-    _unlink(probe)
-    return path
-
-
-def _partial_name(path: Path) -> Path:
-    """'tour.mp4' -> 'tour.partial.mp4' (the suffix picks the format for ffmpeg)."""
-    return path.with_name(f"{path.stem}.partial{path.suffix}")
 
 
 class FrameWriter:
@@ -283,7 +271,8 @@ class Mp4Writer(FrameWriter):
         self._proc = None
         self._log = None
         self._created = _make_folder(self.path.parent, self.path)
-        self._tmp = _partial_name(self.path)
+        self._out = PartialFile(self.path)
+        self._tmp = self._out.tmp
         _create_file(self._tmp, self.path, self._created).close()
 
     def _start(self):
@@ -334,10 +323,7 @@ class Mp4Writer(FrameWriter):
             raise self._ffmpeg_error("encoding failed")
         if not self._tmp.is_file() or self._tmp.stat().st_size == 0:
             raise self._ffmpeg_error("ffmpeg wrote nothing")
-        try:
-            os.replace(self._tmp, self.path)
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot replace it: {_why(exc)}") from exc
+        self._out.commit()
         self._log.close()
 
     def _discard(self):
@@ -351,7 +337,7 @@ class Mp4Writer(FrameWriter):
             self._proc.wait()
         if self._log is not None:
             self._log.close()
-        _unlink(self._tmp)
+        self._out.discard()
         _remove_folders(self._created)
 
 
@@ -378,8 +364,8 @@ class GifWriter(FrameWriter):
                               f"{self.size[0]}x{self.size[1]}")
         self._ticks = 0  # hundredths of a second written so far
         self._created = _make_folder(self.path.parent, self.path)
-        self._tmp = _partial_name(self.path)
-        self._file = _create_file(self._tmp, self.path, self._created)
+        self._out = PartialFile(self.path)
+        self._file = _create_file(self._out.tmp, self.path, self._created)
 
     def _write(self, a):
         from PIL import GifImagePlugin, Image
@@ -408,13 +394,13 @@ class GifWriter(FrameWriter):
         try:
             self._file.write(b";")  # GIF trailer
             self._file.close()
-            os.replace(self._tmp, self.path)
         except OSError as exc:
             raise OutputError(f"{self.path}: cannot write: {_why(exc)}") from exc
+        self._out.commit()
 
     def _discard(self):
         self._file.close()
-        _unlink(self._tmp)
+        self._out.discard()
         _remove_folders(self._created)
 
 
@@ -438,17 +424,15 @@ class PngSequenceWriter(FrameWriter):
         _unlink(probe)
 
     def _partial(self, k: int) -> Path:
-        return self.path / FRAME_PATTERN.format(k).replace(".png", ".partial.png")
+        return PartialFile(self.path / FRAME_PATTERN.format(k)).tmp
 
     def _write(self, a):
-        tmp = self._partial(self.frames)
         try:
             if self.frames == 0:
                 for old in self.path.iterdir():
                     if _FRAME_RE.fullmatch(old.name):
                         old.unlink()
-            save_image(tmp, a)
-            os.replace(tmp, self.path / FRAME_PATTERN.format(self.frames))
+            save_image(self.path / FRAME_PATTERN.format(self.frames), a)  # via tmp
         except OSError as exc:
             raise OutputError(f"{self.path}: cannot write frame {self.frames}: "
                               f"{_why(exc)}") from exc
@@ -460,6 +444,52 @@ class PngSequenceWriter(FrameWriter):
         _unlink(self._partial(self.frames))
         if self.frames == 0:
             _remove_folders(self._created)
+
+
+class ImageWriter(FrameWriter):
+    """One still image (any suffix of ``engine.io.image.image_suffixes()``): the first
+    (and only) frame is saved by ``save_image``, through ``NAME.partial.SUFFIX`` and a
+    rename, so an earlier image at ``path`` is replaced whole or not at all. The suffix
+    and the folder are checked when the writer is made, before anything is rendered.
+    """
+
+    fps_range = (0.0, math.inf)
+    fps_why = "fps must be > 0"
+
+    def __init__(self, path, size, fps: float = 1.0):
+        super().__init__(path, size, fps)
+        check_image_name(self.path)
+        self._created = _make_folder(self.path.parent, self.path)
+        probe = PartialFile(self.path).tmp
+        _create_file(probe, self.path, self._created).close()
+        _unlink(probe)
+
+    def _write(self, a):
+        if self.frames:
+            raise ValueError(f"{self.path}: an image holds one frame")
+        try:
+            save_image(self.path, a)
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {_why(exc)}") from exc
+
+    def _finish(self):
+        self._discard()
+
+    def _discard(self):
+        if self.frames == 0:
+            _remove_folders(self._created)
+
+
+def open_writer(out, size, fps: float = 1.0, pad: bool = False) -> FrameWriter:
+    """The writer for any output ``out``: an animation by ``output_kind`` (MP4, GIF, a
+    PNG frames folder; see ``open_frame_writer``), else a still image (``ImageWriter``).
+    Everything about the output is checked here, before any frame is rendered: raises
+    OutputError for an empty name, an image suffix that cannot be written (naming the
+    ones that can), a folder that cannot be written, an fps or size the format cannot
+    store."""
+    if output_kind(out) is None:
+        return ImageWriter(out, size, fps)
+    return open_frame_writer(out, size, fps, pad=pad)
 
 
 def open_frame_writer(out, size, fps: float, pad: bool = False) -> FrameWriter:

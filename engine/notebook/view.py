@@ -10,7 +10,7 @@ controller) is in framebuffer pixels, origin at the top-left, y down: the render
 screen frame, as in the engine's window. The controllers get drag deltas with +y up, as
 they document.
 
-Input (jupyter_rfb event types):
+Input (jupyter_rfb event types)::
 
     resize                  new logical size and pixel ratio -> framebuffer size
     pointer_down/_move/_up  left drag orbits (fly: looks), right or middle drag pans

@@ -14,8 +14,8 @@ hiding instances keep it. The arrays::
     point_mask    (N,) bool: vertices drawn as points (point clouds, "points" mode)
     surface_mask  (N,) bool: vertices of nodes drawn as triangles or lines (the only ones
                   the surface vertex stage transforms)
-    uvs           (N, 2) float32 texture coordinates (0 where a mesh has none)
-    normals       (N, 3) float32 vertex normals in each object's local frame
+    meshes        [(geometry, start, stop, copies)]: the meshes drawn as surfaces, for
+                  the vertex attributes (engine.render.attributes.pack_attributes)
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ class Primitives:
         self.materials: list[Material] = []
         self.point_mask = np.zeros(n, bool)
         self.surface_mask = np.zeros(n, bool)  # vertices of nodes drawn as surfaces
-        self.uvs = np.zeros((n, 2), np.float32)
-        self.normals = np.zeros((n, 3), np.float32)
+        self.meshes: list = []
         self.key = None
         self.derived: dict = {}  # per-assembly arrays derived by a backend (e.g. packed materials)
 
@@ -80,8 +79,7 @@ class Primitives:
             if copies > 1:  # an Instances node: its geometry once per instance
                 nv = g.vertex_count
                 faces = (faces[None] + (nv * np.arange(copies))[:, None, None]).reshape(-1, 3)
-            out.uvs[start:stop] = 0.0 if g.uvs is None else np.tile(to_host(g.uvs), (copies, 1))
-            out.normals[start:stop] = np.tile(to_host(g.vertex_normals()), (copies, 1))
+            out.meshes.append((g, start, stop, copies))
             if "solid" in mode and len(faces):
                 m = index_of.setdefault(id(g.material), len(out.materials))
                 if m == len(out.materials):

@@ -32,15 +32,15 @@ import numpy as np
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight
 from ..scene.sampling import sample
+from .attributes import VARYINGS
 from .frame import EMPTY_KEY, Frame, background_rgba
 
-__all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "color_tables", "light_arrays",
+__all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays",
            "scene_lights"]
 
 DEFAULT_AMBIENT = 0.15
 DEFAULT_HEADLIGHT = 0.7
 _LOW = np.uint64(0xFFFFFFFF)
-_DECODE = srgb_to_linear(np.arange(256) / 255.0)  # uint8 sRGB -> linear
 
 
 def scene_lights(scene, camera, origin):
@@ -73,15 +73,6 @@ def scene_lights(scene, camera, origin):
     return ambient, directional, point
 
 
-def color_tables(colors):
-    """(N, 4) uint8 sRGB-encoded colours -> (encoded / 255, RGB decoded to linear) as two
-    (N, 4) float64 tables (alpha is linear in both)."""
-    encoded = colors[:, :4] / 255.0
-    linear = encoded.copy()
-    linear[:, :3] = _DECODE[colors[:, :3]]
-    return encoded, linear
-
-
 def light_arrays(lights):
     """scene_lights(...) -> (ambient (3,), directional directions (D, 3) and radiances
     (D, 3), point positions (P, 3) and radiances (P, 3)), float64 arrays for kernels."""
@@ -98,32 +89,35 @@ def _unit(v):
     return np.where(n > 0, v / np.where(n > 0, n, 1.0), 0.0)
 
 
+def _slot(name):
+    off, width = VARYINGS[name]
+    return slice(off, off + width)
+
+
+_POSITION, _NORMAL, _UV0 = _slot("position"), _slot("normal"), _slot("uv0")
+_COLOR, _COLOR_LINEAR = _slot("color"), _slot("color_linear")
+
+
 class SurfaceShader:
     """Per-frame shading context for the triangles of one ``Primitives`` assembly.
 
     Args:
-        prims: the Primitives (triangles, materials, uvs, normals).
-        setup: the TriangleSetup of this frame (adj, front).
-        colors: (N, 4) uint8 batch vertex colours (host).
-        world: (N, 3) float64 vertex positions in the batch frame.
-        world_normals: (N, 3) float64 unit vertex normals in the batch frame.
+        prims: the Primitives (triangles, materials).
+        setup: the TriangleSetup of this frame (adj, front), filled by the rasterizer.
+        varyings: (N, V) float64 vertex stage output (engine.render.attributes.VARYINGS:
+            batch-frame position, unit normal, texture coordinates, colours).
         eye: (3,) camera position in the batch frame.
-        tables: ``color_tables(colors)`` when the caller keeps it between frames.
+        lights: scene_lights(...) result.
+        size: (width, height) in pixels.
         view_dir: None for a perspective camera (V points to ``eye``), else the unit
             vector against an orthographic camera's view direction (V is the same
             everywhere).
-        lights: scene_lights(...) result.
-        size: (width, height) in pixels.
     """
 
-    def __init__(self, prims, setup, colors, world, world_normals, eye, lights, size,
-                 view_dir=None, tables=None):
-        self.prims, self.setup = prims, setup
-        self.colors, self.world, self.normals = colors, world, world_normals
+    def __init__(self, prims, setup, varyings, eye, lights, size, view_dir=None):
+        self.prims, self.setup, self.varyings = prims, setup, varyings
         self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
         self.view_dir = None if view_dir is None else np.asarray(view_dir, np.float64)
-        self.vertex_encoded, self.vertex_linear = (
-            tables if tables is not None else color_tables(colors))
 
     def barycentrics(self, t, px, py):
         """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""
@@ -135,27 +129,29 @@ class SurfaceShader:
         s = b.sum(axis=1, keepdims=True)
         return b / np.where(s != 0, s, 1.0)
 
-    def _interp(self, attr, t, lam):
+    def interpolate(self, t, lam):
+        """(M, V) every varying of triangles t at barycentrics lam: one generic pass."""
         v = self.prims.triangles[t]
-        return (attr[v[:, 0]] * lam[:, :1] + attr[v[:, 1]] * lam[:, 1:2]
-                + attr[v[:, 2]] * lam[:, 2:3])
+        a = self.varyings
+        return (a[v[:, 0]] * lam[:, :1] + a[v[:, 1]] * lam[:, 1:2]
+                + a[v[:, 2]] * lam[:, 2:3])
 
-    def _base(self, mat, t, lam, linear: bool):
+    @staticmethod
+    def _base(mat, vals, linear: bool):
         """(M, 4) base colour: RGB linear when ``linear`` else sRGB-encoded; alpha.
 
-        Vertex colours are decoded per vertex and interpolated in linear space (as GL
-        interpolates a decoded vertex attribute)."""
+        Vertex colours were decoded per vertex and are interpolated in linear space (as
+        GL interpolates a decoded vertex attribute)."""
         if mat.vertex_colors:
-            table = self.vertex_linear if linear else self.vertex_encoded
-            vc = self._interp(table, t, lam)
+            vc = vals[:, _COLOR_LINEAR if linear else _COLOR]
         else:
-            vc = np.ones((len(t), 4))
+            vc = np.ones((len(vals), 4))
         c = np.broadcast_to(np.asarray(mat.color, np.float64), vc.shape).copy()
         if linear:
             c[:, :3] = srgb_to_linear(c[:, :3])
         c *= vc
         if mat.texture is not None:
-            c *= sample(mat.texture, self._interp(self.prims.uvs, t, lam), linear=linear)
+            c *= sample(mat.texture, vals[:, _UV0], linear=linear)
         return c
 
     def alpha_keep(self, t, px, py):
@@ -167,8 +163,8 @@ class SurfaceShader:
             if mat.alpha_cutoff is None:
                 continue
             sel = np.flatnonzero(mats == m)
-            lam = self.barycentrics(t[sel], px[sel], py[sel])
-            keep[sel] = self._base(mat, t[sel], lam, linear=False)[:, 3] >= mat.alpha_cutoff
+            vals = self.interpolate(t[sel], self.barycentrics(t[sel], px[sel], py[sel]))
+            keep[sel] = self._base(mat, vals, linear=False)[:, 3] >= mat.alpha_cutoff
         return keep
 
     def shade(self, t, px, py):
@@ -179,25 +175,24 @@ class SurfaceShader:
             mat = self.prims.materials[m]
             sel = np.flatnonzero(mats == m)
             ts = t[sel]
-            lam = self.barycentrics(ts, px[sel], py[sel])
+            vals = self.interpolate(ts, self.barycentrics(ts, px[sel], py[sel]))
             if mat.shading == "unlit":
-                c = self._base(mat, ts, lam, linear=False)
-                out[sel] = to_unorm8(c)
+                out[sel] = to_unorm8(self._base(mat, vals, linear=False))
                 continue
-            c = self._base(mat, ts, lam, linear=True)
+            c = self._base(mat, vals, linear=True)
             out[sel, 3] = to_unorm8(c[:, 3])
-            out[sel, :3] = to_unorm8(linear_to_srgb(self._light(mat, ts, lam, c[:, :3])))
+            out[sel, :3] = to_unorm8(linear_to_srgb(self._light(mat, ts, vals, c[:, :3])))
         return out
 
-    def _light(self, mat, t, lam, base):
+    def _light(self, mat, t, vals, base):
         v = self.prims.triangles[t]
-        p = self._interp(self.world, t, lam)
-        geo = _unit(np.cross(self.world[v[:, 1]] - self.world[v[:, 0]],
-                             self.world[v[:, 2]] - self.world[v[:, 0]]))
+        world = self.varyings[:, _POSITION]
+        p = vals[:, _POSITION]
+        geo = _unit(np.cross(world[v[:, 1]] - world[v[:, 0]], world[v[:, 2]] - world[v[:, 0]]))
         if mat.shading == "flat":
             n = geo
         else:
-            n = _unit(self._interp(self.normals, t, lam))
+            n = _unit(vals[:, _NORMAL])
             n = np.where(np.any(n != 0, axis=1, keepdims=True), n, geo)
         if mat.double_sided:
             n = np.where(self.setup.front[t][:, None], n, -n)

@@ -1,20 +1,26 @@
-"""The vertex stage for surfaces (NumPy reference): every vertex's clip-space position,
-and for shading its position and unit normal in the batch frame.
+"""The vertex stage for surfaces (NumPy reference): every vertex's clip-space position
+and its varyings (engine.render.attributes), for the object slot k of the vertex::
 
-    clip   = VP @ M[k] @ (p, 1)                  (N, 4) float64
-    world  = M[k] @ (p, 1)                       (N, 3) float64, batch frame
-    normal = normalize(inverse(M[k][:3, :3]).T @ n)   (N, 3) float64
+    clip      = VP @ M[k] @ (p, 1)                     (N, 4) float64
+    varyings  (N, V) float64: position = M[k] @ (p, 1) in the batch frame, then each
+              attribute of the layout carried by its space:
+              normal     normalize(inverse(M[k][:3, :3]).T @ n)
+              direction  normalize(M[k][:3, :3] @ t)
+              none       as packed
 
-for the vertex's object slot k; M is the batch's model matrix (world relative to the
-batch origin) and VP its view-projection. A slot whose 3x3 part is singular (a zero
-scale, or the all-zero null slot of free vertices) gives zero normals. Non-finite
-positions stay non-finite (setup culls their triangles). The Numba twin is
-``engine.render.backends.numba_vertex``.
+M is the batch's model matrix (world relative to the batch origin) and VP its
+view-projection. A slot whose 3x3 part is singular (a zero scale, or the all-zero null
+slot of free vertices) gives zero normals. Non-finite positions stay non-finite (setup
+culls their triangles). The Numba twin is ``engine.render.backends.numba_vertex``, the
+CUDA one ``shaders/surface_vertices.cu``: the same operations in the same order, so the
+three agree bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .attributes import VARYING_COUNT, layout_rows
 
 __all__ = ["normal_matrices", "surface_vertices"]
 
@@ -31,20 +37,29 @@ def normal_matrices(model):
     return out
 
 
-def surface_vertices(positions, object_id, model, view_projection, normals, runs,
+def _unit_rows(v):
+    """(n, 3) rows scaled to unit length, zero where the length is 0."""
+    length = np.sqrt(v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1] + v[:, 2] * v[:, 2])[:, None]
+    return np.where(length > 0, v / np.where(length > 0, length, 1.0), 0.0)
+
+
+def surface_vertices(positions, object_id, model, view_projection, attributes, runs,
                      with_shading=True):
-    """(clip, world, normals) as in the module docstring; world and normals are None
-    unless ``with_shading``. Host (NumPy) arrays; ``runs`` (R, 3) (start, stop, k)
-    covers the vertices."""
+    """(clip, varyings) as in the module docstring; varyings is None unless
+    ``with_shading``. Host (NumPy) arrays: positions (N, 3) float32, object_id (N,),
+    model (K, 4, 4), view_projection (4, 4), attributes (N, A) float64 packed by
+    ``engine.render.attributes.pack_attributes``; ``runs`` (R, 3) (start, stop, k)
+    covers the vertices to transform (others stay zero)."""
     p = np.asarray(positions, np.float64)
     m = np.asarray(model, np.float64)
     mvp = np.asarray(view_projection, np.float64) @ m
     n = len(p)
     clip = np.zeros((n, 4))
-    world = wn = None
+    vary = None
     if with_shading:
-        world, wn = np.zeros((n, 3)), np.zeros((n, 3))
+        vary = np.zeros((n, VARYING_COUNT))
         nm = normal_matrices(m)
+        rows = layout_rows()
     # explicit products in a fixed order (no BLAS, which may fuse multiply-adds), so the
     # Numba and CUDA twins reproduce these values bit for bit
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite stays non-finite
@@ -57,10 +72,14 @@ def surface_vertices(positions, object_id, model, view_projection, normals, runs
                 continue
             for r in range(3):
                 a = m[k, r]
-                world[start:stop, r] = a[0] * x + a[1] * y + a[2] * z + a[3]
-            nrm = np.asarray(normals[start:stop], np.float64)
-            v = np.stack([nm[k, r, 0] * nrm[:, 0] + nm[k, r, 1] * nrm[:, 1]
-                          + nm[k, r, 2] * nrm[:, 2] for r in range(3)], axis=1)
-            length = np.sqrt(v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1] + v[:, 2] * v[:, 2])[:, None]
-            wn[start:stop] = np.where(length > 0, v / np.where(length > 0, length, 1.0), 0.0)
-    return clip, world, wn
+                vary[start:stop, r] = a[0] * x + a[1] * y + a[2] * z + a[3]
+            for src, dst, width, space in rows:
+                a = np.asarray(attributes[start:stop, src:src + width], np.float64)
+                if space == 2:  # none
+                    vary[start:stop, dst:dst + width] = a
+                    continue
+                mat = nm[k] if space == 0 else m[k, :3, :3]
+                v = np.stack([mat[r, 0] * a[:, 0] + mat[r, 1] * a[:, 1] + mat[r, 2] * a[:, 2]
+                              for r in range(3)], axis=1)
+                vary[start:stop, dst:dst + 3] = _unit_rows(v)
+    return clip, vary

@@ -49,3 +49,22 @@ def test_debug_flag_shows_traceback(tmp_path):
 def test_help_lists_commands():
     r = run_cli("--help")
     assert r.returncode == 0 and "render" in r.stdout
+
+
+def test_backend_and_raster_choices_come_from_the_registries():
+    from engine.cli.commands import build_parser
+    from engine.cli.examples import example_parser
+    from engine.render.backends import BACKENDS
+    from engine.render.renderer import RASTER_MODES
+
+    def choices(parser, option):
+        return next(tuple(a.choices) for a in parser._actions if option in a.option_strings)
+
+    sub = next(a for a in build_parser()._actions if hasattr(a, "choices") and
+               isinstance(a.choices, dict)).choices
+    for name in ("render", "render-many", "view"):
+        assert choices(sub[name], "--backend") == tuple(BACKENDS), name
+    assert choices(example_parser("x"), "--backend") == tuple(BACKENDS)
+    assert choices(sub["render"], "--raster") == tuple(RASTER_MODES)
+    assert choices(sub["view"], "--raster") == ("auto", *RASTER_MODES)
+    assert choices(example_parser("x"), "--raster") == ("auto", *RASTER_MODES)

@@ -110,8 +110,9 @@ def test_turntable_clips_on_a_local_cluster_from_the_cli(models, tmp_path):
                 "--format", "gif", "--workers", "2")
     assert r.returncode == 0, r.stderr
     assert "2 written, 0 skipped (complete), 0 failed of 2 files" in r.stdout
-    assert outputs(out) == ["a.gif", "c.gif", "index.json"]
-    for name in ("a.gif", "c.gif"):
+    # below the folder common to both patterns (models): one output per input
+    assert outputs(out) == ["cars/a.gif", "index.json", "planes/c.gif"]
+    for name in ("cars/a.gif", "planes/c.gif"):
         with Image.open(out / name) as im:
             assert im.n_frames == 4 and im.size == (64, 48)
     mp4 = run_cli("render-many", models / "cars" / "a.ply", "--out", out, "--size", "64x48",

@@ -32,9 +32,9 @@ def cuda_frame(module, renderer):
     view = FrameView(renderer.scene, cam, renderer.size, b.view_projection(cam),
                      renderer.effective_point_size(), renderer.scene.background,
                      b.vertex_revision)
-    cuda.upload(inputs.prims, inputs.colors)
-    clip, world, normals = cuda.vertex_stage(b, view.view_projection)
-    inputs.shader.world, inputs.shader.normals = world, normals
+    cuda.upload(inputs.prims, inputs.colors, renderer.backend.attributes(b, inputs.prims))
+    clip, varyings = cuda.vertex_stage(b, view.view_projection)
+    inputs.shader.varyings = varyings
     inputs = inputs._replace(clip=clip)
     return cuda, cuda.resolve(cuda.rasterize(inputs, view), inputs, view)
 

@@ -10,6 +10,7 @@ import pytest
 from cuda_emulation import EmulatedModule, build
 
 from engine import DirectionalLight, Mesh, Node, PerspectiveCamera, Renderer, Scene
+from engine.render.attributes import VARYING_COUNT, VARYINGS, layout_rows
 from engine.render.backends.numba_shading import resolve_numba
 from engine.render.backends.numba_vertex import surface_vertices_numba
 from engine.render.frame import EMPTY_KEY, new_keys
@@ -37,48 +38,68 @@ def _srgb_encode(v):
 
 
 # ------------------------------------------------------------------- vertex stage
-def test_vertex_stage_on_every_backend_gives_the_same_bits_and_the_right_values(module):
+def _vertex_inputs(n=300):
     rng = np.random.default_rng(3)
-    n = 300
     pos = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
-    normals = rng.normal(size=(n, 3)).astype(np.float32)
+    attrs = np.zeros((n, VARYING_COUNT - 3))
+    no, _ = VARYINGS["normal"]
+    uo, _ = VARYINGS["uv0"]
+    attrs[:, no - 3:no] = rng.normal(size=(n, 3))
+    attrs[:, uo - 3:uo - 1] = rng.uniform(-2, 2, (n, 2))
+    co = VARYINGS["color"][0] - 3  # the colours, encoded and linear, to the end
+    attrs[:, co:] = rng.uniform(0, 1, (n, VARYING_COUNT - 3 - co))
     oid = np.repeat(np.arange(3, dtype=np.uint32), n // 3)
     model = np.stack([trs_matrix((0, 0, -5), (0, 0, 0, 1), (2, 1, 1)),
                       trs_matrix((1, 2, -6), (0, 0.38268343, 0, 0.92387953), (1, 1, 1)),
                       trs_matrix((-1, 0, -4), (0.5, 0.5, 0.5, 0.5), (0.5, 3, 1))]
                      ).astype(np.float64)
     vp = perspective_matrix(60, 1.5, 0.1, 100).astype(np.float64)
-    runs = np.array([[0, 100, 0], [100, 200, 1], [200, 300, 2]], np.int64)
-    ref = surface_vertices(pos, oid, model, vp, normals, runs)
-    nb = surface_vertices_numba(pos, oid, model, vp, normals, runs)
-    mvp = np.ascontiguousarray(vp @ model)
-    clip, world, wn = np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
+    runs = np.array([[0, n // 3, 0], [n // 3, 2 * n // 3, 1], [2 * n // 3, n, 2]], np.int64)
+    return pos, attrs, oid, model, vp, runs
+
+
+def test_vertex_stage_on_every_backend_gives_the_same_bits_and_the_right_values(module):
+    pos, attrs, oid, model, vp, runs = _vertex_inputs()
+    n = len(pos)
+    ref = surface_vertices(pos, oid, model, vp, attrs, runs)
+    nb = surface_vertices_numba(pos, oid, model, vp, attrs, runs)
+    clip, vary = np.empty((n, 4)), np.empty((n, VARYING_COUNT))
+    rows = layout_rows()
     module.get_function("surface_vertices.cu", "surface_vertices")((2,), (64,), (
-        pos, oid, mvp, np.ascontiguousarray(model), np.ascontiguousarray(normal_matrices(model)),
-        normals, np.int64(n), np.int32(1), clip, world, wn))
-    for got in (nb, (clip, world, wn)):
+        pos, oid, np.ascontiguousarray(vp @ model), np.ascontiguousarray(model),
+        np.ascontiguousarray(normal_matrices(model)), attrs, np.int32(attrs.shape[1]), rows,
+        np.int32(len(rows)), np.int32(VARYING_COUNT), np.int64(n), np.int32(1), clip, vary))
+    for got in (nb, (clip, vary)):
         for a, b in zip(ref, got):
             np.testing.assert_array_equal(a, b)
-    # the values: clip = VP M p, world = M p, normal = normalize(M^-T n) per object
+    # the values: clip = VP M p, position = M p, normal = normalize(M^-T n) per object,
+    # texture coordinates and colours as given
     hom = np.c_[pos.astype(np.float64), np.ones(n)]
     m = model[oid]
     np.testing.assert_allclose(ref[0], np.einsum("ij,njk,nk->ni", vp, m, hom), rtol=1e-12,
                                atol=1e-12)
-    np.testing.assert_allclose(ref[1], np.einsum("njk,nk->nj", m, hom)[:, :3], atol=1e-12)
-    want = np.einsum("nkj,nk->nj", np.linalg.inv(m[:, :3, :3]), normals.astype(np.float64))
+    po, no, uo = VARYINGS["position"][0], VARYINGS["normal"][0], VARYINGS["uv0"][0]
+    np.testing.assert_allclose(ref[1][:, po:po + 3], np.einsum("njk,nk->nj", m, hom)[:, :3],
+                               atol=1e-12)
+    want = np.einsum("nkj,nk->nj", np.linalg.inv(m[:, :3, :3]), attrs[:, no - 3:no])
     want /= np.linalg.norm(want, axis=1, keepdims=True)
-    np.testing.assert_allclose(ref[2], want, atol=1e-12)
+    np.testing.assert_allclose(ref[1][:, no:no + 3], want, atol=1e-12)
+    np.testing.assert_array_equal(ref[1][:, uo:], attrs[:, uo - 3:])
     # object 0 scales x by 2: the normal (1, 1, 0)/sqrt(2) leans to y, (0.5, 1, 0)
-    one = surface_vertices(pos[:1], oid[:1], model, vp,
-                           np.array([[1, 1, 0]], np.float32) / np.sqrt(2), runs[:1] * 0 + [0, 1, 0])
-    np.testing.assert_allclose(one[2][0], np.array([0.5, 1, 0]) / np.sqrt(1.25), atol=1e-7)
+    one = attrs[:1].copy()
+    one[0, no - 3:no] = np.array([1, 1, 0]) / np.sqrt(2)
+    _, v = surface_vertices(pos[:1], oid[:1], model, vp, one, np.array([[0, 1, 0]]))
+    np.testing.assert_allclose(v[0, no:no + 3], np.array([0.5, 1, 0]) / np.sqrt(1.25),
+                               atol=1e-7)
 
 
 def test_vertex_stage_gives_zero_normals_for_a_singular_model():
     model = np.stack([np.diag([1.0, 0.0, 1.0, 1.0])])
-    _, _, wn = surface_vertices(np.zeros((2, 3), np.float32), np.zeros(2, np.uint32), model,
-                                np.eye(4), np.ones((2, 3), np.float32), np.array([[0, 2, 0]]))
-    assert wn.tolist() == [[0.0, 0.0, 0.0]] * 2
+    attrs = np.ones((2, VARYING_COUNT - 3))
+    _, vary = surface_vertices(np.zeros((2, 3), np.float32), np.zeros(2, np.uint32), model,
+                               np.eye(4), attrs, np.array([[0, 2, 0]]))
+    no = VARYINGS["normal"][0]
+    assert vary[:, no:no + 3].tolist() == [[0.0, 0.0, 0.0]] * 2
 
 
 # ---------------------------------------------------------------------- line raster

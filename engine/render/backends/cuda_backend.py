@@ -34,12 +34,10 @@ class CudaBackend(Backend):
 
     def __init__(self):
         super().__init__()
-        import cupy
-
         from .cupy_backend import CupyProjector
 
-        self.projector = CupyProjector()
-        self.xp = cupy
+        self.projector = CupyProjector()  # raises first, saying what is missing
+        self.xp = self.projector.xp
         self._surfaces = None
 
     def make_fallback(self) -> Backend:
@@ -57,8 +55,8 @@ class CudaBackend(Backend):
             self._surfaces = CudaSurfaces()
         return self._surfaces
 
-    def surface_vertices(self, batch, prims, view, with_shading):
-        self.surfaces.upload(prims, batch.colors)
+    def surface_vertices(self, batch, prims, view, attributes, with_shading):
+        self.surfaces.upload(prims, batch.colors, attributes)
         return self.surfaces.vertex_stage(batch, view.view_projection)
 
     def rasterize(self, inputs, view):

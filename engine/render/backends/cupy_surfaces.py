@@ -4,7 +4,7 @@ raster.cu and resolve.cu, launched per frame on device arrays.
 The stages of ``cuda_backend.CudaBackend`` for frames with surfaces (points and
 triangles; frames with lines run on the backend's host fallback):
 
-    vertex stage: surface_vertices (clip, batch-frame positions and normals)
+    vertex stage: surface_vertices (clip and the varyings, engine.render.attributes)
     rasterize: clear_keys -> splat_points (points drawn as points) -> classify_triangles
     -> raster_triangles
     (atomicMin into the same keys; raster_masked_triangles for the pieces of alpha-cutoff
@@ -24,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
+from ..attributes import OFFSETS, VARYING_COUNT, layout_rows
 from ..frame import Frame, background_rgba
 from ..materials import pack_materials
 from ..points import splat_sizes
-from ..shading import color_tables, light_arrays
+from ..shading import light_arrays
 from ..surface_vertices import normal_matrices
 from ..triangles import TriangleSetup, _clip_polygon, _snap
 
@@ -60,6 +61,9 @@ class CudaSurfaces:
             ("triangles.cu", "classify_triangles"), ("triangles.cu", "raster_triangles"),
             ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
+        self._attrs_host = None
+        self.layout_rows = self.xp.asarray(layout_rows())
+        self.offsets = self.xp.asarray(OFFSETS)
 
     def _launch(self, name, n, *args):
         self._k[name](_grid(n), (THREADS,), args)
@@ -74,12 +78,8 @@ class CudaSurfaces:
         double = np.array([m.double_sided for m in prims.materials], bool)
         self.cull_back = xp.asarray((~double[prims.tri_material]).astype(np.uint8)) \
             if len(prims.triangles) else xp.zeros(0, np.uint8)
-        self.uvs = xp.asarray(np.ascontiguousarray(prims.uvs, np.float32))
-        self.normals = xp.asarray(np.ascontiguousarray(prims.normals, np.float32))
         self.point_mask = xp.asarray(prims.point_mask)
         c = np.ascontiguousarray(to_host(colors), np.uint8)  # once per assembly
-        enc, lin = color_tables(c)
-        self.vencoded, self.vlinear = xp.asarray(enc), xp.asarray(lin)
         self.point_rgba = xp.asarray(c.view(np.uint32).reshape(-1))
         records, texels, info = pack_materials(prims.materials)
         # the records travel as their bytes: the kernels read frustum::Material structs
@@ -91,24 +91,24 @@ class CudaSurfaces:
                            and len(prims.triangles) else None)
         self._static_key = (prims.key, id(prims))
 
-    def vertex_stage(self, batch, camera_vp, normals=None):
-        """The surface vertex stage on the device, one launch: (clip (N, 4), batch-frame
-        positions (N, 3), unit normals (N, 3)), float64 device arrays. ``normals`` (N, 3)
-        float32 local normals default to the current assembly's (``render`` uploads them)."""
+    def vertex_stage(self, batch, camera_vp):
+        """The surface vertex stage on the device, one launch: (clip (N, 4), varyings
+        (N, V)) float64 device arrays (engine.render.attributes), from the attributes of
+        the last ``upload``."""
         xp = self.xp
         n = batch.vertex_count
         model = np.asarray(batch.model_host, np.float64)
         mvp = xp.asarray(np.ascontiguousarray(np.asarray(camera_vp, np.float64) @ model))
         nm = xp.asarray(np.ascontiguousarray(normal_matrices(model)))
         clip = xp.empty((n, 4), np.float64)
-        world = xp.empty((n, 3), np.float64)
-        wn = xp.empty((n, 3), np.float64)
-        normals = self.normals if normals is None else normals
+        vary = xp.empty((n, VARYING_COUNT), np.float64)
+        rows = self.layout_rows
         self._launch("surface_vertices", n, xp.ascontiguousarray(batch.positions, np.float32),
                      xp.ascontiguousarray(batch.object_id, np.uint32), mvp,
-                     xp.asarray(np.ascontiguousarray(model)), nm, normals, np.int64(n),
-                     np.int32(1), clip, world, wn)
-        return clip, world, wn
+                     xp.asarray(np.ascontiguousarray(model)), nm, self.attrs,
+                     np.int32(self.attrs.shape[1]), rows, np.int32(rows.shape[0]),
+                     np.int32(VARYING_COUNT), np.int64(n), np.int32(1), clip, vary)
+        return clip, vary
 
     def _raster(self, name, piece_tri, px, py, adj, zc, wc, size, id_base, keys, *extra):
         """One launch of a triangle raster kernel over pieces ``piece_tri`` (snapped
@@ -119,9 +119,13 @@ class CudaSurfaces:
                      xp.ascontiguousarray(piece_tri), np.int64(m), adj, zc, wc,
                      np.int32(size[0]), np.int32(size[1]), np.int64(id_base), keys, *extra)
 
-    def upload(self, prims, colors):
-        """Make the per-assembly device arrays current (a no-op while it is unchanged)."""
+    def upload(self, prims, colors, attributes):
+        """Make the per-assembly device arrays and the (N, A) ``attributes`` (packed by
+        the backend, engine.render.attributes) current: uploads only what changed."""
         self._upload_static(prims, colors)
+        if attributes is not self._attrs_host:
+            self.attrs = self.xp.asarray(np.ascontiguousarray(attributes, np.float64))
+            self._attrs_host = attributes
 
     def rasterize(self, inputs, view):
         """Points and triangles of ``inputs`` (the CUDA vertex stage's output: device
@@ -180,8 +184,8 @@ class CudaSurfaces:
             for name, sel in (("raster_triangles", xp.flatnonzero(~masked)),
                               ("raster_masked_triangles", xp.flatnonzero(masked))):
                 extra = () if name == "raster_triangles" else (
-                    self.tris, self.tri_material, self.materials, self.vencoded, self.uvs,
-                    self.texels, self.tex_info)
+                    self.tris, self.tri_material, self.materials, inputs.shader.varyings,
+                    np.int32(VARYING_COUNT), self.offsets, self.texels, self.tex_info)
                 self._raster(name, piece_tri[sel], px[sel], py[sel], adj, zc, wc, size, n,
                              keys, *extra)
         self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
@@ -204,8 +208,8 @@ class CudaSurfaces:
         self._launch("resolve_surfaces", npix, keys, np.int32(w), np.int32(h),
                      np.int64(inputs.colors.shape[0]), np.int64(len(prims.triangles)),
                      self.point_rgba, no_lines, np.uint32(bg), self.tris, self.tri_material,
-                     setup.adj, setup.front.astype(np.uint8), self.vencoded, self.vlinear,
-                     self.uvs, shader.world, shader.normals, self.materials,
+                     setup.adj, setup.front.astype(np.uint8), shader.varyings,
+                     np.int32(VARYING_COUNT), self.offsets, self.materials,
                      self.texels, self.tex_info, dev(ambient),
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),

@@ -19,12 +19,15 @@ import numba
 import numpy as np
 
 from ...scene.colorspace import linear_to_srgb, srgb_to_linear
+from ..attributes import OFFSETS, VARYING_COUNT
 from ..frame import background_rgba
 from ..materials import pack_materials
 from ..shading import light_arrays
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 _DECODE = srgb_to_linear(np.arange(256) / 255.0)
+# the varyings by their index in engine.render.attributes.OFFSETS (declaration order)
+_POSITION, _NORMAL, _UV0, _COLOR, _COLOR_LINEAR = range(5)
 
 
 @numba.njit(inline="always")
@@ -92,18 +95,19 @@ def _encode(lin, table):
 
 @numba.njit(**{**_opts, "parallel": True})
 def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, background,
-             tris, tri_material, adj, front, vencoded, vlinear, uvs, world, normals, materials,
-             texels, tex_info, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir,
+             tris, tri_material, adj, front, vary, offsets, materials, texels, tex_info, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir,
              decode, encode, color_out, depth_out):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
+    n_vary = vary.shape[1]
     # reciprocals instead of divisions in the pixel loop (colours need only agree with
     # the NumPy resolve within 1/255)
     x_scale, x_offset = 2.0 / width, 1.0 / width - 1.0
     for py in numba.prange(height):
         tex = np.empty(4)  # per row, not per pixel: no allocation in the pixel loop
         base = np.empty(4)
+        vals = np.empty(n_vary)
         yn = 1.0 - (2.0 * py + 1.0) / height
         for px in range(width):
             p = py * width + px
@@ -134,17 +138,18 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
             shading = np.int64(mat.shading)
             flags = np.int64(mat.flags)
             linear = shading != 0
-            vtab = vlinear if linear else vencoded
+            for c in range(n_vary):  # every varying, one generic loop
+                vals[c] = vary[v0, c] * b0 + vary[v1, c] * b1 + vary[v2, c] * b2
+            vc = offsets[_COLOR_LINEAR] if linear else offsets[_COLOR]
             for ch in range(4):
                 c = mat.color_linear[ch] if linear else mat.color[ch]
                 if flags & 1:
-                    c *= vtab[v0, ch] * b0 + vtab[v1, ch] * b1 + vtab[v2, ch] * b2
+                    c *= vals[vc + ch]
                 base[ch] = c
             ti = mat.texture
             if ti >= 0:
-                u = uvs[v0, 0] * b0 + uvs[v1, 0] * b1 + uvs[v2, 0] * b2
-                v = uvs[v0, 1] * b0 + uvs[v1, 1] * b1 + uvs[v2, 1] * b2
-                _sample(texels, tex_info, ti, u, v, linear, decode, tex)
+                uv = offsets[_UV0]
+                _sample(texels, tex_info, ti, vals[uv], vals[uv + 1], linear, decode, tex)
                 for ch in range(4):
                     base[ch] *= tex[ch]
             alpha = np.uint8(np.rint(min(max(base[3], 0.0), 1.0) * 255.0))
@@ -156,23 +161,20 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                                 | (np.uint32(alpha) << 24))
                 continue
             # position, geometric and shading normals in the batch frame
-            wx = world[v0, 0] * b0 + world[v1, 0] * b1 + world[v2, 0] * b2
-            wy = world[v0, 1] * b0 + world[v1, 1] * b1 + world[v2, 1] * b2
-            wz = world[v0, 2] * b0 + world[v1, 2] * b1 + world[v2, 2] * b2
+            po, no = offsets[_POSITION], offsets[_NORMAL]
+            wx, wy, wz = vals[po], vals[po + 1], vals[po + 2]
             nx = ny = nz = nl = 0.0
             if shading != 2:
-                nx = normals[v0, 0] * b0 + normals[v1, 0] * b1 + normals[v2, 0] * b2
-                ny = normals[v0, 1] * b0 + normals[v1, 1] * b1 + normals[v2, 1] * b2
-                nz = normals[v0, 2] * b0 + normals[v1, 2] * b1 + normals[v2, 2] * b2
+                nx, ny, nz = vals[no], vals[no + 1], vals[no + 2]
                 nl = math.sqrt(nx * nx + ny * ny + nz * nz)
                 if nl > 0:
                     inv = 1.0 / nl
                     nx, ny, nz = nx * inv, ny * inv, nz * inv
             if shading == 2 or not nl > 0:  # flat, or no usable normal: the geometric one
-                e1x, e1y, e1z = (world[v1, 0] - world[v0, 0], world[v1, 1] - world[v0, 1],
-                                 world[v1, 2] - world[v0, 2])
-                e2x, e2y, e2z = (world[v2, 0] - world[v0, 0], world[v2, 1] - world[v0, 1],
-                                 world[v2, 2] - world[v0, 2])
+                e1x, e1y, e1z = (vary[v1, po] - vary[v0, po], vary[v1, po + 1] - vary[v0, po + 1],
+                                 vary[v1, po + 2] - vary[v0, po + 2])
+                e2x, e2y, e2z = (vary[v2, po] - vary[v0, po], vary[v2, po + 1] - vary[v0, po + 1],
+                                 vary[v2, po + 2] - vary[v0, po + 2])
                 nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
                 gl = math.sqrt(nx * nx + ny * ny + nz * nz)
                 if gl > 0:
@@ -250,8 +252,7 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     view_dir = shader.view_dir if ortho else np.zeros(3)
     _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
              bg, prims.triangles, prims.tri_material, st.adj, st.front,
-             shader.vertex_encoded, shader.vertex_linear, prims.uvs, shader.world,
-             shader.normals, materials, texels, info, ambient,
+             shader.varyings, OFFSETS, materials, texels, info, ambient,
              dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64), _DECODE, _ENCODE,
              color.reshape(-1, 4).view(np.uint32).reshape(-1), depth.reshape(-1).view(np.uint32))
     return Frame(color, depth)
@@ -265,10 +266,7 @@ class _EmptyShader:
         self.setup = _EmptySetup()
         self.lights = (np.zeros(3), [], [])
         self.view_dir = None
-        self.vertex_encoded = np.zeros((max(len(prims.uvs), 1), 4))
-        self.vertex_linear = self.vertex_encoded
-        self.world = np.zeros((max(len(prims.uvs), 1), 3))
-        self.normals = self.world
+        self.varyings = np.zeros((1, VARYING_COUNT))
         self.eye = np.zeros(3)
 
 

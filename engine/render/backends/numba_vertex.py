@@ -1,6 +1,7 @@
 """The surface vertex stage compiled by Numba: one pass over the vertices of the given
-runs computes clip coordinates and, for shading, batch-frame positions and unit normals.
-Same maths, in the same order, as ``engine.render.surface_vertices``.
+runs computes clip coordinates and, for shading, the varyings (the batch-frame position,
+then every attribute of the layout by its space, engine.render.attributes). Same maths,
+in the same order, as ``engine.render.surface_vertices``.
 """
 
 from __future__ import annotations
@@ -10,50 +11,58 @@ import math
 import numba
 import numpy as np
 
+from ..attributes import VARYING_COUNT, layout_rows
 from ..surface_vertices import normal_matrices
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(**_opts)
-def _vertices(p, runs, mvp, m, nm, normals, shading, clip, world, wn):
+def _vertices(p, runs, mvp, m, nm, attrs, rows, shading, clip, vary):
     for r in range(runs.shape[0]):
         for i in range(runs[r, 0], runs[r, 1]):
-            _vertex(p, i, runs[r, 2], mvp, m, nm, normals, shading, clip, world, wn)
+            _vertex(p, i, runs[r, 2], mvp, m, nm, attrs, rows, shading, clip, vary)
 
 
 @numba.njit(inline="always")
-def _vertex(p, i, k, mvp, m, nm, normals, shading, clip, world, wn):
+def _vertex(p, i, k, mvp, m, nm, attrs, rows, shading, clip, vary):
     x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
     for r in range(4):
         clip[i, r] = mvp[k, r, 0] * x + mvp[k, r, 1] * y + mvp[k, r, 2] * z + mvp[k, r, 3]
     if not shading:
         return
     for r in range(3):
-        world[i, r] = m[k, r, 0] * x + m[k, r, 1] * y + m[k, r, 2] * z + m[k, r, 3]
-    a, b, c = np.float64(normals[i, 0]), np.float64(normals[i, 1]), np.float64(normals[i, 2])
-    vx = nm[k, 0, 0] * a + nm[k, 0, 1] * b + nm[k, 0, 2] * c
-    vy = nm[k, 1, 0] * a + nm[k, 1, 1] * b + nm[k, 1, 2] * c
-    vz = nm[k, 2, 0] * a + nm[k, 2, 1] * b + nm[k, 2, 2] * c
-    length = math.sqrt(vx * vx + vy * vy + vz * vz)
-    if length > 0:
-        wn[i, 0], wn[i, 1], wn[i, 2] = vx / length, vy / length, vz / length
-    else:
-        wn[i, 0] = wn[i, 1] = wn[i, 2] = 0.0
+        vary[i, r] = m[k, r, 0] * x + m[k, r, 1] * y + m[k, r, 2] * z + m[k, r, 3]
+    for j in range(rows.shape[0]):
+        src, dst, width, space = rows[j, 0], rows[j, 1], rows[j, 2], rows[j, 3]
+        if space == 2:  # none
+            for c in range(width):
+                vary[i, dst + c] = attrs[i, src + c]
+            continue
+        mat = nm if space == 0 else m  # normal: inverse transpose; direction: the 3x3 part
+        a, b, c = attrs[i, src], attrs[i, src + 1], attrs[i, src + 2]
+        vx = mat[k, 0, 0] * a + mat[k, 0, 1] * b + mat[k, 0, 2] * c
+        vy = mat[k, 1, 0] * a + mat[k, 1, 1] * b + mat[k, 1, 2] * c
+        vz = mat[k, 2, 0] * a + mat[k, 2, 1] * b + mat[k, 2, 2] * c
+        length = math.sqrt(vx * vx + vy * vy + vz * vz)
+        if length > 0:
+            vary[i, dst], vary[i, dst + 1], vary[i, dst + 2] = vx / length, vy / length, vz / length
+        else:
+            vary[i, dst] = vary[i, dst + 1] = vary[i, dst + 2] = 0.0
 
 
-def surface_vertices_numba(positions, object_id, model, view_projection, normals, runs,
+def surface_vertices_numba(positions, object_id, model, view_projection, attributes, runs,
                            with_shading=True):
     """Numba twin of ``engine.render.surface_vertices.surface_vertices``."""
     m = np.ascontiguousarray(model, np.float64)
     mvp = np.ascontiguousarray(np.asarray(view_projection, np.float64) @ m)
     n = len(positions)
     clip = np.empty((n, 4))
-    # positions and normals side by side in one (N, 6) buffer: the resolve reads both for
-    # the same three vertices of every shaded pixel, so they share cache lines
-    packed = np.empty((n if with_shading else 0, 6))
-    world, wn = packed[:, :3], packed[:, 3:]
+    # one (N, V) row per vertex: the resolve reads every varying of the same three
+    # vertices for each shaded pixel, so they share cache lines
+    vary = np.zeros((n if with_shading else 0, VARYING_COUNT))
     nm = normal_matrices(m) if with_shading else np.zeros((len(m), 3, 3))
     _vertices(np.ascontiguousarray(positions), np.ascontiguousarray(runs, np.int64), mvp, m,
-              nm, np.ascontiguousarray(normals), with_shading, clip, world, wn)
-    return clip, (world if with_shading else None), (wn if with_shading else None)
+              nm, np.ascontiguousarray(attributes, np.float64), layout_rows(), with_shading,
+              clip, vary)
+    return clip, (vary if with_shading else None)

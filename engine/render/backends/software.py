@@ -56,12 +56,12 @@ class SoftwareBackend(Backend):
                                       to_host(batch.model), view.view_projection, view.size,
                                       runs=batch.runs)
 
-    def surface_vertices(self, batch, prims, view, with_shading):
+    def surface_vertices(self, batch, prims, view, attributes, with_shading):
         runs = batch.runs  # only the objects drawn as surfaces: a point cloud beside a
         runs = runs[prims.surface_mask[runs[:, 0]]] if len(runs) else runs  # mesh costs nothing
         return self._surface_vertices(to_host(batch.positions), to_host(batch.object_id),
                                       to_host(batch.model), view.view_projection,
-                                      prims.normals, runs, with_shading=with_shading)
+                                      attributes, runs, with_shading=with_shading)
 
     def rasterize(self, inputs, view):
         """Points, triangles and lines into one (W * H,) uint64 key buffer (host)."""

@@ -28,8 +28,9 @@ import numpy as np
 
 from ...arrays import to_host
 from ...scene.camera import OrthographicCamera
+from ..attributes import pack_attributes
 from ..lines import line_colors
-from ..shading import SurfaceShader, color_tables, scene_lights
+from ..shading import SurfaceShader, scene_lights
 
 __all__ = ["FEATURES", "Backend", "FrameInputs", "FrameView", "frame_features"]
 
@@ -73,8 +74,8 @@ class FrameInputs(NamedTuple):
             as a point.
         clip: (N, 4) float64 clip-space vertices (host, or device on the CUDA backend),
             or None without surfaces.
-        shader: the SurfaceShader context (batch-frame positions and normals, lights,
-            eye), or None without triangles; its ``setup`` is filled by the rasterizer.
+        shader: the SurfaceShader context (the (N, V) varyings, lights, eye), or None
+            without triangles; its ``setup`` is filled by the rasterizer.
         line_rgba: (L, 4) uint8 line colours, or None without lines.
         host_colors: (N, 4) uint8 host copy of ``colors`` (kept between frames while the
             vertex revision stays), or None without surfaces.
@@ -114,7 +115,7 @@ class Backend:
     features = FEATURES
 
     def __init__(self):
-        self._host_colors_key = self._tables_key = None
+        self._host_colors_key = self._attributes_key = None
         self._fallback = None
         self._fallback_logged = False
 
@@ -139,15 +140,16 @@ class Backend:
     # --- vertex stage ----------------------------------------------------------------
     def vertex_stage(self, batch, prims, view: FrameView) -> FrameInputs:
         """Every vertex of the frame once: the points' projection (when any vertex is
-        drawn as a point) and the surfaces' clip-space positions, batch-frame positions
-        and normals; the shading context. Returns FrameInputs."""
+        drawn as a point) and the surfaces' clip-space positions and varyings
+        (engine.render.attributes); the shading context. Returns FrameInputs."""
         projection = None
         if prims.point_mask.any() or not prims.has_surfaces:
             projection = self.project_points(batch, view)
         if not prims.has_surfaces:
             return FrameInputs(prims, batch.colors, projection, None, None, None, None)
         with_shading = len(prims.triangles) > 0
-        clip, world, normals = self.surface_vertices(batch, prims, view, with_shading)
+        clip, varyings = self.surface_vertices(batch, prims, view, self.attributes(batch, prims),
+                                               with_shading)
         col = self.host_colors(batch)
         shader = None
         if with_shading:
@@ -155,9 +157,9 @@ class Backend:
             ortho = None
             if isinstance(view.camera, OrthographicCamera):
                 ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
-            shader = SurfaceShader(prims, None, col, world, normals, cam[:3, 3] - batch.origin,
+            shader = SurfaceShader(prims, None, varyings, cam[:3, 3] - batch.origin,
                                    scene_lights(view.scene, view.camera, batch.origin),
-                                   view.size, ortho, tables=self.color_tables(batch))
+                                   view.size, ortho)
         line_rgba = line_colors(col, prims.lines) if len(prims.lines) else None
         return FrameInputs(prims, batch.colors, projection, clip, shader, line_rgba, col)
 
@@ -175,14 +177,15 @@ class Backend:
             self._host_colors_key = key
         return self._host_colors
 
-    def color_tables(self, batch):
-        """(encoded, linear) (N, 4) float64 vertex colour tables for shading, made again
-        only when the vertex revision changes (engine.render.shading.color_tables)."""
-        key = (batch.vertex_revision, batch.vertex_count)
-        if self._tables_key != key:
-            self._tables = color_tables(self.host_colors(batch))
-            self._tables_key = key
-        return self._tables
+    def attributes(self, batch, prims) -> np.ndarray:
+        """(N, A) float64 host vertex attributes of the frame's meshes
+        (engine.render.attributes.pack_attributes), packed again only when the assembly
+        or the vertex revision changes."""
+        key = (prims.key, id(prims), batch.vertex_revision, batch.vertex_count)
+        if self._attributes_key != key:
+            self._attributes = pack_attributes(prims.meshes, self.host_colors(batch))
+            self._attributes_key = key
+        return self._attributes
 
     def read(self, frame, depth: bool = True, host: bool = True, copy: bool = True):
         """The resolved frame as the caller asked: host arrays (this base: the frame is

@@ -6,8 +6,9 @@ clipping, perspective-correct interpolation and depth test; shaders/surface.frag
 the same shading model as engine.render.shading. One draw call per material (the index
 buffer is sorted by material once per assembly), then the lines.
 
-Buffers: the static attributes (UVs, vertex colours, indices) are uploaded when the
-primitive assembly changes; positions (clip and batch frame) and normals every frame:
+Buffers: the indices are uploaded when the primitive assembly changes; the clip-space
+positions and the varyings (one interleaved (N, V) buffer, engine.render.attributes)
+every frame:
 from host memory, or, on the cupy backend, device to device by CUDA-GL interop
 (``interop.py``; where it is unavailable the arrays are copied through the host, logged
 once).
@@ -21,6 +22,7 @@ import numpy as np
 
 from ...arrays import to_host
 from ...scene.material import Material
+from ..attributes import gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS
 from ..materials import MATERIAL_STD140, glsl_material_block, pack_materials, std140_record
 from .glsl import load_glsl
@@ -45,9 +47,9 @@ class SurfacePainter:
         self.host_uploads = 0  # per-frame vertex arrays written from host memory
         self._mgl = moderngl
         self.program = ctx.program(
-            vertex_shader=load_glsl("surface.vert"),
-            fragment_shader=load_glsl("surface.frag",
-                                      blocks={"material_block": glsl_material_block()}))
+            vertex_shader=load_glsl("surface.vert", blocks={"varyings": glsl_varyings("vertex")}),
+            fragment_shader=load_glsl("surface.frag", blocks={
+                "varyings": glsl_varyings("fragment"), "material_block": glsl_material_block()}))
         # the material record of the current draw: one std140 block, rewritten per draw
         # (64 bytes, far inside the 16 KiB every GL driver guarantees)
         self._material_ubo = ctx.buffer(reserve=MATERIAL_STD140.itemsize)
@@ -109,7 +111,7 @@ class SurfacePainter:
                 vao.release()
         self._vao = self._line_vao = None
 
-    def _upload_static(self, prims, colors):
+    def _upload_static(self, prims):
         key = (prims.key, id(prims))
         if key == self._static_key:
             return
@@ -123,8 +125,6 @@ class SurfacePainter:
             self._groups = [(int(mats[s]), int(s) * 3, int(e - s) * 3) for s, e in zip(starts, ends)]
         self._records = pack_materials(prims.materials)[0]  # the MATERIAL records
         self._buffer("index", tris.reshape(-1))
-        self._buffer("uv", prims.uvs.astype(np.float32))
-        self._buffer("color", np.ascontiguousarray(colors, np.uint8))
         self._static_key = key
 
     def _texture(self, texture, lit: bool):
@@ -164,17 +164,14 @@ class SurfacePainter:
     def _draw_triangles(self, inputs):
         mgl = self._mgl
         prims, shader = inputs.prims, inputs.shader
-        self._upload_static(prims, shader.colors)
+        self._upload_static(prims)
         self._vertex_buffer("clip", inputs.clip)
-        self._vertex_buffer("world", shader.world)
-        self._vertex_buffer("normal", shader.normals)
+        self._vertex_buffer("varyings", shader.varyings)  # (N, V): one interleaved buffer
         prog = self.program
         if self._vao is None:
+            fmt, names = gl_buffer_format()
             content = [(self._buffers["clip"], "4f", "in_clip"),
-                       (self._buffers["world"], "3f", "in_world"),
-                       (self._buffers["normal"], "3f", "in_normal"),
-                       (self._buffers["uv"], "2f", "in_uv"),
-                       (self._buffers["color"], "4f1", "in_color")]
+                       (self._buffers["varyings"], fmt, *names)]
             self._vao = self.ctx.vertex_array(prog, content, self._buffers["index"],
                                               index_element_size=4)
         self._set_frame_uniforms(shader)

@@ -1,0 +1,144 @@
+"""Vertex attributes and varyings: the one declaration of what each vertex carries from
+its geometry to the resolve.
+
+Each ``Attribute`` names a per-vertex value, where the primitive assembly reads it on a
+geometry, its width, and how the vertex stage carries it into the batch frame:
+
+    space "normal"     n' = normalize(M^-T n)   (zero for a singular model)
+    space "direction"  t' = normalize(M t)      (the 3x3 part: tangents)
+    space "none"       as is                    (texture coordinates, colours)
+
+The primitive assembly packs the attributes of every vertex into one (N, A) float64
+array (``AttributeLayout.pack``); the vertex stage of every backend (NumPy, Numba, CUDA)
+turns it into one (N, V) float64 array of *varyings* — the batch-frame position first,
+then each attribute in declaration order — with one generic loop over the layout's rows
+(in offset, out offset, width, space); every resolve interpolates all V columns in one
+generic loop (perspective-correct barycentrics) and its shading reads them by the
+offsets here (``VARYINGS``). GL gets the same (N, V) array as one interleaved vertex
+buffer, its inputs and outputs generated from this table (``glsl_varyings``).
+
+Adding an attribute: declare it in ``ATTRIBUTES``, fill it in the loader (a geometry
+attribute), and use it in each backend's shading source. Nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from ..scene.colorspace import srgb_to_linear
+
+__all__ = ["ATTRIBUTES", "OFFSETS", "SPACES", "VARYINGS", "VARYING_COUNT", "Attribute",
+           "glsl_varyings", "layout_rows", "pack_attributes"]
+
+SPACES = {"normal": 0, "direction": 1, "none": 2}
+
+
+class Attribute(NamedTuple):
+    """One per-vertex attribute.
+
+    Attributes:
+        name: the varying's name (GLSL ``v_<name>``).
+        width: floats per vertex.
+        space: "normal", "direction" or "none" (see the module docstring).
+        read: ``read(geometry, colors)`` -> the (n, width) values of the geometry's n
+            vertices (repeated for each copy an Instances node draws), or of every vertex
+            of its range, or None where the geometry lacks it (then zeros); ``colors``
+            are the batch's (m, 4) uint8 sRGB-encoded colours of the range's m vertices
+            (instance and node colours applied).
+    """
+
+    name: str
+    width: int
+    space: str
+    read: Callable
+
+
+def _normals(g, colors):
+    return g.vertex_normals()
+
+
+def _uv0(g, colors):
+    return g.uvs
+
+
+def _color(g, colors):
+    return colors / 255.0
+
+
+def _color_linear(g, colors):
+    out = colors / 255.0
+    out[:, :3] = srgb_to_linear(out[:, :3])
+    return out
+
+
+ATTRIBUTES = (
+    Attribute("normal", 3, "normal", _normals),        # unit vertex normal
+    Attribute("uv0", 2, "none", _uv0),                 # texture coordinates (glTF TEXCOORD_n)
+    Attribute("color", 4, "none", _color),             # vertex colour, sRGB-encoded
+    Attribute("color_linear", 4, "none", _color_linear),  # the same, RGB decoded to linear
+)
+
+# varyings: the batch-frame position, then the attributes; name -> (offset, width)
+VARYINGS = {"position": (0, 3)}
+for _a in ATTRIBUTES:
+    VARYINGS[_a.name] = (sum(VARYINGS[k][1] for k in VARYINGS), _a.width)
+VARYING_COUNT = sum(w for _, w in VARYINGS.values())
+ATTRIBUTE_COUNT = VARYING_COUNT - 3
+# each varying's first column, in declaration order: the compiled resolves take this
+# array and name its entries in the same order (numba_shading, shaders/shading.cuh)
+OFFSETS = np.array([off for off, _ in VARYINGS.values()], np.int64)
+
+
+def layout_rows() -> np.ndarray:
+    """(A, 4) int64 rows (offset in the packed attributes, offset in the varyings, width,
+    space code) for the vertex stages' generic loop."""
+    rows, at = [], 0
+    for a in ATTRIBUTES:
+        rows.append((at, VARYINGS[a.name][0], a.width, SPACES[a.space]))
+        at += a.width
+    return np.array(rows, np.int64)
+
+
+def pack_attributes(ranges, colors) -> np.ndarray:
+    """(N, A) float64 packed attributes of a batch (A = VARYING_COUNT - 3).
+
+    Args:
+        ranges: (geometry, start, stop, copies) of every node drawn as a surface:
+            its vertex range in the batch, holding ``copies`` copies of the geometry.
+        colors: (N, 4) uint8 host vertex colours of the batch.
+    """
+    out = np.zeros((len(colors), ATTRIBUTE_COUNT))
+    for g, start, stop, copies in ranges:
+        at = 0
+        for a in ATTRIBUTES:
+            values = a.read(g, colors[start:stop])
+            if values is not None:
+                values = np.asarray(values, np.float64)
+                if len(values) != stop - start:  # the geometry's own: once per copy
+                    values = np.tile(values, (copies, 1))
+                out[start:stop, at:at + a.width] = values
+            at += a.width
+    return out
+
+
+def glsl_varyings(stage: str) -> str:
+    """GLSL declarations of the varyings for ``stage``: "vertex" (``in_<name>`` inputs,
+    ``v_<name>`` outputs and a ``copy_varyings()`` function) or "fragment" (``v_<name>``
+    inputs)."""
+    types = {2: "vec2", 3: "vec3", 4: "vec4"}
+    if stage == "fragment":
+        return "\n".join(f"in {types[w]} v_{name};" for name, (_, w) in VARYINGS.items())
+    decl = [f"in {types[w]} in_{name};\nout {types[w]} v_{name};"
+            for name, (_, w) in VARYINGS.items()]
+    body = "".join(f"    v_{name} = in_{name};\n" for name in VARYINGS)
+    return "\n".join(decl) + "\nvoid copy_varyings() {\n" + body + "}"
+
+
+def gl_buffer_format() -> tuple[str, list[str]]:
+    """The moderngl buffer format of the (N, V) float32 varyings and the attribute names,
+    e.g. ("3f 3f 2f 4f 4f", ["in_position", ...])."""
+    return (" ".join(f"{w}f" for _, w in VARYINGS.values()),
+            [f"in_{name}" for name in VARYINGS])
