@@ -172,6 +172,10 @@ def versions() -> dict:
     return out
 
 
+def long(s):
+    return f"{s:.0f} s" if s >= 10 else ms(s)
+
+
 def ms(s):
     return f"{s * 1e3:.0f} ms" if s >= 0.1 else f"{s * 1e3:.1f} ms"
 
@@ -204,7 +208,7 @@ def main(argv=None):
                   f"{peer['rays_s'] / er:.2f}x |")
         if not r["peers"]:
             print(f"{head} trimesh | n/a: needs rtree or embreex, not installed | | | | |")
-        print(f"{head} NumPy brute force | none | {r['numpy_rays_s']:.0f} s (est.) | "
+        print(f"{head} NumPy brute force | none | {long(r['numpy_rays_s'])} (est.) | "
               f"{r['numpy_rays_s'] / r['rays'] * 1e3:.0f} ms | | {r['numpy_rays_s'] / er:,.0f}x |")
     for r in rows:
         print(f"{r['mesh']}: engine {r['engine_hits']:,} hits; NumPy agrees on "
