@@ -27,6 +27,7 @@ SHOTS = {
     "terrain_flythrough": ["--frames", "150"],
     "asteroids": ["--frames", "300"],
     "camera_tour": ["--frames", "60"],
+    "coin_game": ["--frames", "240"],
 }
 VIDEO = {"camera_tour"}  # writes frames into a folder; the last one is kept
 

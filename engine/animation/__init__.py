@@ -5,6 +5,7 @@ Imports: ``engine.scene``, ``engine.render``, ``engine.io`` (video output) and t
 helpers; never ``engine.game``, ``engine.controls``, ``engine.display`` or the CLI.
 """
 
+from . import clips  # ``engine.animation.clips.play_in`` works after ``import engine``
 from .camera_path import CameraPath, CameraScript, Keyframe
 
-__all__ = ["CameraPath", "CameraScript", "Keyframe"]
+__all__ = ["CameraPath", "CameraScript", "Keyframe", "clips"]

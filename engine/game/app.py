@@ -15,6 +15,16 @@ of an update left in the accumulator after a frame, for hooks that interpolate.
 Pausing stops updates (frames still render); ``time_scale`` scales how much simulated
 time each frame adds (0.5 = slow motion; the update step itself stays fixed).
 
+Falling behind: a frame runs at most ``max_updates_per_frame`` updates; the rest of its
+time is dropped (``dropped_time``) so a slow machine does not spiral into ever longer
+frames. The cost is slow motion: at 120 Hz with the default 8, any frame longer than
+1/15 s loses time, and a 3 fps window runs the game at 8 / 40 = 0.2x real time. The
+first time that happens the ``engine`` logger says so once (WARNING, naming
+``max_updates_per_frame``), ``game_speed`` gives the fraction of the last frame's time
+that was simulated, and the HUD's FPS line shows it (``FPS 3.0  slow motion 0.20x``).
+Raise ``max_updates_per_frame`` (or lower ``update_hz``) when updates are cheap and
+real-time speed matters more than frame rate; keep it low when updates are expensive.
+
 Hooks (override in a subclass, or assign on the instance)::
 
     on_start()                     once, before the first update
@@ -45,6 +55,7 @@ points, 800x600 pixels) the window's point coordinates are converted on arrival.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 
@@ -60,6 +71,8 @@ from .picking import Pick, pick_point
 from .sound import Sounds
 
 __all__ = ["App"]
+
+log = logging.getLogger("engine")
 
 # Accumulator slack: a frame of exactly k updates must run k updates despite rounding
 # (1/60 s is not exact in binary).
@@ -84,6 +97,9 @@ class App:
         show_fps: show the measured frame rate on the HUD (default: in a window only,
             so headless frames stay reproducible).
         title: window caption.
+        hud_font_size: text height of the HUD in pixels (default 14).
+        hud_font: a TrueType/OpenType font file for the HUD (default: Pillow's built-in
+            font); see ``Hud``.
 
     Attributes:
         scene: the ``Scene`` being drawn; add nodes with ``spawn`` at runtime.
@@ -102,18 +118,24 @@ class App:
         time: simulated seconds so far (updates * fixed_dt); updates, frames: counters.
         paused, time_scale: pause/slow motion (``pause()``, ``resume()``).
         alpha: fraction of an update left over after the last frame (interpolation).
+        dropped_time: simulated seconds dropped so far because a frame needed more than
+            ``max_updates_per_frame`` updates.
+        game_speed: simulated / elapsed time of the last ``advance`` (1.0 unless time
+            was dropped; 0.2 when only a fifth was simulated).
         fps: measured frames per second (windowed runs).
         script: an ``InputScript`` replayed by headless runs, or None.
 
     Raises:
-        ValueError: a non-positive ``update_hz`` or ``max_updates_per_frame``.
+        ValueError: a non-positive ``update_hz`` or ``max_updates_per_frame``, a
+            ``hud_font_size`` below 4.
+        engine.errors.LoadError: a ``hud_font`` file that is missing or not a font.
     """
 
     def __init__(self, scene: Scene | None = None, camera: Camera | None = None,
                  size=(640, 480), *, controller=None, update_hz: float = 120.0, seed: int = 0,
                  backend: str | None = None, point_size: float | None = None,
                  max_updates_per_frame: int = 8, show_fps: bool | None = None,
-                 title: str = "frustum"):
+                 title: str = "frustum", hud_font_size: int = 14, hud_font=None):
         update_hz = float(update_hz)
         if not (update_hz > 0 and math.isfinite(update_hz)):
             raise ValueError(f"update_hz must be a positive number, got {update_hz}")
@@ -127,7 +149,7 @@ class App:
         self.renderer = Renderer(self.scene, camera, size, backend=backend,
                                  point_size=point_size)
         self.input = InputMap()
-        self.hud = Hud()
+        self.hud = Hud(font_size=hud_font_size, font=hud_font)
         self.sounds = Sounds()
         self.seed = int(seed)
         self.rng = np.random.default_rng(self.seed)
@@ -142,6 +164,8 @@ class App:
         self.frames = 0
         self.alpha = 0.0
         self.dropped_time = 0.0
+        self.game_speed = 1.0
+        self._warned_behind = False
         self.script: InputScript | None = None
         self.fps = 0.0
         self._acc = 0.0
@@ -210,10 +234,11 @@ class App:
         if self.paused:
             return 0
         self._acc += frame_dt * self._time_scale
-        n = 0
+        n, dropped = 0, 0.0
         while self._acc + _ACC_EPSILON >= self.fixed_dt:
             if n == self.max_updates_per_frame:
-                self.dropped_time += self._acc
+                dropped = self._acc
+                self.dropped_time += dropped
                 self._acc = 0.0
                 break
             self._acc -= self.fixed_dt
@@ -221,6 +246,17 @@ class App:
             n += 1
         self._acc = max(self._acc, 0.0)
         self.alpha = self._acc / self.fixed_dt
+        run = n * self.fixed_dt
+        self.game_speed = run / (run + dropped) if dropped > 0 else 1.0
+        if dropped > 0 and not self._warned_behind:
+            self._warned_behind = True
+            log.warning(
+                "the game is running in slow motion: a %.3f s frame needed %d updates at "
+                "%g Hz but max_updates_per_frame is %d, so %.3f s of game time was dropped "
+                "(%.2fx real time). Raise max_updates_per_frame or lower update_hz if the "
+                "updates are cheap; this is logged once", frame_dt, n + round(dropped /
+                self.fixed_dt), self.update_hz, self.max_updates_per_frame, dropped,
+                self.game_speed)
         return n
 
     def step(self):
@@ -332,7 +368,10 @@ class App:
 
     def _hud_fps(self, default: bool):
         if self.show_fps if self.show_fps is not None else default:
-            self.hud["fps"] = f"FPS {self.fps:5.1f}" if self.fps else "FPS --"
+            text = f"FPS {self.fps:5.1f}" if self.fps else "FPS --"
+            if self.game_speed < 1.0:  # dropping update time: say the game is slowed
+                text += f"  slow motion {self.game_speed:.2f}x"
+            self.hud["fps"] = text
 
     def render_frame(self) -> Frame:
         """Rasterize the scene (software path), run ``on_draw`` and draw the HUD.

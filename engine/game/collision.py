@@ -1,5 +1,8 @@
-"""Simple collision helpers for prototypes: bounding spheres, sphere-sphere and
-ray-sphere tests, single or vectorised (NumPy, float64, world frame, world units).
+"""Collision queries for games: exact ray casts against mesh triangles (``ray_cast``,
+``height_at``) with bounding spheres as the broad phase, and the sphere helpers behind
+it: sphere-sphere and ray-sphere tests, single or vectorised (NumPy, float64, world
+frame, world units). Shapes attached to nodes and the character controller are in
+``engine.game.colliders``.
 
 A node's bounding sphere is computed once per geometry in its local frame (centre of
 the bounding box of the finite points, radius = largest distance from it, so every
@@ -39,6 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..arrays import to_host
+from ..scene.geometry import Mesh
 from ..scene.graph import Node
 from ..scene.instances import Instances
 from ..scene.transforms import as_vec3
@@ -46,6 +50,7 @@ from ..scene.transforms import as_vec3
 __all__ = [
     "RayHit",
     "bounding_sphere",
+    "height_at",
     "instance_spheres",
     "nodes_collide",
     "overlap_pairs",
@@ -56,12 +61,25 @@ __all__ = [
 
 
 class RayHit(NamedTuple):
-    """What ``ray_cast`` hit first: the node, the distance along the ray (world units)
-    and, for an Instances node, the instance index (else None)."""
+    """What ``ray_cast`` hit first.
+
+    node: the Node (or Instances node) hit.
+    distance: world units along the unit ray direction.
+    instance: the instance index for an Instances node, else None.
+    point: (3,) float64 world point of the hit (origin + distance * direction).
+    normal: (3,) float64 unit world normal of the triangle's front (counter-clockwise) face.
+    triangle: index of the triangle hit in ``node.geometry.faces``.
+
+    ``normal`` and ``triangle`` are None for geometry without triangles (points and
+    lines are hit on their bounding spheres).
+    """
 
     node: Node
     distance: float
     instance: int | None = None
+    point: np.ndarray | None = None
+    normal: np.ndarray | None = None
+    triangle: int | None = None
 
 _local_spheres: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -79,7 +97,7 @@ def _radius(r, name) -> float:
 def _local_sphere(geometry) -> tuple[np.ndarray, float] | None:
     """(centre, radius) in the geometry's local frame, or None without a finite point."""
     cached = _local_spheres.get(geometry)
-    if cached is not None and cached[1] is geometry.positions:
+    if cached is not None and cached[1] is geometry.positions and cached[2] == geometry.revision:
         return cached[0]
     b = geometry.bounds()
     if b is None:
@@ -90,7 +108,7 @@ def _local_sphere(geometry) -> tuple[np.ndarray, float] | None:
         p = to_host(p).astype(np.float64)
         p = p[np.all(np.isfinite(p), axis=1)] + geometry.origin
         sphere = (centre, float(np.sqrt(np.max(np.sum((p - centre) ** 2, axis=1)))))
-    _local_spheres[geometry] = (sphere, geometry.positions)
+    _local_spheres[geometry] = (sphere, geometry.positions, geometry.revision)
     return sphere
 
 
@@ -269,32 +287,119 @@ def ray_sphere(origin, direction, centre, radius) -> float | None:
                        as_vec3(centre, "centre"), _radius(radius, "radius"))
 
 
+def _mesh_hits(o, d, matrices, geometry, best):
+    """Nearest triangle hit of the world ray (o, unit d) on ``geometry`` placed by each
+    of ``matrices`` (M, 4, 4) in turn (tried in the given order, each bounded by the best
+    so far): (t, k, triangle, normal world) or None. The ray goes into each local frame
+    through the inverse matrix without renormalising the direction, so the local t is
+    the world distance."""
+    from .bvh import mesh_bvh  # Numba: imported when a mesh is first ray cast
+
+    bvh = mesh_bvh(geometry)
+    found = None
+    for k, m in enumerate(matrices):
+        try:
+            inv = np.linalg.inv(m)
+        except np.linalg.LinAlgError:
+            continue  # a zero scale flattens the mesh: nothing to hit
+        t, tri = bvh.intersect(inv[:3, :3] @ o + inv[:3, 3], inv[:3, :3] @ d, best)
+        if tri[0] >= 0 and t[0] <= best:
+            best = float(t[0])
+            n = inv[:3, :3].T @ bvh.face_normals(tri)[0]  # normals go by the inverse transpose
+            found = (best, k, int(tri[0]), n / np.linalg.norm(n))
+    return found
+
+
 def ray_cast(origin, direction, nodes) -> RayHit | None:
-    """The node whose bounding sphere the ray hits first, or None, as a ``RayHit``
-    (node, distance, instance): for an ``Instances`` node every active instance's sphere
-    is tested and the hit names the instance. ``origin``/``direction`` may come from
-    ``camera.screen_ray(x, y)`` (a Ray unpacks into both).
+    """The first thing the ray hits among ``nodes``, or None, as a ``RayHit``.
+
+    ``origin`` (3,) world point, ``direction`` (3,) world vector (normalised here);
+    ``camera.screen_ray(x, y)`` / ``app.screen_ray()`` give both (a Ray unpacks into
+    them). Each node is first tested by its world bounding sphere (the broad phase: a
+    node whose sphere is missed, or is entered beyond the best hit so far, is skipped).
+    Then:
+
+    - ``Mesh`` geometry (on a Node or an ``Instances`` node): the exact nearest triangle
+      through the mesh's BVH (``engine.game.bvh``, built once per geometry and refit or
+      rebuilt when ``geometry.revision`` changes), in the node's (or each active
+      instance's) world transform, so rotation, non-uniform scale and parents all count.
+      Both faces of a triangle are hit. The hit has ``point``, the triangle's front-face
+      unit ``normal`` in the world frame, ``triangle`` (index into ``faces``) and, for
+      Instances, ``instance``.
+    - Other geometry (points, lines): the bounding sphere itself, as before (``point`` on
+      the sphere, ``normal`` and ``triangle`` None); pick drawn points with
+      ``App.pick`` (pixel radius) instead.
 
     Nodes whose geometry has no finite point cannot be hit and are passed by; a node
     without geometry raises ValueError, as does a bad ray (see ``ray_sphere``).
     """
     o, d = as_vec3(origin, "ray origin"), _unit_direction(direction)
-    best = None
+    best: RayHit | None = None
+    limit = np.inf
     for node in nodes:
+        if node.geometry is None:
+            raise ValueError(f"{node.name!r} has no geometry, so no bounding sphere")
+        mesh = isinstance(node.geometry, Mesh) and node.geometry.face_count > 0
         if isinstance(node, Instances):
-            if node.geometry is None:
-                raise ValueError(f"{node.name!r} has no geometry, so no bounding sphere")
             idx, centres, radii = instance_spheres(node)
             t = _ray_spheres(o, d, centres, radii)
-            if len(t) and np.isfinite(t).any():
-                j = int(np.nanargmin(t))
-                if best is None or t[j] < best.distance:
-                    best = RayHit(node, float(t[j]), int(idx[j]))
+            near = np.flatnonzero(np.isfinite(t) & (np.nan_to_num(t, nan=np.inf) <= limit))
+            if len(near) == 0:
+                continue
+            near = near[np.argsort(t[near], kind="stable")]
+            if not mesh:
+                j = near[0]
+                best, limit = RayHit(node, float(t[j]), int(idx[j]), o + t[j] * d), float(t[j])
+                continue
+            # candidates front to back by sphere entry; stop once a sphere starts beyond
+            # the best hit
+            for j in near:
+                if t[j] > limit:
+                    break
+                hit = _mesh_hits(o, d, node.world_matrices([idx[j]]), node.geometry, limit)
+                if hit is not None:
+                    limit = hit[0]
+                    best = RayHit(node, hit[0], int(idx[j]), o + hit[0] * d, hit[3], hit[2])
             continue
         sphere = _world_sphere(node)
         if sphere is None:
             continue
         t = _ray_sphere(o, d, *sphere)
-        if t is not None and (best is None or t < best.distance):
-            best = RayHit(node, t)
+        if t is None or t > limit:
+            continue
+        if not mesh:
+            best, limit = RayHit(node, t, None, o + t * d), t
+            continue
+        hit = _mesh_hits(o, d, node.world_matrix[None], node.geometry, limit)
+        if hit is not None:
+            limit = hit[0]
+            best = RayHit(node, hit[0], None, o + hit[0] * d, hit[3], hit[2])
     return best
+
+
+def height_at(node: Node, x: float, z: float) -> float | None:
+    """The world height y of ``node``'s mesh surface at world (x, z), exact on its
+    triangles: the highest surface point on the vertical line through (x, z) (a ray
+    cast straight down from above the node's bounding sphere), or None where the line
+    misses the mesh (outside a height field). Works for any ``Mesh`` node in any
+    transform, a ``heightfield`` being the usual one. Raises TypeError for a node
+    without Mesh geometry, ValueError for a non-finite x or z."""
+    if not isinstance(getattr(node, "geometry", None), Mesh):
+        raise TypeError(f"height_at needs a node with Mesh geometry, got {node.name!r}")
+    x, z = _finite(x, "x"), _finite(z, "z")
+    sphere = _world_sphere(node)
+    if sphere is None:
+        return None
+    top = sphere[0][1] + sphere[1] + 1.0
+    hit = ray_cast((x, top, z), (0.0, -1.0, 0.0), [node])
+    return None if hit is None else float(hit.point[1])
+
+
+def _finite(v, name: str) -> float:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {v!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return v

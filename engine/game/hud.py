@@ -18,7 +18,13 @@ they are given (labels behind the camera or outside the view are not drawn).
 
 The font is Pillow's built-in scalable default font (``ImageFont.load_default(size)``,
 FreeType), so no font file is needed and output is identical across machines with the
-same Pillow version.
+same Pillow version; ``Hud(font="path/to/font.ttf")`` (``App(hud_font=...)``) uses any
+TrueType/OpenType file through ``ImageFont.truetype`` instead.
+
+World-space labels: ``hud.label(..., world_size=h)`` gives a label a height of ``h``
+world units at its anchor instead of a fixed pixel size: it is a camera-facing
+billboard, drawn ``h * focal / depth`` pixels tall (``focal`` = the camera's focal
+length in pixels), so it shrinks with distance like the objects it names.
 """
 
 from __future__ import annotations
@@ -35,12 +41,15 @@ SPRITE_CACHE = 512  # distinct (text, size, colour) sprites kept
 
 class Label(NamedTuple):
     """A text anchored in the world: ``at`` is a (3,) world point or a Node (its world
-    origin), ``offset`` (dx, dy) pixels from the projected point (negative dy: up)."""
+    origin), ``offset`` (dx, dy) pixels from the projected point (negative dy: up),
+    ``world_size`` the text height in world units (a billboard), or None for the HUD's
+    pixel size."""
 
     text: str
     at: object
     offset: tuple[float, float]
     color: tuple[int, int, int, int] | None
+    world_size: float | None = None
 
 
 class Hud:
@@ -50,15 +59,24 @@ class Hud:
         font_size: text height in pixels.
         color: RGBA (0-255) of the text; a 1-pixel black shadow keeps it readable.
         margin: distance in pixels from the top-left corner.
+        font: None (Pillow's built-in font) or the path of a TrueType/OpenType font file.
+
+    Raises:
+        ValueError: ``font_size`` below 4. engine.errors.LoadError: a ``font`` file that
+            is missing or that FreeType cannot read.
 
     Usage: ``hud["score"] = "Score: 3"`` sets (or replaces) a line, ``del hud["score"]``
     removes it, ``hud.banner = "GAME OVER"`` shows a large centred message (None hides it),
     ``hud.label("boss", "BOSS 3/10", boss_node)`` puts a label above a node.
     """
 
-    def __init__(self, font_size: int = 14, color=(255, 255, 255, 255), margin: int = 6):
+    def __init__(self, font_size: int = 14, color=(255, 255, 255, 255), margin: int = 6,
+                 font=None):
         if int(font_size) < 4:
             raise ValueError(f"font_size must be at least 4 pixels, got {font_size}")
+        self.font = None if font is None else str(font)
+        if self.font is not None:
+            self._load_font(self.font, 12)  # fail here, naming the file, not at a frame
         self.font_size = int(font_size)
         self.color = tuple(int(c) for c in color)
         self.margin = int(margin)
@@ -87,11 +105,19 @@ class Hud:
         return list(self._lines.values())
 
     # --- labels --------------------------------------------------------------------------
-    def label(self, key: str, text, at, offset=(0.0, -12.0), color=None) -> None:
+    def label(self, key: str, text, at, offset=(0.0, -12.0), color=None,
+              world_size: float | None = None) -> None:
         """Show ``text`` at the world point ``at`` ((3,) world coordinates, or a Node whose
         world origin it follows), centred ``offset`` pixels from its projection.
-        Replaces the label named ``key``. Raises ValueError for a point that is not 3
-        finite numbers."""
+        ``world_size``: the text's height in world units (a camera-facing billboard that
+        shrinks with distance; clamped to 4..512 pixels), or None for ``font_size``
+        pixels. Replaces the label named ``key``. Raises ValueError for a point that is
+        not 3 finite numbers or a world_size that is not positive and finite."""
+        if world_size is not None:
+            world_size = float(world_size)
+            if not (world_size > 0 and np.isfinite(world_size)):
+                raise ValueError(f"label {key!r}: world_size must be positive and finite, "
+                                 f"got {world_size}")
         if not hasattr(at, "world_position"):
             p = np.asarray(at, np.float64).reshape(-1)
             if p.shape != (3,) or not np.all(np.isfinite(p)):
@@ -99,7 +125,8 @@ class Hud:
                                  f"got {at!r}")
             at = p
         c = None if color is None else tuple(int(v) for v in color)
-        self._labels[str(key)] = Label(str(text), at, (float(offset[0]), float(offset[1])), c)
+        self._labels[str(key)] = Label(str(text), at, (float(offset[0]), float(offset[1])), c,
+                                       world_size)
 
     def remove_label(self, key: str) -> None:
         self._labels.pop(key, None)
@@ -109,11 +136,27 @@ class Hud:
         return dict(self._labels)
 
     # --- sprites --------------------------------------------------------------------------
+    @staticmethod
+    def _load_font(path, size: int):
+        from PIL import ImageFont
+
+        from ..errors import LoadError
+
+        try:
+            # Basic layout, as Pillow's built-in font: the same pixels on every machine
+            # (libraqm's shaping, where installed, would differ)
+            return ImageFont.truetype(path, size, layout_engine=ImageFont.Layout.BASIC)
+        except FileNotFoundError:
+            raise LoadError(f"{path}: no such font file") from None
+        except OSError as exc:
+            raise LoadError(f"{path}: not a font FreeType can read ({exc})") from None
+
     def _font(self, size: int):
         from PIL import ImageFont
 
         if size not in self._fonts:
-            self._fonts[size] = ImageFont.load_default(size=size)
+            self._fonts[size] = ImageFont.load_default(size=size) if self.font is None \
+                else self._load_font(self.font, size)
         return self._fonts[size]
 
     def _sprite(self, text: str, size: int, shadow: int, frac=(0.0, 0.0)):
@@ -176,11 +219,16 @@ class Hud:
         pts = np.array([lb.at.world_position if hasattr(lb.at, "world_position") else lb.at
                         for lb in labels], np.float64)
         xy, _, visible = camera.project(pts, (width, height))
+        sizes = np.full(len(labels), float(self.font_size))
+        world = [i for i, lb in enumerate(labels) if lb.world_size is not None]
+        if world:
+            sizes[world] = _pixel_heights(camera, pts[world], [labels[i].world_size
+                                                              for i in world], height)
         out = []
-        for lb, (x, y), ok in zip(labels, xy, visible):
+        for lb, (x, y), ok, size in zip(labels, xy, visible, sizes):
             if not ok:
                 continue
-            sprite = self._sprite(lb.text, self.font_size, 1)
+            sprite = self._sprite(lb.text, int(size), 1)
             h, w = sprite[1].shape
             out.append((sprite, round(x + lb.offset[0] - w / 2), round(y + lb.offset[1] - h / 2),
                         lb.color or self.color))
@@ -215,6 +263,18 @@ class Hud:
                 _blend(img, shadow, x, y, (0, 0, 0, ink[3]))
                 _blend(img, text, x, y, ink)
         return img
+
+
+def _pixel_heights(camera, points, world_sizes, height: int) -> np.ndarray:
+    """Pixel heights of texts ``world_sizes`` world units tall at world ``points`` (a
+    perspective camera: focal / view depth; orthographic: pixels per world unit),
+    rounded and clamped to 4..512."""
+    proj = camera.projection_matrix
+    view = camera.view_matrix
+    p = np.asarray(points, np.float64) @ view[:3, :3].T + view[:3, 3]
+    scale = proj[1, 1] * height / 2  # focal length in pixels (perspective) or px / unit
+    depth = np.where(proj[3, 3] == 1.0, 1.0, np.maximum(-p[:, 2], 1e-9))
+    return np.clip(np.rint(np.asarray(world_sizes) * scale / depth), 4, 512)
 
 
 def _blend(dst: np.ndarray, mask: np.ndarray, x: int, y: int, ink):

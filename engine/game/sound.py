@@ -3,7 +3,8 @@
 Sounds are decoded once (``pyglet.media.load(..., streaming=False)``) and cached by
 path, so playing the same effect every frame costs only starting a player. Where there
 is no audio device (servers, CI, headless runs: pyglet falls back to its silent driver)
-``play`` does nothing and the ``engine`` logger says so once; a missing or unreadable
+``play`` does nothing and the ``engine`` logger warns once (WARNING, so it shows
+without any logging set up); a missing or unreadable
 file is still an error, so a typo is caught on a machine without speakers too.
 
 pyglet's media module imports its GL module, which opens a hidden "shadow" window; with
@@ -95,7 +96,7 @@ class Sounds:
             self.skipped += 1
             if source is None and not self._warned:
                 self._warned = True
-                log.info("sounds are silent: %s", self._silent_reason)
+                log.warning("sounds are silent: %s (logged once)", self._silent_reason)
             return False
         player = source.play()
         player.volume = volume

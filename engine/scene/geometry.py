@@ -91,6 +91,10 @@ class Geometry:
         attributes: dict of extra per-vertex arrays (name -> (N,) or (N, k) NumPy array)
             that loaders keep and renderers ignore, e.g. a LAS file's ``intensity`` and
             ``classification``. Empty by default.
+        revision: int that grows whenever ``positions`` or ``faces`` is assigned or
+            ``mark_changed()`` is called (after editing those arrays in place); caches
+            derived from the vertex data (bounding spheres, the ray-cast BVH of
+            ``engine.game``) compare it with the revision they were built at.
 
     Raises:
         ValueError: wrong shapes, NaN colours, colours outside [0, 1], point_size <= 0,
@@ -98,7 +102,10 @@ class Geometry:
         TypeError: unsupported dtypes.
     """
 
+    _DATA = frozenset({"positions", "faces"})  # assigning one of these bumps ``revision``
+
     def __init__(self, positions, colors=None, point_size: float = 1.0):
+        self.revision = 0
         p = _as_array(positions, "positions")
         if p.ndim != 2 or p.shape[1] != 3:
             raise ValueError(f"positions must have shape (N, 3), got {tuple(p.shape)}")
@@ -120,6 +127,17 @@ class Geometry:
             raise ValueError(f"point_size must be a positive number of pixels, got {point_size}")
         self.point_size = point_size
         self.attributes: dict = {}
+
+    def __setattr__(self, name, value):
+        if name in Geometry._DATA:
+            object.__setattr__(self, "revision", self.revision + 1)
+        object.__setattr__(self, name, value)
+
+    def mark_changed(self) -> None:
+        """Tell caches that ``positions`` (or ``faces``) were edited in place: bumps
+        ``revision``, so the next ray cast refits its BVH and bounding spheres are
+        recomputed."""
+        self.revision += 1
 
     @property
     def vertex_count(self) -> int:

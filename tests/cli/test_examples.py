@@ -42,6 +42,7 @@ SMOKE_ARGS = {
     "terrain_flythrough": ["--frames", "20", "--grid", "120"],
     "asteroids": ["--frames", "12"],  # 10,000 lit rocks: the NumPy path takes ~1 s a frame
     "camera_tour": ["--frames", "3"],
+    "coin_game": ["--frames", "20", "--coins", "60"],
 }
 VIDEO_OUTPUT = {"camera_tour"}  # writes MP4 headless
 REFERENCED = ["hello_points", "galaxy", "solar_system", "terrain_flythrough", "asteroids"]
@@ -225,3 +226,50 @@ def test_cli_lists_and_runs_examples(tmp_path, capsys, monkeypatch):
     assert_not_empty(iio.imread(out), "hello_points via the CLI")
     assert main(["example", "no_such_example"]) == 2
     assert "unknown example 'no_such_example'" in capsys.readouterr().err
+
+
+# --- the coin game ------------------------------------------------------------------------
+def load_coin_game():
+    spec = importlib.util.spec_from_file_location("coin_game_example", EXAMPLES / "coin_game.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_coin_game_autopilot_collects_and_crates_block():
+    module = load_coin_game()
+    game = module.CoinGame((192, 108), seed=1, backend="numpy", coins=40, autopilot=True)
+    game.run_headless(240)  # 4 s at 6 units/s
+    assert game.score >= 1 and game.coins.count == 40 - game.score
+    assert f"Coins {game.score}" in game.hud["score"]
+    # walk into a crate: the capsule stops at its face (radius 0.5 from it)
+    crate = next(n for n in game.obstacles if n.name.startswith("crate"))
+    crate.rotation = (0, 0, 0)
+    p = game.player.world_position
+    ground = module.height_at(game.ground, p[0] + 3, p[2])
+    crate.position = (p[0] + 3.0, ground + 0.5, p[2])
+    game.autopilot, game.target = False, None
+    game.script = InputScript([(game.updates + 1, "down", "d")])
+    game.run_headless(120)
+    face = crate.world_position[0] - 1.0
+    assert game.player.world_position[0] == pytest.approx(face - module.RADIUS, abs=1e-6)
+
+
+def test_coin_game_terrain_from_a_heightmap_and_a_bad_one(tmp_path):
+    from PIL import Image
+
+    grey = (np.indices((33, 33)).sum(axis=0) * 4).astype(np.uint8)  # a ramp, 0..255
+    Image.fromarray(grey, "L").save(tmp_path / "ramp.png")
+    module = load_coin_game()
+    game = module.CoinGame((96, 54), backend="numpy", coins=5, rocks=0,
+                           heightmap=tmp_path / "ramp.png")
+    # pixel (i, j) sits at x = -40 + j * 80 / 32, z = -40 + i * 80 / 32, height 6 * v / 255
+    i, j = 8, 20
+    assert module.height_at(game.ground, -40 + j * 2.5, -40 + i * 2.5) == \
+        pytest.approx(6.0 * grey[i, j] / 255, abs=1e-5)
+    (tmp_path / "bad.png").write_text("no image")
+    proc = subprocess.run([sys.executable, str(EXAMPLES / "coin_game.py"), "--headless",
+                           "--heightmap", str(tmp_path / "bad.png")], check=False, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "bad.png" in proc.stderr and "Traceback" not in proc.stderr

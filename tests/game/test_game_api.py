@@ -133,8 +133,10 @@ def test_pick_and_ray_cast_name_the_instance():
     ray_hit = ray_cast(*app.screen_ray(x, y), [inst])
     assert ray_hit.node is inst and ray_hit.instance == 3
     ray = app.screen_ray(x, y)
-    # the instance's sphere is the float32 geometry's: radius 0.5 to float32 rounding
+    # the ray ends on the mesh exactly at the vertex, which lies on the bounding sphere
+    # (radius 0.5 to float32 rounding), so the sphere's entry distance is the same
     assert ray_hit.distance == pytest.approx(ray_sphere(*ray, (2, 0, 0), 0.5), rel=1e-7)
+    np.testing.assert_allclose(ray_hit.point, vertex, atol=1e-6)
     inst.active[3] = False  # inactive instances cannot be hit
     assert ray_cast(*app.screen_ray(x, y), [inst]) is None
     app.render_frame()
@@ -216,7 +218,8 @@ def test_play_is_silent_with_one_log_line_without_an_audio_device(tmp_path, capl
         assert results == [True] * 3
     else:
         assert results == [False] * 3 and app.sounds.skipped == 3
-        assert sum("sounds are silent" in r.message for r in caplog.records) == 1
+        silent = [r for r in caplog.records if "sounds are silent" in r.message]
+        assert len(silent) == 1 and silent[0].levelno == logging.WARNING
     with pytest.raises(LoadError, match="no such sound file"):
         app.play(tmp_path / "missing.wav")
     with pytest.raises(ValueError, match="volume"):
