@@ -1,5 +1,7 @@
 """Errors the engine reports to users (the CLI prints them as one line, exit status 2)."""
 
+import math
+
 
 class EngineError(Exception):
     """A user-facing problem with an input (file, argument, path); the message names it."""
@@ -30,3 +32,12 @@ def as_number(value, name: str) -> float:
         return float(value)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
+def as_finite(value, name: str) -> float:
+    """``as_number(value, name)``, and ValueError "NAME must be finite, got inf" for an
+    infinity or NaN."""
+    v = as_number(value, name)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return v

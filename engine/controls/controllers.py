@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from ..animation.pose import CameraPose, apply_pose, camera_pose, yaw_pitch_of, yaw_pitch_rotation
+from ..errors import as_finite
 from ..scene.camera import Camera, OrthographicCamera, PerspectiveCamera
 from ..scene.transforms import as_vec3
 from .input import input_name, mouse_name
@@ -53,25 +54,17 @@ def _key(k) -> str:
     return input_name(k)
 
 
-def _finite(x, name) -> float:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {x!r}") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x}")
-    return x
 
 
 def _positive(x, name) -> float:
-    x = _finite(x, name)
+    x = as_finite(x, name)
     if not x > 0:
         raise ValueError(f"{name} must be > 0, got {x}")
     return x
 
 
 def _duration(dt) -> float:
-    dt = _finite(dt, "dt")
+    dt = as_finite(dt, "dt")
     if dt < 0:
         raise ValueError(f"dt must be >= 0 seconds, got {dt}")
     return dt
@@ -80,7 +73,7 @@ def _duration(dt) -> float:
 def _product(x, k, name) -> float:
     """``x * k`` for an input ``x`` scaled by a setting ``k``; ValueError naming ``x``
     when the product leaves the float range."""
-    p = _finite(x, name) * k
+    p = as_finite(x, name) * k
     if not math.isfinite(p):
         raise ValueError(f"{name}={x} is too large (times {k} it overflows)")
     return p
@@ -108,7 +101,7 @@ class _Controller:
     """Shared state: the camera, held keys, the viewport and the pitch clamp."""
 
     def __init__(self, camera: Camera, max_pitch: float = 89.0):
-        max_pitch = _finite(max_pitch, "max_pitch")
+        max_pitch = as_finite(max_pitch, "max_pitch")
         if not 0 < max_pitch < 90:
             raise ValueError(f"max_pitch must be in (0, 90) degrees, got {max_pitch}")
         self.camera = camera
@@ -126,7 +119,7 @@ class _Controller:
         """Viewport size in pixels (used to turn pixel drags into world distances).
         Raises ValueError unless both are finite and >= 1."""
         for name, v in (("width", width), ("height", height)):
-            if not _finite(v, name) >= 1:
+            if not as_finite(v, name) >= 1:
                 raise ValueError(f"viewport {name} must be >= 1 pixel, got {v}")
         self.viewport = (int(width), int(height))
 
@@ -174,7 +167,7 @@ class OrbitController(_Controller):
                  min_distance=1e-3, max_distance=1e6, max_pitch=89.0):
         super().__init__(camera, max_pitch)
         self.target = as_vec3(target, "target")
-        lo, hi = _finite(min_distance, "min_distance"), _finite(max_distance, "max_distance")
+        lo, hi = as_finite(min_distance, "min_distance"), as_finite(max_distance, "max_distance")
         if not 0 < lo < hi:
             raise ValueError(f"need 0 < min_distance < max_distance, got {lo}, {hi}")
         self.min_distance, self.max_distance = lo, hi
@@ -218,9 +211,9 @@ class OrbitController(_Controller):
         ``d_elevation`` degrees (the elevation is clamped to +-max_pitch; the azimuth
         wraps, so any finite angle is fine)."""
         # fmod first: exact for any finite angle, and keeps yaw small before radians().
-        self.yaw += math.radians(math.fmod(_finite(d_azimuth, "d_azimuth"), 360.0))
+        self.yaw += math.radians(math.fmod(as_finite(d_azimuth, "d_azimuth"), 360.0))
         self.yaw = math.remainder(self.yaw, 2 * math.pi)
-        self.pitch -= math.radians(_finite(d_elevation, "d_elevation"))
+        self.pitch -= math.radians(as_finite(d_elevation, "d_elevation"))
         self._clamp_pitch()
         self.update_camera()
 
@@ -229,7 +222,7 @@ class OrbitController(_Controller):
         height at the target (dx to the camera's right, dy up): pan(0, 1) moves the
         view by one screen height. Raises ValueError naming dx/dy when they are not finite
         or so large that the target would leave the float64 range."""
-        dx, dy = _finite(dx, "dx"), _finite(dy, "dy")
+        dx, dy = as_finite(dx, "dx"), as_finite(dy, "dy")
         r = np.asarray(self.camera.world_matrix)[:3, :3]
         right = r[:, 0] / np.linalg.norm(r[:, 0])
         up = r[:, 1] / np.linalg.norm(r[:, 1])
@@ -246,7 +239,7 @@ class OrbitController(_Controller):
         by ``factor`` (zoom(2) halves it; the distance stays). Both are clamped to
         [min_distance, max_distance] world units. Raises ValueError unless ``factor`` is
         finite and > 0."""
-        factor = _finite(factor, "factor")
+        factor = as_finite(factor, "factor")
         if not factor > 0:
             raise ValueError(f"zoom factor must be > 0, got {factor}")
         self._dolly(-math.log(factor))
@@ -274,14 +267,14 @@ class OrbitController(_Controller):
                         -_product(dy, self.rotate_speed, "dy"))
         elif button in ("mouse_right", "mouse_middle"):
             h = self.viewport[1]
-            self.pan(-_finite(dx, "dx") / h, -_finite(dy, "dy") / h)
+            self.pan(-as_finite(dx, "dx") / h, -as_finite(dy, "dy") / h)
 
     def scroll(self, steps: float):
         """Each scroll step up zooms in by 1.1 (``zoom(1.1)``: the distance, or an
         orthographic camera's height, divided by 1.1), each step down out; any finite
         number of steps stays within [min_distance, max_distance]. Raises ValueError
         naming ``steps`` when it is not finite."""
-        self._dolly(-_finite(steps, "steps") * math.log(1.1))
+        self._dolly(-as_finite(steps, "steps") * math.log(1.1))
 
     def tick(self, dt: float):
         """Apply held keys for ``dt`` >= 0 seconds: arrows rotate at 90 deg/s, the zoom
@@ -319,7 +312,7 @@ class FlyController(_Controller):
     def __init__(self, camera: Camera, speed=2.0, fast_factor=4.0, look_speed=0.2,
                  max_pitch=89.0, min_speed=1e-4, max_speed=1e6):
         super().__init__(camera, max_pitch)
-        lo, hi = _finite(min_speed, "min_speed"), _finite(max_speed, "max_speed")
+        lo, hi = as_finite(min_speed, "min_speed"), as_finite(max_speed, "max_speed")
         if not 0 < lo < hi:
             raise ValueError(f"need 0 < min_speed < max_speed, got {lo}, {hi}")
         self.min_speed, self.max_speed = lo, hi
@@ -364,8 +357,8 @@ class FlyController(_Controller):
         camera's horizontal right axis and ``up`` along world +Y. Raises ValueError naming
         the arguments when one is not finite or the camera would leave the float64
         range (it then stays where it was)."""
-        self._translate(_finite(forward, "forward"), _finite(right, "right"),
-                        _finite(up, "up"), f"move(forward={forward}, right={right}, up={up})")
+        self._translate(as_finite(forward, "forward"), as_finite(right, "right"),
+                        as_finite(up, "up"), f"move(forward={forward}, right={right}, up={up})")
 
     def _translate(self, forward: float, right: float, up: float, what: str):
         f = self.forward
@@ -379,9 +372,9 @@ class FlyController(_Controller):
     def look(self, d_yaw: float, d_pitch: float):
         """Turn left by ``d_yaw`` and up by ``d_pitch`` degrees (yaw wraps, pitch is
         clamped, so any finite angle is fine; ValueError naming a non-finite one)."""
-        d_yaw = math.fmod(_finite(d_yaw, "d_yaw"), 360.0)  # exact; keeps yaw small
+        d_yaw = math.fmod(as_finite(d_yaw, "d_yaw"), 360.0)  # exact; keeps yaw small
         self.yaw = math.remainder(self.yaw + math.radians(d_yaw), 2 * math.pi)
-        self.pitch += math.radians(_finite(d_pitch, "d_pitch"))
+        self.pitch += math.radians(as_finite(d_pitch, "d_pitch"))
         self._clamp_pitch()
         self.update_camera()
 
@@ -399,7 +392,7 @@ class FlyController(_Controller):
         """Each step up multiplies the flight speed by 1.25, each step down divides it;
         any finite number of steps stays within [min_speed, max_speed]. Raises
         ValueError naming ``steps`` when it is not finite."""
-        self._speed = _scale_clamped(self._speed, _finite(steps, "steps") * math.log(1.25),
+        self._speed = _scale_clamped(self._speed, as_finite(steps, "steps") * math.log(1.25),
                                      self.min_speed, self.max_speed)
 
     def tick(self, dt: float):

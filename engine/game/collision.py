@@ -42,6 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..arrays import to_host
+from ..errors import as_finite
 from ..scene.geometry import Mesh
 from ..scene.graph import Node
 from ..scene.instances import Instances
@@ -386,7 +387,7 @@ def height_at(node: Node, x: float, z: float) -> float | None:
     without Mesh geometry, ValueError for a non-finite x or z."""
     if not isinstance(getattr(node, "geometry", None), Mesh):
         raise TypeError(f"height_at needs a node with Mesh geometry, got {node.name!r}")
-    x, z = _finite(x, "x"), _finite(z, "z")
+    x, z = as_finite(x, "x"), as_finite(z, "z")
     sphere = _world_sphere(node)
     if sphere is None:
         return None
@@ -395,11 +396,3 @@ def height_at(node: Node, x: float, z: float) -> float | None:
     return None if hit is None else float(hit.point[1])
 
 
-def _finite(v, name: str) -> float:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {v!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {v}")
-    return v

@@ -651,31 +651,43 @@ def _read_text(path: Path, notes: Notes):
     return positions, colors, attrs
 
 
+def _line_kind(s: str, may_name: bool):
+    """What the non-empty, stripped line ``s`` of a text point cloud is: ("names", the
+    column names) when it names the columns (a comment "# x y z ..." or a plain line of
+    names) and ``may_name`` (no names nor rows yet), ("comment", None), ("count", n) for
+    a PTS count line, or ("data", None)."""
+    if s.startswith(("#", "//", "%")):
+        head = s.lstrip("#/% ").replace(",", " ").replace(";", " ").split()
+        if may_name and head and all(
+                h.lower().lstrip("/") in _NAMES or not _NUMERIC.match(h) for h in head) \
+                and len(head) >= 3 and head[0].lower().lstrip("/") == "x":
+            return "names", [h.lower().lstrip("/") for h in head]
+        return "comment", None
+    toks = s.replace(",", " ").replace(";", " ").split()
+    if len(toks) == 1 and toks[0].isdigit():
+        return "count", int(toks[0])
+    if may_name and not _NUMERIC.match(toks[0]):
+        return "names", [t.lower() for t in toks]
+    return "data", None
+
+
 def _header(text: str):
     """(names or None, PTS count lines, the first data line, its line number): the
-    lines before the data, read by the rules of ``_slow_table``; None when ``text``
-    has no data line."""
+    lines before the data, read by the rules of ``_slow_table`` (``_line_kind``); None
+    when ``text`` has no data line."""
     names = None
     blocks = []
     for no, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s:
             continue
-        if s.startswith(("#", "//", "%")):
-            head = s.lstrip("#/% ").replace(",", " ").replace(";", " ").split()
-            if names is None and head and all(
-                    h.lower().lstrip("/") in _NAMES or not _NUMERIC.match(h) for h in head) \
-                    and len(head) >= 3 and head[0].lower().lstrip("/") == "x":
-                names = [h.lower().lstrip("/") for h in head]
-            continue
-        toks = s.replace(",", " ").replace(";", " ").split()
-        if len(toks) == 1 and toks[0].isdigit():
-            blocks.append(int(toks[0]))
-            continue
-        if names is None and not _NUMERIC.match(toks[0]):
-            names = [t.lower() for t in toks]
-            continue
-        return names, blocks, s, no
+        kind, value = _line_kind(s, names is None)
+        if kind == "names":
+            names = value
+        elif kind == "count":
+            blocks.append(value)
+        elif kind == "data":
+            return names, blocks, s, no
     return None
 
 
@@ -727,21 +739,13 @@ def _slow_table(path: Path, text: str):
         s = line.strip()
         if not s:
             continue
-        if s.startswith(("#", "//", "%")):
-            head = s.lstrip("#/% ").replace(",", " ").replace(";", " ").split()
-            if names is None and not rows and head and all(
-                    h.lower().lstrip("/") in _NAMES or not _NUMERIC.match(h) for h in head) \
-                    and len(head) >= 3 and head[0].lower().lstrip("/") == "x":
-                names = [h.lower().lstrip("/") for h in head]
-            continue
-        toks = s.replace(",", " ").replace(";", " ").split()
-        if len(toks) == 1 and toks[0].isdigit():
-            blocks.append((no, int(toks[0]), len(rows)))
-            continue
-        if names is None and not rows and not _NUMERIC.match(toks[0]):
-            names = [t.lower() for t in toks]
-            continue
-        rows.append((no, s))
+        kind, value = _line_kind(s, names is None and not rows)
+        if kind == "names":
+            names = value
+        elif kind == "count":
+            blocks.append((no, value, len(rows)))
+        elif kind == "data":
+            rows.append((no, s))
     for k, (no, declared, before) in enumerate(blocks):
         after = blocks[k + 1][2] if k + 1 < len(blocks) else len(rows)
         if after - before != declared:
