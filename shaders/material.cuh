@@ -15,6 +15,7 @@ struct Material {
     int shading;             // 0 unlit, 1 lit, 2 flat
     int flags;               // 1 vertex colours | 2 double-sided
     int texture;             // texture table row, -1: none
+    int span[2];             // the varying columns [first, last) its shading reads
     int pad;
 };
 

@@ -42,9 +42,9 @@ extern "C" __global__ void resolve_surfaces(
         double bc[3];
         frustum::pixel_barycentrics(adj + 9 * t, px, py, width, height, bc);
         const long long v0 = tris[3 * t], v1 = tris[3 * t + 1], v2 = tris[3 * t + 2];
-        double vals[FR_MAX_VARYINGS];
-        frustum::interpolate(vary, n_vary, v0, v1, v2, bc, vals);
         const frustum::Material& M = materials[tri_material[t]];
+        double vals[FR_MAX_VARYINGS];
+        frustum::interpolate(M, vary, n_vary, v0, v1, v2, bc, vals);
         const int shading = M.shading;
         const int flags = M.flags;
         const bool linear = shading != 0;

@@ -83,21 +83,23 @@ __host__ __device__ inline void pixel_barycentrics(const double* a, long long px
     if (s != 0.0) { b[0] /= s; b[1] /= s; b[2] /= s; }
 }
 
-// The varyings (engine/render/attributes.py VARYINGS), in declaration order: the index
-// of each in the `offsets` array the kernels take (its first column in a varyings row).
+// The varyings the kernels read: the index of each in the `offsets` array they take (its
+// first column in a varyings row, engine/render/attributes.py), in the order of
+// cupy_surfaces.KERNEL_VARYINGS (a test compares the two).
 enum Varying { VARYING_POSITION = 0, VARYING_NORMAL, VARYING_UV0, VARYING_COLOR,
                VARYING_COLOR_LINEAR };
 #define FR_MAX_VARYINGS 64
 
-// Every varying of triangle (v0, v1, v2) at barycentrics b: one generic pass over the
-// n_vary columns of the (n, n_vary) varyings (SurfaceShader.interpolate).
-__host__ __device__ inline void interpolate(const double* __restrict__ vary, int n_vary,
-                                            long long v0, long long v1, long long v2,
-                                            const double b[3], double out[]) {
+// The varyings material M reads (columns M.span) of triangle (v0, v1, v2) at
+// barycentrics b: one generic pass over those columns of the (n, n_vary) varyings
+// (SurfaceShader.interpolate).
+__host__ __device__ inline void interpolate(const Material& M, const double* __restrict__ vary,
+                                            int n_vary, long long v0, long long v1,
+                                            long long v2, const double b[3], double out[]) {
     const double* a = vary + (long long)n_vary * v0;
     const double* c = vary + (long long)n_vary * v1;
     const double* d = vary + (long long)n_vary * v2;
-    for (int k = 0; k < n_vary; ++k) out[k] = a[k] * b[0] + c[k] * b[1] + d[k] * b[2];
+    for (int k = M.span[0]; k < M.span[1]; ++k) out[k] = a[k] * b[0] + c[k] * b[1] + d[k] * b[2];
 }
 
 // Base colour from the interpolated varyings `vals`: material colour x vertex colour x

@@ -22,6 +22,7 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                                             const long long* __restrict__ rows,      // (r, 4)
                                             int n_rows, int n_vary,
                                             long long n, int shading,
+                                            const unsigned char* __restrict__ shaded, // (n,)
                                             double* __restrict__ clip,               // (n, 4)
                                             double* __restrict__ vary,               // (n, v)
                                             int points, double width, double height,
@@ -53,7 +54,7 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                 depth[i] = 1.0f;
             }
         }
-        if (!shading) continue;
+        if (!shading || !shaded[i]) continue;  // points need no varyings
         const double* M = model + 16 * k;
         double* out = vary + (long long)n_vary * i;
         const double* in = attrs + (long long)n_attrs * i;

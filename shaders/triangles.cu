@@ -133,9 +133,11 @@ extern "C" __global__ void raster_masked_triangles(
                      [=](long long px, long long py) {
                          double b[3], base[4], vals[FR_MAX_VARYINGS];
                          frustum::pixel_barycentrics(A, px, py, width, height, b);
-                         frustum::interpolate(vary, n_vary, v0, v1, v2, b, vals);
-                         // the encoded colour: its alpha is the linear one's too
-                         frustum::base_color(M, false, vals, offsets, texels, tex_info, base);
+                         frustum::interpolate(M, vary, n_vary, v0, v1, v2, b, vals);
+                         // alpha is never decoded: the material's own colour space gives
+                         // the same alpha (SurfaceShader.alpha_keep)
+                         frustum::base_color(M, M.shading != 0, vals, offsets, texels,
+                                             tex_info, base);
                          return base[3] >= limit;
                      });
     }

@@ -30,8 +30,9 @@ import numpy as np
 
 from ..scene.colorspace import srgb_to_linear
 
-__all__ = ["ATTRIBUTES", "OFFSETS", "SPACES", "VARYINGS", "VARYING_COUNT", "Attribute",
-           "glsl_varyings", "layout_rows", "pack_attributes"]
+__all__ = ["ATTRIBUTES", "SPACES", "VARYINGS", "VARYING_COUNT", "Attribute",
+           "glsl_varyings", "layout_rows", "material_span", "pack_attributes",
+           "varying_offsets"]
 
 SPACES = {"normal": 0, "direction": 1, "none": 2}
 
@@ -74,11 +75,14 @@ def _color_linear(g, colors):
     return out
 
 
+# Ordered so that what one material reads is a short contiguous span of the varyings
+# (``material_span``): lit reads position, normal, linear colour (and uv0 when
+# textured); unlit reads uv0 and the encoded colour.
 ATTRIBUTES = (
     Attribute("normal", 3, "normal", _normals),        # unit vertex normal
+    Attribute("color_linear", 4, "none", _color_linear),  # vertex colour, RGB linear
     Attribute("uv0", 2, "none", _uv0),                 # texture coordinates (glTF TEXCOORD_n)
-    Attribute("color", 4, "none", _color),             # vertex colour, sRGB-encoded
-    Attribute("color_linear", 4, "none", _color_linear),  # the same, RGB decoded to linear
+    Attribute("color", 4, "none", _color),             # the same colour, sRGB-encoded
 )
 
 # varyings: the batch-frame position, then the attributes; name -> (offset, width)
@@ -87,9 +91,30 @@ for _a in ATTRIBUTES:
     VARYINGS[_a.name] = (sum(VARYINGS[k][1] for k in VARYINGS), _a.width)
 VARYING_COUNT = sum(w for _, w in VARYINGS.values())
 ATTRIBUTE_COUNT = VARYING_COUNT - 3
-# each varying's first column, in declaration order: the compiled resolves take this
-# array and name its entries in the same order (numba_shading, shaders/shading.cuh)
-OFFSETS = np.array([off for off, _ in VARYINGS.values()], np.int64)
+
+
+def varying_offsets(names) -> np.ndarray:
+    """(len(names),) int64 first columns of the named varyings: a compiled resolve takes
+    them in the order its own source names the varyings (so its cached build never
+    depends on this table's order). Raises KeyError for an undeclared name."""
+    return np.array([VARYINGS[n][0] for n in names], np.int64)
+
+
+def material_span(material) -> tuple[int, int]:
+    """(first, last + 1) varying columns the shading of ``material`` (an
+    engine.scene.Material) reads: position, normal and the linear colour when lit, the
+    encoded colour when unlit, uv0 when textured (the colours only with vertex colours).
+    Every resolve interpolates just this span for the material's pixels."""
+    lit = material.shading != "unlit"
+    names = ["position", "normal"] if lit else []
+    if material.vertex_colors:
+        names.append("color_linear" if lit else "color")
+    if material.texture is not None:
+        names.append("uv0")
+    if not names:
+        return 0, 0
+    cols = [(VARYINGS[n][0], VARYINGS[n][0] + VARYINGS[n][1]) for n in names]
+    return min(a for a, _ in cols), max(b for _, b in cols)
 
 
 def layout_rows() -> np.ndarray:

@@ -15,6 +15,9 @@ uniform block generated from the same field table (``glsl_material_block``;
     shading       int32         0 unlit, 1 lit (smooth), 2 flat
     flags         int32         1 multiply vertex colours | 2 double-sided
     texture       int32         index into the texture table (``pack_materials``); -1 none
+    span          int32 (2,)    the varying columns [first, last) its shading reads
+                                (engine.render.attributes.material_span): the resolves
+                                interpolate only those
     pad           int32         0 (keeps the record a multiple of 8 bytes)
 
 Textures of all materials share one texel array: ``pack_materials`` returns it with a
@@ -28,6 +31,7 @@ import numpy as np
 
 from ..scene.colorspace import srgb_to_linear
 from ..scene.material import FILTERS, WRAP_MODES
+from .attributes import material_span
 
 __all__ = ["MATERIAL", "MATERIAL_STD140", "glsl_material_block", "pack_materials",
            "std140_record"]
@@ -35,10 +39,11 @@ __all__ = ["MATERIAL", "MATERIAL_STD140", "glsl_material_block", "pack_materials
 # name, kind ("f" floating point, "i" integer), count: the one field table
 FIELDS = (("color", "f", 4), ("color_linear", "f", 4), ("specular", "f", 1),
           ("shininess", "f", 1), ("alpha_cutoff", "f", 1), ("shading", "i", 1),
-          ("flags", "i", 1), ("texture", "i", 1), ("pad", "i", 1))
+          ("flags", "i", 1), ("texture", "i", 1), ("span", "i", 2), ("pad", "i", 1))
 
 MATERIAL = np.dtype([(name, "<f8" if kind == "f" else "<i4", (count,) if count > 1 else ())
                      for name, kind, count in FIELDS], align=True)
+GLSL_TYPES = {("f", 1): "float", ("f", 4): "vec4", ("i", 1): "int", ("i", 2): "ivec2"}
 
 SHADING_CODES = {"unlit": 0, "lit": 1, "flat": 2}
 VERTEX_COLORS, DOUBLE_SIDED = 1, 2
@@ -46,16 +51,17 @@ VERTEX_COLORS, DOUBLE_SIDED = 1, 2
 
 def _std140_dtype() -> np.dtype:
     """FIELDS in float32/int32 at std140 offsets (OpenGL 4.6 section 7.6.2.2: a scalar
-    aligns to 4 bytes, a vec4 to 16; the block size rounds up to 16)."""
+    aligns to 4 bytes, a two-component vector to 8, a four-component one to 16; the block
+    size rounds up to 16)."""
     names, formats, offsets, at = [], [], [], 0
     for name, kind, count in FIELDS:
-        align = 16 if count > 1 else 4
+        align = 4 * (1 if count == 1 else 2 if count == 2 else 4)
         at = -(-at // align) * align
         names.append(name)
         formats.append(("<f4" if kind == "f" else "<i4", (count,)) if count > 1 else
                        ("<f4" if kind == "f" else "<i4"))
         offsets.append(at)
-        at += 4 * (4 if count > 1 else 1)
+        at += 4 * count
     return np.dtype({"names": names, "formats": formats, "offsets": offsets,
                      "itemsize": -(-at // 16) * 16})
 
@@ -66,8 +72,7 @@ MATERIAL_STD140 = _std140_dtype()
 def glsl_material_block(instance: str = "u_material") -> str:
     """The GLSL declaration of the std140 uniform block ``Material`` with FIELDS (float
     fields as float/vec4, integer ones as int), named ``instance`` in the shader."""
-    types = {("f", 1): "float", ("f", 4): "vec4", ("i", 1): "int"}
-    body = "".join(f"    {types[kind, count]} {name};\n" for name, kind, count in FIELDS)
+    body = "".join(f"    {GLSL_TYPES[kind, count]} {name};\n" for name, kind, count in FIELDS)
     return f"layout(std140) uniform Material {{\n{body}}} {instance};"
 
 
@@ -98,6 +103,7 @@ def pack_materials(materials):
         r["flags"] = (VERTEX_COLORS if m.vertex_colors else 0) | (
             DOUBLE_SIDED if m.double_sided else 0)
         r["texture"] = -1
+        r["span"] = material_span(m)
         t = m.texture
         if t is None:
             continue

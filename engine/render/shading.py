@@ -32,7 +32,7 @@ import numpy as np
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight
 from ..scene.sampling import sample
-from .attributes import VARYINGS
+from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
 
 __all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays",
@@ -129,12 +129,17 @@ class SurfaceShader:
         s = b.sum(axis=1, keepdims=True)
         return b / np.where(s != 0, s, 1.0)
 
-    def interpolate(self, t, lam):
-        """(M, V) every varying of triangles t at barycentrics lam: one generic pass."""
+    def interpolate(self, t, lam, mat):
+        """(M, V) the varyings of triangles t at barycentrics lam: the columns material
+        ``mat`` reads (engine.render.attributes.material_span) in one generic pass, zero
+        elsewhere."""
+        lo, hi = material_span(mat)
         v = self.prims.triangles[t]
-        a = self.varyings
-        return (a[v[:, 0]] * lam[:, :1] + a[v[:, 1]] * lam[:, 1:2]
-                + a[v[:, 2]] * lam[:, 2:3])
+        a = self.varyings[:, lo:hi]
+        out = np.zeros((len(t), self.varyings.shape[1]))
+        out[:, lo:hi] = (a[v[:, 0]] * lam[:, :1] + a[v[:, 1]] * lam[:, 1:2]
+                         + a[v[:, 2]] * lam[:, 2:3])
+        return out
 
     @staticmethod
     def _base(mat, vals, linear: bool):
@@ -163,8 +168,10 @@ class SurfaceShader:
             if mat.alpha_cutoff is None:
                 continue
             sel = np.flatnonzero(mats == m)
-            vals = self.interpolate(t[sel], self.barycentrics(t[sel], px[sel], py[sel]))
-            keep[sel] = self._base(mat, vals, linear=False)[:, 3] >= mat.alpha_cutoff
+            vals = self.interpolate(t[sel], self.barycentrics(t[sel], px[sel], py[sel]), mat)
+            # alpha is never decoded: the material's own colour space gives the same alpha
+            lit = mat.shading != "unlit"
+            keep[sel] = self._base(mat, vals, linear=lit)[:, 3] >= mat.alpha_cutoff
         return keep
 
     def shade(self, t, px, py):
@@ -175,7 +182,7 @@ class SurfaceShader:
             mat = self.prims.materials[m]
             sel = np.flatnonzero(mats == m)
             ts = t[sel]
-            vals = self.interpolate(ts, self.barycentrics(ts, px[sel], py[sel]))
+            vals = self.interpolate(ts, self.barycentrics(ts, px[sel], py[sel]), mat)
             if mat.shading == "unlit":
                 out[sel] = to_unorm8(self._base(mat, vals, linear=False))
                 continue

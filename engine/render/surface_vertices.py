@@ -45,7 +45,7 @@ def _unit_rows(v):
 
 
 def surface_vertices(positions, object_id, model, view_projection, attributes, runs,
-                     with_shading=True, points=None):
+                     with_shading=True, points=None, shaded=None):
     """(clip, varyings) as in the module docstring; varyings is None unless
     ``with_shading``. Host (NumPy) arrays: positions (N, 3) float32, object_id (N,),
     model (K, 4, 4), view_projection (4, 4), attributes (N, A) float64 packed by
@@ -53,7 +53,8 @@ def surface_vertices(positions, object_id, model, view_projection, attributes, r
     covers the vertices to transform (others stay zero). ``points``: None, or (size,
     out) to also write every vertex's window coordinates into the Projection ``out``
     (engine.render.backends.base.window_coordinates) for the vertices drawn as points,
-    in the same pass."""
+    in the same pass. ``shaded``: (R,) bool, the runs whose varyings are computed
+    (default all; a point cloud's run needs none)."""
     p = np.asarray(positions, np.float64)
     m = np.asarray(model, np.float64)
     mvp = np.asarray(view_projection, np.float64) @ m
@@ -67,12 +68,14 @@ def surface_vertices(positions, object_id, model, view_projection, attributes, r
     # explicit products in a fixed order (no BLAS, which may fuse multiply-adds), so the
     # Numba and CUDA twins reproduce these values bit for bit
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite stays non-finite
-        for start, stop, k in np.asarray(runs):
+        runs = np.asarray(runs)
+        shaded = np.ones(len(runs), bool) if shaded is None else np.asarray(shaded, bool)
+        for (start, stop, k), shade in zip(runs, shaded):
             x, y, z = p[start:stop, 0], p[start:stop, 1], p[start:stop, 2]
             for r in range(4):
                 a = mvp[k, r]
                 clip[start:stop, r] = a[0] * x + a[1] * y + a[2] * z + a[3]
-            if not with_shading:
+            if not (with_shading and shade):
                 continue
             for r in range(3):
                 a = m[k, r]

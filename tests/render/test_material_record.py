@@ -12,7 +12,9 @@ import subprocess
 import numpy as np
 import pytest
 
+from engine.render.attributes import VARYINGS
 from engine.render.backends.cuda_source import NVRTC_OPTIONS, SHADER_DIR, nvrtc_compile_source
+from engine.render.backends.cupy_surfaces import KERNEL_VARYINGS
 from engine.render.materials import (
     MATERIAL,
     MATERIAL_STD140,
@@ -44,8 +46,13 @@ def test_packing_fills_every_field_and_shares_textures():
     assert r["color_linear"][3] == 0.8
     assert (r["specular"], r["shininess"], r["alpha_cutoff"]) == (0.3, 20.0, 0.4)
     assert (r["shading"], r["flags"], r["texture"]) == (2, 2, 0)  # flat; double-sided only
+    # flat without vertex colours reads position and normal, and uv0 for its texture
+    assert r["span"].tolist() == [0, VARYINGS["uv0"][0] + 2]
     assert (rec[1]["shading"], rec[1]["flags"], rec[1]["alpha_cutoff"]) == (0, 1, -1.0)
     assert (rec[2]["shading"], rec[2]["shininess"], rec[2]["texture"]) == (1, 32.0, -1)
+    # lit with vertex colours: position, normal, linear colour; unlit: uv0 and the colour
+    assert rec[2]["span"].tolist() == [0, VARYINGS["color_linear"][0] + 4]
+    assert rec[1]["span"].tolist() == [VARYINGS["uv0"][0], VARYINGS["color"][0] + 4]
     assert rec["texture"].tolist() == [0, 0, -1, 1]  # one texture stored once for two
     # offset, width, height, wrap_s (1 clamp), wrap_t (2 mirror), filter (0 nearest)
     assert info.tolist() == [[0, 3, 2, 1, 2, 0], [6, 1, 1, 0, 0, 1]]
@@ -93,7 +100,7 @@ def test_the_cuda_struct_has_the_dtype_layout_in_nvrtc():
     ptx, _ = nvrtc_compile_source(source, "material_layout.cu",
                                   ["-arch=compute_90", *NVRTC_OPTIONS])
     want = [MATERIAL.itemsize] + [MATERIAL.fields[n][1] for n in MATERIAL.names]
-    assert _layout_from_ptx(ptx) == want == [104, 0, 32, 64, 72, 80, 88, 92, 96, 100]
+    assert _layout_from_ptx(ptx) == want == [112, 0, 32, 64, 72, 80, 88, 92, 96, 100, 108]
 
 
 def test_the_std140_block_reads_back_every_field_in_glsl():
@@ -115,7 +122,7 @@ def test_the_std140_block_reads_back_every_field_in_glsl():
                 f[3] = vec4(u_material.shading, u_material.flags, u_material.texture,
                             u_material.pad) / 10.0;
             }""")
-        assert prog["Material"].size == MATERIAL_STD140.itemsize == 64
+        assert prog["Material"].size == MATERIAL_STD140.itemsize == 80
         rec = pack_materials([Material(color=(0.25, 0.5, 0.75, 1.0), specular=0.5,
                                        shininess=50, alpha_cutoff=0.125, shading="flat",
                                        double_sided=True)])[0][0]
@@ -137,3 +144,14 @@ def test_the_std140_block_reads_back_every_field_in_glsl():
         np.testing.assert_allclose(got[3], [0.2, 0.3, 0.3, 0.0], atol=1e-6)
     finally:
         ctx.release()
+
+
+def test_the_kernels_name_their_varyings_in_the_order_they_are_given():
+    # shaders/shading.cuh indexes the offsets array by its enum; cupy_surfaces builds
+    # that array from KERNEL_VARYINGS: the two orders must be one
+    text = (SHADER_DIR / "shading.cuh").read_text()
+    enum = re.search(r"enum Varying \{(.*?)\};", text, re.DOTALL).group(1)
+    names = [w.split("=")[0].strip().removeprefix("VARYING_").lower()
+             for w in enum.split(",") if w.strip()]
+    assert names == list(KERNEL_VARYINGS)
+    assert set(KERNEL_VARYINGS) <= set(VARYINGS)

@@ -46,7 +46,7 @@ def _vertex_inputs(n=300):
     uo, _ = VARYINGS["uv0"]
     attrs[:, no - 3:no] = rng.normal(size=(n, 3))
     attrs[:, uo - 3:uo - 1] = rng.uniform(-2, 2, (n, 2))
-    co = VARYINGS["color"][0] - 3  # the colours, encoded and linear, to the end
+    co = VARYINGS["color"][0] - 3  # the encoded colour: the last varying
     attrs[:, co:] = rng.uniform(0, 1, (n, VARYING_COUNT - 3 - co))
     oid = np.repeat(np.arange(3, dtype=np.uint32), n // 3)
     model = np.stack([trs_matrix((0, 0, -5), (0, 0, 0, 1), (2, 1, 1)),
@@ -68,7 +68,8 @@ def test_vertex_stage_on_every_backend_gives_the_same_bits_and_the_right_values(
     module.get_function("surface_vertices.cu", "surface_vertices")((2,), (64,), (
         pos, oid, np.ascontiguousarray(vp @ model), np.ascontiguousarray(model),
         np.ascontiguousarray(normal_matrices(model)), attrs, np.int32(attrs.shape[1]), rows,
-        np.int32(len(rows)), np.int32(VARYING_COUNT), np.int64(n), np.int32(1), clip, vary,
+        np.int32(len(rows)), np.int32(VARYING_COUNT), np.int64(n), np.int32(1),
+        np.ones(n, np.uint8), clip, vary,
         np.int32(0), np.float64(0), np.float64(0), np.zeros((1, 2), np.float32),
         np.zeros(1, np.float32), np.zeros(1, np.uint8)))
     for got in (nb, (clip, vary)):

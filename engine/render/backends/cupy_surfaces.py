@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
-from ..attributes import OFFSETS, VARYING_COUNT, layout_rows
+from ..attributes import VARYING_COUNT, layout_rows, varying_offsets
 from ..frame import Frame, background_rgba
 from ..materials import pack_materials
 from ..points import splat_sizes
@@ -36,6 +36,8 @@ from .base import OutputBuffers
 __all__ = ["CudaSurfaces"]
 
 THREADS = 256
+# the varyings the kernels read, in the order of shaders/shading.cuh's enum Varying
+KERNEL_VARYINGS = ("position", "normal", "uv0", "color", "color_linear")
 
 
 def _grid(n: int) -> tuple[int]:
@@ -65,7 +67,7 @@ class CudaSurfaces:
         self._attrs_host = None
         self._points_out = OutputBuffers(self.xp)  # the points' projection, reused
         self.layout_rows = self.xp.asarray(layout_rows())
-        self.offsets = self.xp.asarray(OFFSETS)
+        self.offsets = self.xp.asarray(varying_offsets(KERNEL_VARYINGS))
 
     def _launch(self, name, n, *args):
         self._k[name](_grid(n), (THREADS,), args)
@@ -81,6 +83,7 @@ class CudaSurfaces:
         self.cull_back = xp.asarray((~double[prims.tri_material]).astype(np.uint8)) \
             if len(prims.triangles) else xp.zeros(0, np.uint8)
         self.point_mask = xp.asarray(prims.point_mask)
+        self.surface_mask = xp.asarray(prims.surface_mask.astype(np.uint8))
         c = np.ascontiguousarray(to_host(colors), np.uint8)  # once per assembly
         self.point_rgba = xp.asarray(c.view(np.uint32).reshape(-1))
         records, texels, info = pack_materials(prims.materials)
@@ -112,7 +115,8 @@ class CudaSurfaces:
                      xp.ascontiguousarray(batch.object_id, np.uint32), mvp,
                      xp.asarray(np.ascontiguousarray(model)), nm, self.attrs,
                      np.int32(self.attrs.shape[1]), rows, np.int32(rows.shape[0]),
-                     np.int32(VARYING_COUNT), np.int64(n), np.int32(1), clip, vary,
+                     np.int32(VARYING_COUNT), np.int64(n), np.int32(1), self.surface_mask,
+                     clip, vary,
                      np.int32(points_size is not None), np.float64(w), np.float64(h),
                      out.screen_xy, out.depth, out.visible.view(np.uint8))
         return clip, vary, (out if points_size is not None else None)

@@ -19,15 +19,16 @@ import numba
 import numpy as np
 
 from ...scene.colorspace import linear_to_srgb, srgb_to_linear
-from ..attributes import OFFSETS, VARYING_COUNT
+from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
 from ..materials import pack_materials
 from ..shading import light_arrays
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 _DECODE = srgb_to_linear(np.arange(256) / 255.0)
-# the varyings by their index in engine.render.attributes.OFFSETS (declaration order)
-_POSITION, _NORMAL, _UV0, _COLOR, _COLOR_LINEAR = range(5)
+# the varyings this resolve reads, by their index in the offsets array it is given
+_VARYINGS = ("position", "normal", "uv0", "color", "color_linear")
+_POSITION, _NORMAL, _UV0, _COLOR, _COLOR_LINEAR = range(len(_VARYINGS))
 
 
 @numba.njit(inline="always")
@@ -95,7 +96,7 @@ def _encode(lin, table):
 
 @numba.njit(**{**_opts, "parallel": True})
 def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, background,
-             tris, tri_material, adj, front, vary, offsets, materials, texels, tex_info, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir,
+             tris, tri_material, adj, front, vary, offsets, materials, mat_color, spans, texels, tex_info, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir,
              decode, encode, color_out, depth_out):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
@@ -134,15 +135,16 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                 inv = 1.0 / s
                 b0, b1, b2 = b0 * inv, b1 * inv, b2 * inv
             v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
-            mat = materials[tri_material[t]]
+            mi = tri_material[t]
+            mat = materials[mi]
             shading = np.int64(mat.shading)
             flags = np.int64(mat.flags)
             linear = shading != 0
-            for c in range(n_vary):  # every varying, one generic loop
+            for c in range(spans[mi, 0], spans[mi, 1]):  # what it reads, one generic loop
                 vals[c] = vary[v0, c] * b0 + vary[v1, c] * b1 + vary[v2, c] * b2
             vc = offsets[_COLOR_LINEAR] if linear else offsets[_COLOR]
             for ch in range(4):
-                c = mat.color_linear[ch] if linear else mat.color[ch]
+                c = mat_color[mi, 4 + ch] if linear else mat_color[mi, ch]
                 if flags & 1:
                     c *= vals[vc + ch]
                 base[ch] = c
@@ -245,14 +247,21 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     prims, st = shader.prims, shader.setup
     packed = prims.derived.get("numba_materials")
     if packed is None:  # once per assembly, not per frame (textures are copied here)
-        packed = prims.derived["numba_materials"] = pack_materials(prims.materials)
-    materials, texels, info = packed
+        records, texels, info = pack_materials(prims.materials)
+        # the record's array fields as plain (M, k) arrays: indexing an array field of a
+        # record in the pixel loop cost Numba about 10% of the frame (measured)
+        fields = (np.ascontiguousarray(np.concatenate([records["color"],
+                                                       records["color_linear"]], axis=1)),
+                  np.ascontiguousarray(records["span"], np.int64))
+        packed = prims.derived["numba_materials"] = (records, *fields, texels, info)
+    materials, mat_color, spans, texels, info = packed
     ambient, dl, de, pp, pe = light_arrays(shader.lights)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
     _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
              bg, prims.triangles, prims.tri_material, st.adj, st.front,
-             shader.varyings, OFFSETS, materials, texels, info, ambient,
+             shader.varyings, varying_offsets(_VARYINGS), materials, mat_color, spans,
+             texels, info, ambient,
              dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64), _DECODE, _ENCODE,
              color.reshape(-1, 4).view(np.uint32).reshape(-1), depth.reshape(-1).view(np.uint32))
     return Frame(color, depth)

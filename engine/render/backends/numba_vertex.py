@@ -19,11 +19,12 @@ _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(**_opts)
-def _vertices(p, runs, mvp, m, nm, attrs, rows, shading, clip, vary, points, width, height,
-              eps, xy, depth, visible):
+def _vertices(p, runs, shaded, mvp, m, nm, attrs, rows, shading, clip, vary, points, width,
+              height, eps, xy, depth, visible):
     for r in range(runs.shape[0]):
+        shade = shading and shaded[r]
         for i in range(runs[r, 0], runs[r, 1]):
-            _vertex(p, i, runs[r, 2], mvp, m, nm, attrs, rows, shading, clip, vary)
+            _vertex(p, i, runs[r, 2], mvp, m, nm, attrs, rows, shade, clip, vary)
             if points:
                 _window(clip, i, width, height, eps, xy, depth, visible)
 
@@ -73,7 +74,7 @@ def _vertex(p, i, k, mvp, m, nm, attrs, rows, shading, clip, vary):
 
 
 def surface_vertices_numba(positions, object_id, model, view_projection, attributes, runs,
-                           with_shading=True, points=None):
+                           with_shading=True, points=None, shaded=None):
     """Numba twin of ``engine.render.surface_vertices.surface_vertices`` (window
     coordinates of ``points`` in the same loop)."""
     m = np.ascontiguousarray(model, np.float64)
@@ -89,7 +90,10 @@ def surface_vertices_numba(positions, object_id, model, view_projection, attribu
                                        np.zeros(0, np.bool_))
     else:
         size, out = points
-    _vertices(np.ascontiguousarray(positions), np.ascontiguousarray(runs, np.int64), mvp, m,
+    runs = np.ascontiguousarray(runs, np.int64)
+    shaded = (np.ones(len(runs), np.bool_) if shaded is None
+              else np.ascontiguousarray(shaded, np.bool_))
+    _vertices(np.ascontiguousarray(positions), runs, shaded, mvp, m,
               nm, np.ascontiguousarray(attributes, np.float64), layout_rows(), with_shading,
               clip, vary, points is not None, np.float64(size[0]), np.float64(size[1]),
               np.float64(W_EPSILON), out.screen_xy, out.depth, out.visible)

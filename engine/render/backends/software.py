@@ -64,13 +64,14 @@ class SoftwareBackend(Backend):
         drawn as surfaces, and with ``points`` every object (a point cloud beside a mesh
         is projected in the same pass; without points it costs nothing)."""
         runs = batch.runs
-        if not points and len(runs):
-            runs = runs[prims.surface_mask[runs[:, 0]]]
+        shaded = prims.surface_mask[runs[:, 0]] if len(runs) else np.zeros(0, bool)
+        if not points:
+            runs, shaded = runs[shaded], None
         screen = (view.size, self._points_out.get(batch.vertex_count)) if points else None
         clip, vary = self._surface_vertices(to_host(batch.positions), to_host(batch.object_id),
                                             to_host(batch.model), view.view_projection,
                                             attributes, runs, with_shading=with_shading,
-                                            points=screen)
+                                            points=screen, shaded=shaded)
         return clip, vary, (screen[1] if points else None)
 
     def rasterize(self, inputs, view):
@@ -90,9 +91,12 @@ class SoftwareBackend(Backend):
             setup = inputs.shader.setup = setup_triangles(
                 inputs.clip, prims.triangles, ~double[prims.tri_material], size, self._classify)
             masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
-            piece_masked = masked[prims.tri_material[setup.piece_tri]]
-            self._raster_triangles(keys, setup, size, n, np.flatnonzero(~piece_masked))
-            if piece_masked.any():  # alpha-tested per pixel: the NumPy raster's keep
+            if not masked.any():
+                self._raster_triangles(keys, setup, size, n)  # every piece, no gather
+            else:
+                piece_masked = masked[prims.tri_material[setup.piece_tri]]
+                self._raster_triangles(keys, setup, size, n, np.flatnonzero(~piece_masked))
+                # alpha-tested per pixel: the NumPy raster's keep
                 raster_triangles(keys, setup, size, n, np.flatnonzero(piece_masked),
                                  keep=inputs.shader.alpha_keep)
         occ_base = n + len(prims.triangles) + len(prims.lines)
