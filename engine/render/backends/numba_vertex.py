@@ -22,11 +22,43 @@ _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 def _vertices(p, runs, shaded, mvp, m, nm, attrs, rows, shading, clip, vary, points, width,
               height, eps, xy, depth, visible):
     for r in range(runs.shape[0]):
-        shade = shading and shaded[r]
-        for i in range(runs[r, 0], runs[r, 1]):
-            _vertex(p, i, runs[r, 2], mvp, m, nm, attrs, rows, shade, clip, vary)
-            if points:
-                _window(clip, i, width, height, eps, xy, depth, visible)
+        lo, hi, k = runs[r, 0], runs[r, 1], runs[r, 2]
+        if shading and shaded[r]:
+            for i in range(lo, hi):
+                _vertex(p, i, k, mvp, m, nm, attrs, rows, True, clip, vary)
+                if points:
+                    _window(clip, i, width, height, eps, xy, depth, visible)
+        elif points:
+            _point_span(p, lo, hi, k, mvp, clip, width, height, eps, xy, depth, visible)
+        else:
+            for i in range(lo, hi):
+                _vertex(p, i, k, mvp, m, nm, attrs, rows, False, clip, vary)
+
+
+@numba.njit(inline="always")
+def _point_span(p, lo, hi, k, mvp, clip, width, height, eps, xy, depth, visible):
+    # A point cloud's run: clip space and window coordinates (_window's operations) with
+    # no branch in the main loop, so LLVM vectorises it; a second pass over the same
+    # (cached) rows resets the vertices that are not visible.
+    inf = np.inf
+    for i in range(lo, hi):
+        x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
+        c0 = mvp[k, 0, 0] * x + mvp[k, 0, 1] * y + mvp[k, 0, 2] * z + mvp[k, 0, 3]
+        c1 = mvp[k, 1, 0] * x + mvp[k, 1, 1] * y + mvp[k, 1, 2] * z + mvp[k, 1, 3]
+        c2 = mvp[k, 2, 0] * x + mvp[k, 2, 1] * y + mvp[k, 2, 2] * z + mvp[k, 2, 3]
+        c3 = mvp[k, 3, 0] * x + mvp[k, 3, 1] * y + mvp[k, 3, 2] * z + mvp[k, 3, 3]
+        clip[i, 0], clip[i, 1], clip[i, 2], clip[i, 3] = c0, c1, c2, c3
+        inv = 1.0 / c3
+        xy[i, 0] = (c0 * inv * 0.5 + 0.5) * width
+        xy[i, 1] = (0.5 - c1 * inv * 0.5) * height
+        depth[i] = c2 * inv * 0.5 + 0.5
+        visible[i] = ((c3 > eps) & (c3 < inf) & (abs(c0) <= c3) & (abs(c1) <= c3)
+                      & (abs(c2) <= c3))
+    for i in range(lo, hi):
+        if not visible[i]:
+            xy[i, 0] = 0.0
+            xy[i, 1] = 0.0
+            depth[i] = 1.0
 
 
 @numba.njit(inline="always")
@@ -83,7 +115,7 @@ def surface_vertices_numba(positions, object_id, model, view_projection, attribu
     clip = np.empty((n, 4))
     # one (N, V) row per vertex: the resolve reads every varying of the same three
     # vertices for each shaded pixel, so they share cache lines
-    vary = np.zeros((n if with_shading else 0, VARYING_COUNT))
+    vary = np.empty((n if with_shading else 0, VARYING_COUNT))  # rows of shaded runs set
     nm = normal_matrices(m) if with_shading else np.zeros((len(m), 3, 3))
     if points is None:
         size, out = (0, 0), Projection(np.zeros((0, 2), np.float32), np.zeros(0, np.float32),
