@@ -106,16 +106,19 @@ def _vertex(p, i, k, mvp, m, nm, attrs, rows, shading, clip, vary):
 
 
 def surface_vertices_numba(positions, object_id, model, view_projection, attributes, runs,
-                           with_shading=True, points=None, shaded=None):
+                           with_shading=True, points=None, shaded=None, out=None):
     """Numba twin of ``engine.render.surface_vertices.surface_vertices`` (window
-    coordinates of ``points`` in the same loop)."""
+    coordinates of ``points`` in the same loop). ``out``: an optional VertexBuffers whose
+    arrays are reused (no 8 * 20 bytes per vertex allocated per frame); rows of runs not
+    transformed keep what they held."""
     m = np.ascontiguousarray(model, np.float64)
     mvp = np.ascontiguousarray(np.asarray(view_projection, np.float64) @ m)
     n = len(positions)
-    clip = np.empty((n, 4))
+    out = VertexBuffers() if out is None else out
+    clip = out.clip(n)
     # one (N, V) row per vertex: the resolve reads every varying of the same three
     # vertices for each shaded pixel, so they share cache lines
-    vary = np.empty((n if with_shading else 0, VARYING_COUNT))  # rows of shaded runs set
+    vary = out.varyings(n if with_shading else 0)
     nm = normal_matrices(m) if with_shading else np.zeros((len(m), 3, 3))
     if points is None:
         size, out = (0, 0), Projection(np.zeros((0, 2), np.float32), np.zeros(0, np.float32),
@@ -130,3 +133,22 @@ def surface_vertices_numba(positions, object_id, model, view_projection, attribu
               clip, vary, points is not None, np.float64(size[0]), np.float64(size[1]),
               np.float64(W_EPSILON), out.screen_xy, out.depth, out.visible)
     return clip, (vary if with_shading else None)
+
+
+class VertexBuffers:
+    """The vertex stage's (N, 4) clip and (N, V) varyings arrays, kept between frames and
+    grown (by half again, never shrunk) when N increases: a frame allocates nothing."""
+
+    def __init__(self):
+        self._clip = np.empty((0, 4))
+        self._vary = np.empty((0, VARYING_COUNT))
+
+    def clip(self, n: int) -> np.ndarray:
+        if len(self._clip) < n:
+            self._clip = np.empty((max(n, len(self._clip) * 3 // 2), 4))
+        return self._clip[:n]
+
+    def varyings(self, n: int) -> np.ndarray:
+        if len(self._vary) < n:
+            self._vary = np.empty((max(n, len(self._vary) * 3 // 2), VARYING_COUNT))
+        return self._vary[:n]

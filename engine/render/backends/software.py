@@ -155,9 +155,12 @@ class NumbaBackend(SoftwareBackend):
         from .numba_backend import NumbaProjector
 
         super().__init__(NumbaProjector())  # raises first when Numba is missing
+        from functools import partial
+
         from . import numba_raster, numba_shading, numba_triangles, numba_vertex
 
-        self._surface_vertices = numba_vertex.surface_vertices_numba
+        self._surface_vertices = partial(numba_vertex.surface_vertices_numba,
+                                         out=numba_vertex.VertexBuffers())
         self._splat = numba_raster.splat_into
         self._classify = numba_triangles.classify_triangles_numba
         self._raster_triangles = numba_triangles.raster_triangles_numba
