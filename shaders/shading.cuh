@@ -84,8 +84,8 @@ __host__ __device__ inline void pixel_barycentrics(const double* a, long long px
 }
 
 // The varyings the kernels read: the index of each in the `offsets` array they take (its
-// first column in a varyings row, engine/render/attributes.py), in the order of
-// cupy_surfaces.KERNEL_VARYINGS (a test compares the two).
+// first column in a varyings row, engine/render/attributes.py); cupy_surfaces reads this
+// enum to build that array in this order.
 enum Varying { VARYING_POSITION = 0, VARYING_NORMAL, VARYING_UV0, VARYING_COLOR,
                VARYING_COLOR_LINEAR };
 #define FR_MAX_VARYINGS 64

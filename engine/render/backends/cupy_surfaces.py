@@ -21,6 +21,8 @@ compiled by the host compiler (tests/cuda_emulation.py).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ...arrays import to_host
@@ -32,12 +34,21 @@ from ..shading import light_arrays
 from ..surface_vertices import normal_matrices
 from ..triangles import TriangleSetup, _clip_polygon, _snap
 from .base import OutputBuffers
+from .cuda_source import load_cuda_source
 
 __all__ = ["CudaSurfaces"]
 
 THREADS = 256
-# the varyings the kernels read, in the order of shaders/shading.cuh's enum Varying
-KERNEL_VARYINGS = ("position", "normal", "uv0", "color", "color_linear")
+
+
+def kernel_varyings() -> tuple[str, ...]:
+    """The varyings the kernels read, in the order of shaders/shading.cuh's
+    ``enum Varying`` (read from the source, the one place that order is declared):
+    ``VARYING_COLOR_LINEAR`` names "color_linear"."""
+    text = load_cuda_source("shading.cuh")
+    body = re.search(r"enum Varying \{(.*?)\};", text, re.DOTALL).group(1)
+    return tuple(w.split("=")[0].strip().removeprefix("VARYING_").lower()
+                 for w in body.split(",") if w.strip())
 
 
 def _grid(n: int) -> tuple[int]:
@@ -67,7 +78,7 @@ class CudaSurfaces:
         self._attrs_host = None
         self._points_out = OutputBuffers(self.xp)  # the points' projection, reused
         self.layout_rows = self.xp.asarray(layout_rows())
-        self.offsets = self.xp.asarray(varying_offsets(KERNEL_VARYINGS))
+        self.offsets = self.xp.asarray(varying_offsets(kernel_varyings()))
 
     def _launch(self, name, n, *args):
         self._k[name](_grid(n), (THREADS,), args)
