@@ -336,6 +336,19 @@ def _scene_contents(scene) -> str:
     return text + (f", {tris} triangles" if tris else "")
 
 
+def _staged(args, scene, camera, **renderer_kwargs):
+    """The loaded scene made ready the way --look, the file options and --camera say:
+    (camera, animation clip or None, camera path or None, Renderer)."""
+    from ..render.renderer import Renderer
+
+    _apply_look(args, scene)
+    camera, clip = _file_options(args, scene, camera)
+    path = _place_camera(args, scene, camera)
+    renderer = Renderer(scene, camera, args.size, backend=args.backend,
+                        point_size=args.point_size, **renderer_kwargs)
+    return camera, clip, path, renderer
+
+
 def _apply_look(args, scene):
     """--draw, --shading and --background applied to a freshly loaded scene."""
     from ..io.sources import apply_look
@@ -396,7 +409,6 @@ def _cmd_render(args) -> int:
 
     from ..io.output import Output
     from ..io.video import open_writer, output_kind
-    from ..render.renderer import Renderer
 
     animated = output_kind(args.out) is not None
     if not animated and (args.workers is not None or args.scheduler is not None):
@@ -419,11 +431,7 @@ def _cmd_render(args) -> int:
     try:
         scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up,
                                     root=args.root)
-        _apply_look(args, scene)
-        camera, clip = _file_options(args, scene, camera)
-        path = _place_camera(args, scene, camera)
-        renderer = Renderer(scene, camera, args.size, backend=args.backend,
-                            point_size=args.point_size, raster=args.raster)
+        camera, clip, path, renderer = _staged(args, scene, camera, raster=args.raster)
         if animated:
             return _render_animation(args, scene, camera, renderer, path, clip)
         _aids(args, renderer)
@@ -586,7 +594,6 @@ def cmd_render_many(args) -> int:
 
 def cmd_view(args) -> int:
     from ..display import present
-    from ..render.renderer import Renderer
 
     if args.frames is not None and args.frames < 1:
         raise EngineError(f"--frames must be >= 1, got {args.frames}")
@@ -604,11 +611,7 @@ def cmd_view(args) -> int:
             raise EngineError(f"--record {args.record}: camera path files end in .json or .toml")
     scene, camera = load_sources(args.files, args.size[0] / args.size[1], up=args.up,
                                  root=args.root)
-    _apply_look(args, scene)
-    camera, clip = _file_options(args, scene, camera)
-    playback = _place_camera(args, scene, camera)
-    renderer = Renderer(scene, camera, args.size, backend=args.backend,
-                        point_size=args.point_size)
+    camera, clip, playback, renderer = _staged(args, scene, camera)
     controls = _window_controls(args, scene, camera, renderer, playback)
     if clip is not None:
         from ..animation.clips import ClipPlayer

@@ -2,7 +2,7 @@
 
 ``MATERIAL`` is a NumPy structured dtype (C layout, ``align=True``); the Numba resolve
 reads a record array of it, the CUDA kernels the C struct ``frustum::Material`` of
-``shaders/material.cuh`` (a test compiles that struct with NVRTC and the host compiler
+``material.cuh`` in ``shaders/`` (a test compiles that struct with NVRTC and the host compiler
 and checks every field offset against this dtype), and the GL fragment shader a std140
 uniform block generated from the same field table (``glsl_material_block``;
 ``std140_record`` packs one material into it). Fields:

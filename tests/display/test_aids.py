@@ -9,21 +9,16 @@ Runs in a subprocess (tests/display/aids_probe.py), like tests/display/test_wind
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from aids_probe import SIZE, aids_scene
-from conftest import IN_CI
+from probe_run import run_probe
 
 from engine.scene.helpers import AXIS_COLORS, BOX_COLOR, GRID_COLOR
 
 PROBE = Path(__file__).with_name("aids_probe.py")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _u8(rgba):
@@ -37,22 +32,7 @@ def _near(img, xy, rgb, radius=1, tol=2):
 
 
 def _run(tmp_path, raster, xvfb):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    if xvfb:
-        xvfb_run = shutil.which("xvfb-run")
-        if xvfb_run is None:
-            if IN_CI:
-                pytest.fail("xvfb-run is missing (scripts/setup.sh installs xvfb)")
-            pytest.skip("xvfb-run is not installed")
-        env.pop("PYGLET_HEADLESS", None)
-        cmd = [xvfb_run, "-a", "-s", "-screen 0 640x480x24", sys.executable, str(PROBE)]
-    else:
-        env["PYGLET_HEADLESS"] = "1"
-        cmd = [sys.executable, str(PROBE)]
-    proc = subprocess.run([*cmd, str(tmp_path), raster], check=False, env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_probe(PROBE, tmp_path, raster, xvfb, timeout=120)
     assert "keys: G grid, B box, X axes" in proc.stderr  # the help line, logged once
     shots = dict(np.load(tmp_path / "shots.npz"))
     return shots, json.loads((tmp_path / "result.json").read_text())

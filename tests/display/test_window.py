@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import IN_CI
 from PIL import Image
+from probe_run import run_probe
 from window_probe import SIZE, probe_scene
 
 from engine import Renderer
@@ -49,22 +46,7 @@ def test_cpu_gl_renderers_are_recognised():
 
 # --- real windows --------------------------------------------------------------------
 def _run_probe(tmp_path, raster, xvfb):
-    env = dict(os.environ)
-    if xvfb:
-        xvfb_run = shutil.which("xvfb-run")
-        if xvfb_run is None:
-            if IN_CI:
-                pytest.fail("xvfb-run is missing (scripts/setup.sh installs xvfb)")
-            pytest.skip("xvfb-run is not installed")
-        env.pop("PYGLET_HEADLESS", None)
-        # 24-bit screen: with a 16-bit one an 8-bit GL config hangs in window mapping.
-        cmd = [xvfb_run, "-a", "-s", "-screen 0 640x480x24", sys.executable, str(PROBE)]
-    else:
-        env["PYGLET_HEADLESS"] = "1"
-        cmd = [sys.executable, str(PROBE)]
-    proc = subprocess.run([*cmd, str(tmp_path), raster], check=False, env=env,
-                          capture_output=True, text=True, timeout=90)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_probe(PROBE, tmp_path, raster, xvfb, timeout=90)
     return json.loads((tmp_path / "result.json").read_text())
 
 

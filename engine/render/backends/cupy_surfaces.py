@@ -42,7 +42,7 @@ THREADS = 256
 
 
 def kernel_varyings() -> tuple[str, ...]:
-    """The varyings the kernels read, in the order of shaders/shading.cuh's
+    """The varyings the kernels read, in the order of shading.cuh's
     ``enum Varying`` (read from the source, the one place that order is declared):
     ``VARYING_COLOR_LINEAR`` names "color_linear"."""
     text = load_cuda_source("shading.cuh")
