@@ -5,7 +5,7 @@ reads a record array of it, the CUDA kernels the C struct ``frustum::Material`` 
 ``material.cuh`` in ``shaders/`` (a test compiles that struct with NVRTC and the host compiler
 and checks every field offset against this dtype), and the GL fragment shader a std140
 uniform block generated from the same field table (``glsl_material_block``;
-``std140_record`` packs one material into it). Fields:
+``std140_record`` packs one material into it). Fields::
 
     color         float64 (4,)  base colour factor RGBA, sRGB-encoded (Material.color)
     color_linear  float64 (4,)  the same with RGB decoded to linear (IEC 61966-2-1)
