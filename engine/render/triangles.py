@@ -36,8 +36,8 @@ import numpy as np
 
 from .backends.base import W_EPSILON
 
-__all__ = ["GUARD", "SUBPIXEL_BITS", "TriangleSetup", "classify_triangles", "raster_triangles",
-           "setup_triangles"]
+__all__ = ["GUARD", "SUBPIXEL_BITS", "TriangleSetup", "Workspace", "classify_triangles",
+           "raster_triangles", "setup_triangles"]
 
 SUBPIXEL_BITS = 8
 SUBPIXEL = 1 << SUBPIXEL_BITS
@@ -113,7 +113,27 @@ def _clip_polygon(poly):
     return poly
 
 
-def setup_triangles(clip, triangles, cull_back, size, classify=None) -> TriangleSetup:
+class Workspace:
+    """Arrays one call site reuses from frame to frame (grown by half again, never
+    shrunk), so a frame's triangle setup allocates nothing: its outputs are overwritten
+    by the next call with the same workspace. Allocating them afresh every frame cost
+    page faults worth a third of a bunny frame in some processes (measured)."""
+
+    def __init__(self):
+        self._bufs: dict[str, np.ndarray] = {}
+
+    def array(self, name: str, shape, dtype) -> np.ndarray:
+        """A reused array of ``shape`` and ``dtype`` (contents undefined)."""
+        n = int(np.prod(shape))
+        buf = self._bufs.get(name)
+        if buf is None or buf.size < n or buf.dtype != np.dtype(dtype):
+            grown = 0 if buf is None or buf.dtype != np.dtype(dtype) else buf.size * 3 // 2
+            buf = self._bufs[name] = np.empty(max(n, grown, 1), dtype)
+        return buf[:n].reshape(shape)
+
+
+def setup_triangles(clip, triangles, cull_back, size, classify=None,
+                    workspace: Workspace | None = None) -> TriangleSetup:
     """Cull, clip and snap the (T, 3) ``triangles`` of the (N, 4) ``clip`` vertices.
 
     Args:
@@ -121,7 +141,10 @@ def setup_triangles(clip, triangles, cull_back, size, classify=None) -> Triangle
         triangles: (T, 3) int64 vertex indices.
         cull_back: (T,) bool, True where back faces are dropped (single-sided material).
         size: (width, height) of the viewport in pixels.
-        classify: the per-triangle pass (``classify_triangles`` or its Numba twin).
+        classify: the per-triangle pass (``classify_triangles`` or its Numba twin, which
+            takes ``workspace`` too).
+        workspace: a Workspace to build the setup in (views of it are returned, valid
+            until its next use), or None for new arrays.
 
     Pieces are ordered: the unclipped triangles in index order, then the pieces of the
     clipped ones; pieces whose snapped area is 0 are dropped.
@@ -129,25 +152,31 @@ def setup_triangles(clip, triangles, cull_back, size, classify=None) -> Triangle
     clip = np.ascontiguousarray(clip, np.float64)
     triangles = np.ascontiguousarray(triangles, np.int64)
     cull_back = np.ascontiguousarray(cull_back, np.bool_)
-    adj, det, z, w, status, x, y, area = (classify or classify_triangles)(
-        clip, triangles, cull_back, float(size[0]), float(size[1]))
+    if classify is None or workspace is None:
+        parts = (classify or classify_triangles)(clip, triangles, cull_back,
+                                                 float(size[0]), float(size[1]))
+    else:
+        parts = classify(clip, triangles, cull_back, float(size[0]), float(size[1]),
+                         workspace=workspace)
+    adj, det, z, w, status, x, y, area = parts
     whole = np.flatnonzero((status == 1) & (area != 0))
-    piece_tri, xs, ys = [whole], [x[whole]], [y[whole]]
+    ws = workspace if workspace is not None else Workspace()
+    xw = np.take(x, whole, axis=0, out=ws.array("x_whole", (len(whole), 3), np.int64))
+    yw = np.take(y, whole, axis=0, out=ws.array("y_whole", (len(whole), 3), np.int64))
+    front = np.greater(det, 0, out=ws.array("front", det.shape, np.bool_))
     extra_tri, extra = [], []
     for t in np.flatnonzero(status == 2):
         poly = _clip_polygon([clip[triangles[t, k]] for k in range(3)])
         for k in range(1, len(poly) - 1):  # fan: the polygon is convex
             extra_tri.append(t)
             extra.append((poly[0], poly[k], poly[k + 1]))
-    if extra:
-        px, py, pa = _snap(np.asarray(extra, np.float64), size)
-        keep = pa != 0
-        piece_tri.append(np.asarray(extra_tri, np.int64)[keep])
-        xs.append(px[keep])
-        ys.append(py[keep])
-    return TriangleSetup(np.concatenate(piece_tri).astype(np.int64),
-                         np.ascontiguousarray(np.concatenate(xs)),
-                         np.ascontiguousarray(np.concatenate(ys)), adj, z, w, det > 0)
+    if not extra:  # the common case: no triangle crosses a clip plane
+        return TriangleSetup(whole, xw, yw, adj, z, w, front)
+    px, py, pa = _snap(np.asarray(extra, np.float64), size)
+    keep = pa != 0
+    return TriangleSetup(np.concatenate([whole, np.asarray(extra_tri, np.int64)[keep]]),
+                         np.concatenate([xw, px[keep]]), np.concatenate([yw, py[keep]]),
+                         adj, z, w, front)
 
 
 def _snap(p, size):

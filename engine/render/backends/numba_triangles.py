@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..triangles import _PLANES, HALF, SUBPIXEL, TriangleSetup
+from ..triangles import _PLANES, HALF, SUBPIXEL, TriangleSetup, Workspace
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
 
@@ -109,15 +109,19 @@ def _classify(clip, tris, cull_back, width, height, planes, adj, det, zc, wc, st
         y[t, 0], y[t, 1], y[t, 2] = Y0, Y1, Y2
 
 
-def classify_triangles_numba(clip, triangles, cull_back, width, height):
-    """Numba twin of ``engine.render.triangles.classify_triangles``: same outputs."""
+def classify_triangles_numba(clip, triangles, cull_back, width, height, workspace=None):
+    """Numba twin of ``engine.render.triangles.classify_triangles``: same outputs, built
+    in ``workspace`` (an engine.render.triangles.Workspace) when given."""
     t = triangles.shape[0]
-    adj = np.empty((t, 3, 3))
-    det = np.empty(t)
-    zc, wc = np.empty((t, 3)), np.empty((t, 3))
-    status = np.empty(t, np.int8)
-    x, y = np.zeros((t, 3), np.int64), np.zeros((t, 3), np.int64)
-    area = np.zeros(t, np.int64)
+    ws = Workspace() if workspace is None else workspace
+    adj = ws.array("adj", (t, 3, 3), np.float64)
+    det = ws.array("det", (t,), np.float64)
+    zc, wc = ws.array("z", (t, 3), np.float64), ws.array("w", (t, 3), np.float64)
+    status = ws.array("status", (t,), np.int8)
+    x, y = ws.array("x", (t, 3), np.int64), ws.array("y", (t, 3), np.int64)
+    area = ws.array("area", (t,), np.int64)
+    for a in (x, y, area):  # zero where the kernel leaves them (triangles not kept whole)
+        a.fill(0)
     _classify(clip, triangles, cull_back, width, height, _PLANES, adj, det, zc, wc, status,
               x, y, area)
     return adj, det, zc, wc, status, x, y, area

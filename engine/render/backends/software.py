@@ -26,7 +26,7 @@ from ..lines import occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
 from ..shading import resolve as resolve_surfaces
 from ..surface_vertices import surface_vertices
-from ..triangles import classify_triangles, raster_triangles, setup_triangles
+from ..triangles import Workspace, classify_triangles, raster_triangles, setup_triangles
 from .base import OutputBuffers
 from .numpy_backend import NumpyProjector
 from .stages import Backend
@@ -47,12 +47,15 @@ class SoftwareBackend(Backend):
         self.projector = projector
         self._keys = None
         self._points_out = OutputBuffers(np)  # the points' projection, reused
+        # the frame's triangle setup in reused arrays where the classify pass takes one
+        self._setup_workspace = Workspace() if self.reuses_setup else None
 
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
     _splat = staticmethod(splat_keys)
     _classify = staticmethod(classify_triangles)
     _raster_triangles = staticmethod(raster_triangles)
+    reuses_setup = False  # the NumPy reference allocates its setup every frame
 
     def project_points(self, batch, view):
         return self.projector.project(to_host(batch.positions), to_host(batch.object_id),
@@ -89,7 +92,8 @@ class SoftwareBackend(Backend):
         if len(prims.triangles):
             double = np.array([m.double_sided for m in prims.materials], bool)
             setup = inputs.shader.setup = setup_triangles(
-                inputs.clip, prims.triangles, ~double[prims.tri_material], size, self._classify)
+                inputs.clip, prims.triangles, ~double[prims.tri_material], size, self._classify,
+                self._setup_workspace)
             masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
             if not masked.any():
                 self._raster_triangles(keys, setup, size, n)  # every piece, no gather
@@ -150,6 +154,7 @@ class NumbaBackend(SoftwareBackend):
 
     name = "numba"
     transforms = "numba"
+    reuses_setup = True
 
     def __init__(self):
         from .numba_backend import NumbaProjector
