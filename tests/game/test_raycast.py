@@ -3,6 +3,9 @@ instance k of 1,000, BVH refit/rebuild on a geometry revision, and the BVH again
 brute-force NumPy Moeller-Trumbore over every triangle."""
 
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,6 +15,9 @@ from engine.game.collision import height_at, ray_cast
 from engine.scene import Mesh, Node, PointCloud
 from engine.scene.procedural import box, heightfield, uv_sphere
 from engine.scene.transforms import quat_from_euler, quat_to_matrix
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import raycast as raycast_bench
 
 
 def terrain(rows=21, cols=31, size=(30.0, 20.0), seed=0):
@@ -131,22 +137,10 @@ def test_the_bvh_follows_the_geometry_revision():
 
 
 def brute_force(origins, directions, v0, v1, v2):
-    """Moeller-Trumbore over every triangle for every ray, in NumPy."""
+    """Moeller-Trumbore over every triangle for every ray (benchmarks/raycast.py's)."""
     e1, e2 = v1 - v0, v2 - v0
-    best = np.full(len(origins), np.inf)
-    for r, (o, d) in enumerate(zip(origins, directions)):
-        p = np.cross(d, e2)
-        det = np.einsum("ij,ij->i", e1, p)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = o - v0
-            u = np.einsum("ij,ij->i", s, p) / det
-            q = np.cross(s, e1)
-            v = q @ d / det
-            t = np.einsum("ij,ij->i", e2, q) / det
-        ok = (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
-        if ok.any():
-            best[r] = t[ok].min()
-    return best
+    return np.array([raycast_bench.brute_force(o, d, v0, e1, e2)
+                     for o, d in zip(origins, directions)])
 
 
 def test_the_bvh_agrees_with_brute_force_on_random_rays():
