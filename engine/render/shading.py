@@ -34,6 +34,7 @@ from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight
 from ..scene.sampling import sample
 from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
+from .materials import FRAME_ALPHA
 
 __all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays",
            "scene_lights"]
@@ -183,11 +184,12 @@ class SurfaceShader:
             sel = np.flatnonzero(mats == m)
             ts = t[sel]
             vals = self.interpolate(ts, self.barycentrics(ts, px[sel], py[sel]), mat)
+            # a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
+            out[sel, 3] = FRAME_ALPHA
             if mat.shading == "unlit":
-                out[sel] = to_unorm8(self._base(mat, vals, linear=False))
+                out[sel, :3] = to_unorm8(self._base(mat, vals, linear=False)[:, :3])
                 continue
             c = self._base(mat, vals, linear=True)
-            out[sel, 3] = to_unorm8(c[:, 3])
             out[sel, :3] = to_unorm8(linear_to_srgb(self._light(mat, ts, vals, c[:, :3])))
         return out
 

@@ -118,7 +118,8 @@ def _clip_of_pixels(points, size, z=0.0, w=1.0):
 def test_line_stage_lights_one_pixel_per_major_axis_step():
     size = (20, 10)
     clip = _clip_of_pixels([(2.5, 3.5), (12.5, 5.5)], size, z=0.2)
-    keys = raster_lines(new_keys(size), clip, np.array([[0, 1]]), size, id_base=7)
+    keys = new_keys(size)
+    raster_lines(keys, clip, np.array([[0, 1]]), size, id_base=7)
     drawn = np.flatnonzero(keys != EMPTY_KEY)
     # x-major from pixel centre 2.5 to 12.5: columns 2..11, y = floor(3.5 + 2 f)
     cols = np.arange(2, 12)
@@ -137,13 +138,16 @@ def test_line_stage_clips_at_the_near_plane_and_skips_non_finite_ends():
     b = a.copy()
     b[2], b[3] = -3.0, 1.0  # z < -w: behind the near plane
     b[0] = 30.0 / 20 - 1.0 + 0.0  # x of pixel 30 at w = 1
-    keys = raster_lines(new_keys(size), np.stack([a, b]), np.array([[0, 1]]), size, 0)
+    keys = new_keys(size)
+    raster_lines(keys, np.stack([a, b]), np.array([[0, 1]]), size, 0)
     # z goes 0 -> -3 linearly: z = -w (w = 1) at t = 1/3, so the line stops a third of
     # the way, at x = 5.5 + (30 - 5.5) / 3 = 13.67: pixel centres 5.5 .. 13.5
     cols = np.flatnonzero((keys != EMPTY_KEY).reshape(10, 40).any(axis=0))
     assert cols.tolist() == list(range(5, 14))
     nan = np.stack([a, np.full(4, np.nan)])
-    assert (raster_lines(new_keys(size), nan, np.array([[0, 1]]), size, 0) == EMPTY_KEY).all()
+    keys = new_keys(size)
+    assert raster_lines(keys, nan, np.array([[0, 1]]), size, 0).pixel.size == 0
+    assert (keys == EMPTY_KEY).all()
 
 
 # ------------------------------------------------------------------------ resolve
