@@ -118,8 +118,8 @@ def test_sampler_wrap_and_filter_are_per_axis(tmp_path):
     assert (s.wrap_s, s.wrap_t, s.filter) == ("clamp", "mirror", "nearest")
     # LINEAR_MIPMAP_LINEAR asks for mipmaps: the texture is drawn without them, from its
     # full-size image with the magFilter (NEAREST); one warning line says exactly that
-    assert model.warnings == [f"{tmp_path / 's.gltf'}: drawn without mipmaps: samplers[0] "
-                              "(textures sampled nearest-texel from the full-size image)"]
+    assert model.warnings == [(f"{tmp_path / 's.gltf'}: drawn without mipmaps: samplers[0] "
+                               "(textures sampled nearest-texel from the full-size image)")]
 
 
 def test_vertex_sampling_follows_the_renderers_rules():

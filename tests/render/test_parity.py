@@ -196,6 +196,16 @@ def alpha_mask_zero():
     return scene, cam, lambda f: _opaque_red(f, full)
 
 
+
+def transparent_background():
+    scene = Scene(background="transparent")
+    scene.add(Node("ball", geometry=_sphere(color=(0.8, 0.6, 0.3))))
+    # straight alpha: nothing drawn (0, 0, 0, 0), the ball opaque
+    return scene, _camera(scene), lambda f: (
+        f.color[0, 0].tolist() == [0, 0, 0, 0] and _covered(f) > 2000
+        and (f.color[f.depth < 1][:, 3] == 255).all()
+        and (f.color[f.depth == 1] == 0).all())
+
 def _gradient_line_check(cam, ends, depths):
     """The section 14.5.1 colour of a red-to-blue line at every pixel it lights,
     computed here from the camera: ``ends`` its window positions (pixel centres),
@@ -430,7 +440,7 @@ FEATURES = {
     "orthographic": orthographic, "flat_shading": flat_shading,
     "vertex_colors": vertex_colors, "alpha_cutoff": alpha_cutoff,
     "alpha_opaque": alpha_opaque, "alpha_mask_zero": alpha_mask_zero,
-    "line_gradient": line_gradient,
+    "line_gradient": line_gradient, "transparent_background": transparent_background,
     "double_sided": double_sided,
     **{f"wrap_{w}_{f}": (lambda w=w, f=f: _wrap_scene(w, f))
        for w in WRAP_MODES for f in FILTERS},
