@@ -78,6 +78,19 @@ def test_transparent_background_png_jpeg_and_gif(tmp_path):
     assert np.abs(first[32, 48] - [200, 0, 0]).max() <= 4
 
 
+
+@pytest.mark.parametrize("fmt", ["png", "jpg"])
+def test_render_many_takes_a_transparent_background(tmp_path, fmt):
+    _quad_gltf(tmp_path / "quad.gltf")
+    out = tmp_path / "thumbs"
+    assert main(["render-many", str(tmp_path / "*.gltf"), "--out", str(out), "--size", SIZE,
+                 "--format", fmt, "--background", "transparent"]) == 0
+    img = np.asarray(Image.open(out / f"quad.{fmt}")).astype(int)
+    if fmt == "png":
+        assert img[0, 0].tolist() == [0, 0, 0, 0] and img[32, 48].tolist() == [200, 0, 0, 255]
+    else:  # no alpha: over black, within JPEG's error
+        assert np.abs(img[0, 0]).max() <= 3 and np.abs(img[32, 48] - [200, 0, 0]).max() <= 6
+
 def test_composite_is_straight_alpha_over_the_matte(tmp_path):
     a = np.zeros((2, 3, 4), np.uint8)
     a[0, 0] = (200, 100, 0, 128)  # half covered
