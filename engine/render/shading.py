@@ -19,7 +19,9 @@ computer synthesized pictures", SIGGRAPH 1977), ``A`` the summed ambient radianc
 encoded to sRGB (engine.scene.colorspace) and rounded to 8 bits. Base colour =
 material colour x interpolated vertex colour x texture sample, each sRGB-decoded on its
 own. "flat" uses the triangle's geometric normal; a double-sided material's back faces
-use the reversed normal. "unlit" writes the product of the encoded factors.
+use the reversed normal. "unlit" writes the product of the encoded factors. The alpha
+written is ``materials.FRAME_ALPHA`` (opaque) whatever the base alpha, which only the
+MASK test reads (engine.render.materials).
 
 World frame here means the batch frame (world minus ``batch.origin``): a translation,
 so directions, angles and distances are those of the world.
