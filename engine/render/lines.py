@@ -135,23 +135,24 @@ def raster_lines(keys, clip, lines, size, id_base: int) -> LineFragments:
     py = np.where(x_major[seg], v, u)
     inside = (px >= 0) & (px < w) & (py >= 0) & (py < h)
     depth = np.clip(za[seg] + f * (zb - za)[seg] - LINE_DEPTH_BIAS, 0.0, 1.0).astype(np.float32)
-    # the colour's section 14.5.1 t: the fragment centre projected on the segment
-    dx, dy = (xb - xa)[seg], (yb - ya)[seg]
-    d2 = dx * dx + dy * dy
-    t = np.where(d2 > 0, ((px + 0.5 - xa[seg]) * dx + (py + 0.5 - ya[seg]) * dy)
-                 / np.where(d2 > 0, d2, 1.0), 0.0).clip(0.0, 1.0)
     k = (depth.view(np.uint32).astype(np.uint64) << np.uint64(32)) | (
         sel[seg].astype(np.uint64) + np.uint64(id_base))
     pix = (py * w + px)[inside]
     k = k[inside]
     np.minimum.at(keys, pix, k)
-    won = keys[pix] == k  # one fragment per pixel: keys hold distinct ids per segment
-    seg, t = seg[inside][won], t[inside][won]
+    # the winners only (one fragment per pixel: keys hold distinct ids per segment)
+    won = np.flatnonzero(inside)[keys[pix] == k]
+    seg, px, py = seg[won], px[won], py[won]
+    # the colour's section 14.5.1 t: the fragment centre projected on the segment
+    dx, dy = (xb - xa)[seg], (yb - ya)[seg]
+    d2 = dx * dx + dy * dy
+    t = np.where(d2 > 0, ((px + 0.5 - xa[seg]) * dx + (py + 0.5 - ya[seg]) * dy)
+                 / np.where(d2 > 0, d2, 1.0), 0.0).clip(0.0, 1.0)
     # perspective-correct weight of the clipped far end, then the place on the segment
     qa, qb = (1.0 - t) / pa[seg, 3], t / pb[seg, 3]
     tb = qb / (qa + qb)
     s = t0[seg] + tb * (t1 - t0)[seg]
-    return LineFragments(pix[won], sel[seg], s)
+    return LineFragments(py * w + px, sel[seg], s)
 
 
 def fragment_colors(ends, fragments: LineFragments) -> np.ndarray:
