@@ -4,6 +4,10 @@
 // the NumPy dtype, so the three definitions cannot drift.
 #pragma once
 
+// The alpha every drawn surface pixel writes into the frame (materials.FRAME_ALPHA): the
+// base alpha decides only the MASK test (glTF 2.0 section 3.9.4)
+#define FR_FRAME_ALPHA 255u
+
 namespace frustum {
 
 struct Material {

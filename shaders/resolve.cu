@@ -50,7 +50,7 @@ extern "C" __global__ void resolve_surfaces(
         const bool linear = shading != 0;
         double base[4];
         frustum::base_color(M, linear, vals, offsets, texels, tex_info, base);
-        const unsigned int alpha = frustum::unorm8(base[3]);
+        const unsigned int alpha = FR_FRAME_ALPHA;  // opaque whatever base[3]
         if (!linear) {
             color_out[p] = frustum::unorm8(base[0]) | (frustum::unorm8(base[1]) << 8) |
                            (frustum::unorm8(base[2]) << 16) | (alpha << 24);

@@ -47,8 +47,9 @@ void main() {
         base *= texture(u_texture, uv);
     }
     if (u_material.alpha_cutoff >= 0.0 && base.a < u_material.alpha_cutoff) discard;
+    // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
     if (!lit) {
-        f_color = clamp(base, 0.0, 1.0);
+        f_color = vec4(clamp(base.rgb, 0.0, 1.0), 1.0);
         return;
     }
     // geometric normal towards the viewer: the cross product of the screen-space
@@ -85,5 +86,5 @@ void main() {
             }
         }
     }
-    f_color = vec4(srgb_encode(base.rgb * diffuse + spec), clamp(base.a, 0.0, 1.0));
+    f_color = vec4(srgb_encode(base.rgb * diffuse + spec), 1.0);
 }

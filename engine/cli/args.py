@@ -167,3 +167,12 @@ def color_arg(text: str):
         raise argparse.ArgumentTypeError(
             f"expected a colour name, #rrggbb or R,G,B in [0, 1], got {text!r}") from None
     return (*(c / 255.0 for c in rgb[:3]), 1.0)
+
+
+def background_arg(text: str):
+    """argparse type of --background: ``color_arg``, or "transparent" -> (0, 0, 0, 0):
+    empty pixels get alpha 0 in formats with alpha, black in the others
+    (engine.io.image.composite)."""
+    if text.strip().lower() == "transparent":
+        return (0.0, 0.0, 0.0, 0.0)
+    return color_arg(text)

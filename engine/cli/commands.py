@@ -25,6 +25,7 @@ from .args import (
     _debug_option,
     _positive,
     _sizes,
+    background_arg,
     color_arg,
     count_arg,
     folder_arg,
@@ -126,8 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
     m.add_argument("--draw", choices=DRAW_MODES, default=None, help="how meshes are drawn")
     m.add_argument("--shading", choices=SHADINGS, default=None, help="mesh shading")
-    m.add_argument("--background", type=color_arg, default=None, metavar="COLOR",
-                   help="background colour: a CSS name or #rrggbb, or R,G,B floats")
+    m.add_argument("--background", type=background_arg, default=None, metavar="COLOR",
+                   help="background colour: a CSS name or #rrggbb, or R,G,B floats; or "
+                        "'transparent': PNG pixels with nothing drawn get alpha 0 (JPEG, "
+                        "MP4 and GIF show them black)")
     _add_root_option(m)
     m.add_argument("--force", action="store_true",
                    help="render every file again, even where a complete output exists")
@@ -282,8 +285,10 @@ def _add_scene_options(p: argparse.ArgumentParser):
                    help="mesh shading: 'lit' (smooth normals, the scene's lights or a "
                         "headlight), 'flat' (lit per triangle) or 'unlit' (default: each "
                         "material's own, lit for files)")
-    p.add_argument("--background", type=color_arg, default=None, metavar="COLOR",
-                   help="background colour: a CSS name or #rrggbb, or R,G,B floats in [0, 1]")
+    p.add_argument("--background", type=background_arg, default=None, metavar="COLOR",
+                   help="background colour: a CSS name or #rrggbb, or R,G,B floats in "
+                        "[0, 1]; or 'transparent': image pixels with nothing drawn get "
+                        "alpha 0 in PNG (JPEG, MP4 and GIF show them black)")
     p.add_argument("--line-color", type=color_arg, default=None, metavar="COLOR",
                    help="colour of wireframe and other lines (default: the mesh's colour, "
                         "or black/white where that would not stand out from the background)")

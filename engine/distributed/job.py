@@ -41,6 +41,7 @@ import numpy as np
 from ..animation.camera_path import CameraScript
 from ..arrays import to_host
 from ..errors import EngineError
+from ..io.image import composite
 from ..render.renderer import Renderer, check_size
 
 __all__ = ["RenderJob", "SceneSource", "camera_state", "render_frame", "render_frames",
@@ -332,8 +333,8 @@ def render_frames(job: RenderJob, start: int, stop: int, alpha: bool = True,
     out = []
     for k in range(int(start), int(stop)):
         color = render_frame(job, k)[1]
-        if not alpha:
-            color = np.ascontiguousarray(color[..., :3])
+        if not alpha:  # an output without alpha: composited as the writer would
+            color = np.ascontiguousarray(composite(color))
         if folder is None:
             out.append(color)
             continue

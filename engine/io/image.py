@@ -7,6 +7,12 @@ the image comes back decodable at the same size (as RGBA, or as RGB when the for
 no alpha, e.g. JPEG). So ``.psd``, ``.pcd``, ``.xpm`` (read-only in Pillow), ``.eps``
 (needs Ghostscript), ``.blp`` (palette images only) and ``.ico`` (at most 256 px) are
 refused before anything is rendered, and a Pillow with more plugins offers more.
+
+Alpha: formats with alpha (PNG, WebP, TIFF...) get the frame's RGBA as is, straight (not
+premultiplied) alpha; so a scene with a transparent background (``Scene(background=
+"transparent")``, ``--background transparent``) gives empty pixels alpha 0 and drawn ones
+255. Formats without alpha (JPEG, BMP; MP4 and GIF in engine.io.video) get the frame
+composited over ``MATTE`` (black, the colour of "transparent"): ``composite``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,11 @@ import numpy as np
 
 from ..errors import OutputError
 
-__all__ = ["check_image_name", "image_formats", "image_suffixes", "save_image"]
+__all__ = ["MATTE", "check_image_name", "composite", "image_formats", "image_suffixes",
+           "save_image"]
+
+# the opaque colour behind the frame in outputs without alpha: 8-bit sRGB-encoded RGB
+MATTE = (0, 0, 0)
 
 # The test image: wider than 256 px (ICO and cursor formats shrink larger images) and
 # not a multiple of 4 or 8 (block-based formats that pad or crop).
@@ -92,11 +102,27 @@ def check_image_name(path) -> tuple[str, str]:
                       f"for PNG frames)")
 
 
+def composite(color: np.ndarray, matte=MATTE) -> np.ndarray:
+    """(H, W, 3) uint8: an (H, W, 4) uint8 straight-alpha image composited over the
+    opaque ``matte`` (3 ints in 0-255), ``rgb a + matte (1 - a)`` with ``a = alpha / 255``
+    rounded to the nearest integer (Porter and Duff's "over", SIGGRAPH 1984, with an
+    opaque destination), in the encoded 8-bit values as image viewers composite. An
+    (H, W, 3) image, or one whose alpha is 255 everywhere, is returned as its RGB."""
+    a = np.asarray(color)
+    if a.shape[-1] == 3 or bool((a[..., 3] == 255).all()):
+        return a[..., :3]
+    alpha = a[..., 3:].astype(np.uint32)
+    m = np.asarray(matte, np.uint32)
+    out = (a[..., :3] * alpha + m * (255 - alpha) + 127) // 255
+    return out.astype(np.uint8)
+
+
 def save_image(path, color: np.ndarray) -> Path:
     """Write an (H, W, 4) or (H, W, 3) uint8 image (row 0 = top) to ``path``.
 
     The format follows the suffix (one of ``image_suffixes()``); parent folders are
-    created. Alpha is dropped for formats without it (JPEG). The image is written to
+    created. Formats without alpha (JPEG) get the image composited over ``MATTE``
+    (``composite``); the others its RGBA as is. The image is written to
     ``NAME.partial.SUFFIX`` and renamed over ``path`` when complete
     (``engine.io.output.PartialFile``), so an earlier file at ``path`` is never left
     half-overwritten. Returns the path. Raises ValueError for a wrong shape/dtype,
@@ -112,9 +138,9 @@ def save_image(path, color: np.ndarray) -> Path:
     if a.dtype != np.uint8 or a.ndim != 3 or a.shape[2] not in (3, 4):
         raise ValueError(f"image must be (H, W, 3|4) uint8, got {a.shape} {a.dtype}")
     fmt, mode = check_image_name(path)
+    if mode == "RGB":
+        a = composite(a)
     img = Image.fromarray(np.ascontiguousarray(a), "RGBA" if a.shape[2] == 4 else "RGB")
-    if img.mode != mode and mode == "RGB":
-        img = img.convert("RGB")
     path.parent.mkdir(parents=True, exist_ok=True)
     out = PartialFile(path)
     try:

@@ -15,12 +15,16 @@ _MAX_NAMES = 4
 class Notes:
     """``add(what, which)``: a feature the file uses that the renderer does not draw
     (grouped by ``what``, e.g. "alpha blending", with the parts using it);
-    ``left_out(text)``: something of the file that was dropped (a texture that cannot be
-    found, a primitive without positions); ``line()``: the one summary line or None."""
+    ``without(what, which)``: a part that is drawn, but without a feature it asks for
+    (e.g. "mipmaps", with "samplers[0] (textures sampled bilinearly from the full-size
+    image)"); ``left_out(text)``: something of the file that was dropped (a texture that
+    cannot be found, a primitive without positions); ``line()``: the one summary line or
+    None."""
 
     def __init__(self, path):
         self.path = path
         self._features: dict[str, list[str]] = {}
+        self._without: dict[str, list[str]] = {}
         self._dropped: list[str] = []
 
     def add(self, what: str, which: str | None = None):
@@ -28,12 +32,17 @@ class Notes:
         if which is not None and which not in names:
             names.append(which)
 
+    def without(self, what: str, which: str):
+        names = self._without.setdefault(what, [])
+        if which not in names:
+            names.append(which)
+
     def left_out(self, text: str):
         if text not in self._dropped:
             self._dropped.append(text)
 
     def __bool__(self) -> bool:
-        return bool(self._features or self._dropped)
+        return bool(self._features or self._without or self._dropped)
 
     def line(self) -> str | None:
         parts = []
@@ -47,6 +56,10 @@ class Notes:
                 else:
                     items.append(what)
             parts.append("not drawn: " + "; ".join(items))
+        for what, names in self._without.items():
+            more = len(names) - _MAX_NAMES
+            parts.append(f"drawn without {what}: " + ", ".join(names[:_MAX_NAMES])
+                         + (f" and {more} more" if more > 0 else ""))
         if self._dropped:
             shown = "; ".join(self._dropped[:_MAX_NAMES])
             more = len(self._dropped) - _MAX_NAMES

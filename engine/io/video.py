@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import OutputError
-from .image import check_image_name, save_image
+from .image import check_image_name, composite, save_image
 from .output import PartialFile, check_output_name
 
 __all__ = [
@@ -186,7 +186,8 @@ class FrameWriter:
         return a
 
     def write(self, color: np.ndarray):
-        """Append one (H, W, 3|4) uint8 frame (row 0 = top); alpha is dropped for video.
+        """Append one (H, W, 3|4) uint8 frame (row 0 = top). MP4 and GIF have no alpha:
+        their frames are composited over ``engine.io.image.MATTE`` (``composite``).
 
         On an error the writer is aborted (see ``abort``) and the error re-raised
         (OutputError when the output could not be written).
@@ -300,7 +301,7 @@ class Mp4Writer(FrameWriter):
         return OutputError(f"{self.path}: {what}: ffmpeg: {detail}")
 
     def _write(self, a):
-        rgb = a[..., :3]
+        rgb = composite(a)
         if any(self.pad):
             rgb = np.pad(rgb, ((0, self.pad[1]), (0, self.pad[0]), (0, 0)), mode="edge")
         if self._proc is None:
@@ -370,7 +371,8 @@ class GifWriter(FrameWriter):
     def _write(self, a):
         from PIL import GifImagePlugin, Image
 
-        im = Image.fromarray(np.ascontiguousarray(a[..., :3]), "RGB").convert(
+        # GIF's one transparent palette entry is not used: frames are composited
+        im = Image.fromarray(np.ascontiguousarray(composite(a)), "RGB").convert(
             "P", palette=Image.Palette.ADAPTIVE)
         parts = []
         if self.frames == 0:

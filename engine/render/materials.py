@@ -23,6 +23,14 @@ uniform block generated from the same field table (``glsl_material_block``;
 Textures of all materials share one texel array: ``pack_materials`` returns it with a
 table of (offset, width, height, wrap_s, wrap_t, filter) rows (wrap 0 repeat, 1 clamp,
 2 mirror; filter 0 nearest, 1 linear); a texture used by several materials is stored once.
+
+Alpha: a pixel's base alpha (``color`` alpha x vertex colour alpha x texel alpha) decides
+only the MASK test (``alpha_cutoff``: drawn where base alpha >= cutoff). The frame's alpha
+is what covers the pixel, not the material's: every drawn surface pixel writes
+``FRAME_ALPHA`` (opaque), as glTF 2.0 section 3.9.4 asks for OPAQUE ("the alpha value is
+ignored") and MASK (a pixel that passes is "fully opaque"); BLEND materials are drawn
+opaque too until blending lands. So a texel (200, 0, 0, 0) of an OPAQUE material gives
+(200, 0, 0, 255), never a pixel an image viewer shows as empty.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from ..scene.colorspace import srgb_to_linear
 from ..scene.material import FILTERS, WRAP_MODES
 from .attributes import material_span
 
-__all__ = ["MATERIAL", "MATERIAL_STD140", "glsl_material_block", "pack_materials",
+__all__ = ["FRAME_ALPHA", "MATERIAL", "MATERIAL_STD140", "glsl_material_block", "pack_materials",
            "std140_record"]
 
 # name, kind ("f" floating point, "i" integer), count: the one field table
@@ -46,6 +54,9 @@ MATERIAL = np.dtype([(name, "<f8" if kind == "f" else "<i4", (count,) if count >
 GLSL_TYPES = {("f", 1): "float", ("f", 4): "vec4", ("i", 1): "int", ("i", 2): "ivec2"}
 
 SHADING_CODES = {"unlit": 0, "lit": 1, "flat": 2}
+# the 8-bit alpha every drawn surface pixel writes (see the module docstring); mirrored as
+# FR_FRAME_ALPHA in material.cuh, 1.0 in surface.frag
+FRAME_ALPHA = 255
 VERTEX_COLORS, DOUBLE_SIDED = 1, 2
 
 

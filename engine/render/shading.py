@@ -19,7 +19,9 @@ computer synthesized pictures", SIGGRAPH 1977), ``A`` the summed ambient radianc
 encoded to sRGB (engine.scene.colorspace) and rounded to 8 bits. Base colour =
 material colour x interpolated vertex colour x texture sample, each sRGB-decoded on its
 own. "flat" uses the triangle's geometric normal; a double-sided material's back faces
-use the reversed normal. "unlit" writes the product of the encoded factors.
+use the reversed normal. "unlit" writes the product of the encoded factors. The alpha
+written is ``materials.FRAME_ALPHA`` (opaque) whatever the base alpha, which only the
+MASK test reads (engine.render.materials).
 
 World frame here means the batch frame (world minus ``batch.origin``): a translation,
 so directions, angles and distances are those of the world.
@@ -34,6 +36,7 @@ from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight
 from ..scene.sampling import sample
 from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
+from .materials import FRAME_ALPHA
 
 __all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays",
            "scene_lights"]
@@ -183,11 +186,12 @@ class SurfaceShader:
             sel = np.flatnonzero(mats == m)
             ts = t[sel]
             vals = self.interpolate(ts, self.barycentrics(ts, px[sel], py[sel]), mat)
+            # a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
+            out[sel, 3] = FRAME_ALPHA
             if mat.shading == "unlit":
-                out[sel] = to_unorm8(self._base(mat, vals, linear=False))
+                out[sel, :3] = to_unorm8(self._base(mat, vals, linear=False)[:, :3])
                 continue
             c = self._base(mat, vals, linear=True)
-            out[sel, 3] = to_unorm8(c[:, 3])
             out[sel, :3] = to_unorm8(linear_to_srgb(self._light(mat, ts, vals, c[:, :3])))
         return out
 

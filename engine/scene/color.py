@@ -2,8 +2,10 @@
 
 Accepted for one colour: 3 or 4 numbers in [0, 1] (RGB, RGBA; alpha 1 when absent), a
 uint8 NumPy array of 3 or 4 values in 0-255, or a string Pillow's ``ImageColor``
-understands (a CSS name such as "orange", "#rgb", "#rrggbb", "#rrggbbaa"). Values are
-sRGB-encoded (what a colour picker shows), like vertex colours and material colours.
+understands (a CSS name such as "orange", "#rgb", "#rrggbb", "#rrggbbaa"), or
+"transparent", CSS's keyword for black with alpha 0 (CSS Color Module Level 4: ``rgb(0 0
+0 / 0)``). Values are sRGB-encoded (what a colour picker shows), like vertex colours and
+material colours.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def as_rgba(value, name: str = "color") -> tuple[float, float, float, float]:
     if isinstance(value, str):
         from PIL import ImageColor
 
+        if value.strip().lower() == "transparent":  # not in Pillow's table of CSS names
+            return (0.0, 0.0, 0.0, 0.0)
         try:
             rgba = ImageColor.getcolor(value, "RGBA")
         except ValueError:

@@ -16,6 +16,7 @@ from engine.render.attributes import VARYINGS
 from engine.render.backends.cuda_source import NVRTC_OPTIONS, SHADER_DIR, nvrtc_compile_source
 from engine.render.backends.cupy_surfaces import kernel_varyings
 from engine.render.materials import (
+    FRAME_ALPHA,
     MATERIAL,
     MATERIAL_STD140,
     glsl_material_block,
@@ -61,7 +62,8 @@ def test_packing_fills_every_field_and_shares_textures():
 
 
 def _offset_asserts(offsetof: str) -> str:
-    lines = [f"static_assert(sizeof(frustum::Material) == {MATERIAL.itemsize}, \"size\");"]
+    lines = [f"static_assert(sizeof(frustum::Material) == {MATERIAL.itemsize}, \"size\");",
+             f"static_assert(FR_FRAME_ALPHA == {FRAME_ALPHA}, \"the frame's alpha\");"]
     for name in MATERIAL.names:
         off = MATERIAL.fields[name][1]
         lines.append(f"static_assert({offsetof}(frustum::Material, {name}) == {off}, "

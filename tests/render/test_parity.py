@@ -40,6 +40,7 @@ from engine import (
 )
 from engine.io import load
 from engine.render.frame import EMPTY_KEY, background_rgba
+from engine.render.lines import LINE_DEPTH_BIAS
 from engine.scene.geometry import Lines
 from engine.scene.light import AmbientLight, DirectionalLight, PointLight
 from engine.scene.material import FILTERS, WRAP_MODES, Material, Sampler, Texture
@@ -156,6 +157,93 @@ def alpha_cutoff():
     # exactly the right half of the quad's pixels, and no pixel left of centre
     return scene, cam, lambda f: (abs(_covered(f) - full / 2) <= SIZE[1]
                                   and (f.depth[:, :SIZE[0] // 2 - 1] == 1).all())
+
+
+
+def _alpha_quad(**material):
+    """A quad whose texels are (200, 0, 0, 0) under a base colour alpha of 0.3, unlit."""
+    img = np.zeros((2, 2, 4), np.uint8)
+    img[..., 0] = 200
+    scene = Scene(background=(0, 0, 1))
+    scene.add(Node("quad", geometry=_quad(texture=Texture(img, Sampler(filter="nearest")),
+                                          color=(1, 1, 1, 0.3), shading="unlit",
+                                          **material)))
+    return scene
+
+
+def _opaque_red(f, full):
+    """Every pixel of the quad drawn and (200, 0, 0) with alpha 255 (glTF 2.0 3.9.4)."""
+    drawn = f.depth < 1
+    return drawn.sum() == full and (f.color[drawn] == [200, 0, 0, 255]).all()
+
+
+def alpha_opaque():
+    scene = _alpha_quad()
+    cam = _camera(scene)
+    # the quad from -1 to 1 at distance 3, fov 55: 2 / (2 * 3 * tan 27.5) of 96 rows
+    side = 96 / (3 * np.tan(np.radians(27.5)))
+    full = _covered(Renderer(scene, cam, SIZE, backend="numpy").render())
+    assert abs(full - side * side) < 4 * side
+    return scene, cam, lambda f: _opaque_red(f, full)
+
+
+def alpha_mask_zero():
+    # MASK with cutoff 0: alpha 0 passes (0 >= 0), and a pixel that passes is opaque
+    scene = _alpha_quad()
+    cam = _camera(scene)
+    full = _covered(Renderer(scene, cam, SIZE, backend="numpy").render())
+    scene.children[0].geometry.material.alpha_cutoff = 0.0
+    return scene, cam, lambda f: _opaque_red(f, full)
+
+
+
+def transparent_background():
+    scene = Scene(background="transparent")
+    scene.add(Node("ball", geometry=_sphere(color=(0.8, 0.6, 0.3))))
+    # straight alpha: nothing drawn (0, 0, 0, 0), the ball opaque
+    return scene, _camera(scene), lambda f: (
+        f.color[0, 0].tolist() == [0, 0, 0, 0] and _covered(f) > 2000
+        and (f.color[f.depth < 1][:, 3] == 255).all()
+        and (f.color[f.depth == 1] == 0).all())
+
+def _gradient_line_check(cam, ends, depths):
+    """The section 14.5.1 colour of a red-to-blue line at every pixel it lights,
+    computed here from the camera: ``ends`` its window positions (pixel centres),
+    ``depths`` their window depths."""
+    pa, pb = (np.asarray(e, np.float64) for e in ends)
+    world = [cam.unproject(*e, d, SIZE) for e, d in zip(ends, depths)]
+    # perspective: clip w is the distance along the view axis, -z in view space
+    wa, wb = (-(cam.view_matrix @ np.append(p, 1.0))[2] for p in world)
+
+    def check(f):
+        ys, xs = np.nonzero(f.depth < 1)
+        c = np.stack([xs + 0.5, ys + 0.5], 1)
+        t = ((c - pa) @ (pb - pa)) / ((pb - pa) @ (pb - pa))
+        s = (t / wb) / ((1 - t) / wa + t / wb)
+        want = np.rint(np.stack([255 * (1 - s), 0 * s, 255 * s], 1))
+        got = f.color[ys, xs, :3].astype(float)
+        end = np.argmax(xs)
+        first, last = f.color[int(pa[1]), int(pa[0])], f.color[ys[end], xs[end]]
+        # x-major: one pixel per column whose centre lies in [x_a, x_b)
+        count = np.ceil(pb[0] - 0.5) - np.ceil(pa[0] - 0.5)
+        # depth linear along the major axis (x) at the column's centre, less the bias
+        along = (xs + 0.5 - pa[0]) / (pb[0] - pa[0])
+        z = (1 - along) * depths[0] + along * depths[1] - LINE_DEPTH_BIAS
+        return (len(xs) == count and np.abs(got - want).max() <= 1
+                and np.abs(f.depth[ys, xs] - z).max() < 2e-6
+                and first.tolist() == [255, 0, 0, 255] and last[2] > 3 * last[0])
+    return check
+
+
+def line_gradient():
+    scene = Scene(background=(0, 0, 0))
+    cam = _camera(scene)
+    # ends at pixel centres, the far end much deeper: perspective-correct interpolation
+    # differs from the screen-space one by up to ~0.1 here
+    ends, depths = [(10.45, 20.5), (117.3, 60.5)], [0.93, 0.995]
+    pos = np.array([cam.unproject(*e, d, SIZE) for e, d in zip(ends, depths)], np.float32)
+    scene.add(Node("line", geometry=Lines(pos, [[0, 1]], colors=[(1.0, 0.0, 0.0), (0.0, 0.0, 1.0)])))
+    return scene, cam, _gradient_line_check(cam, ends, depths)
 
 
 def double_sided():
@@ -351,6 +439,8 @@ FEATURES = {
     "points": points, "lines": lines, "perspective": perspective,
     "orthographic": orthographic, "flat_shading": flat_shading,
     "vertex_colors": vertex_colors, "alpha_cutoff": alpha_cutoff,
+    "alpha_opaque": alpha_opaque, "alpha_mask_zero": alpha_mask_zero,
+    "line_gradient": line_gradient, "transparent_background": transparent_background,
     "double_sided": double_sided,
     **{f"wrap_{w}_{f}": (lambda w=w, f=f: _wrap_scene(w, f))
        for w in WRAP_MODES for f in FILTERS},
@@ -366,6 +456,7 @@ FEATURES = {
 GAPS = {
     ("cuda", "lines"): "no CUDA line raster: frames with lines run on the host path",
     ("cuda", "wireframe"): "no CUDA line raster: frames with lines run on the host path",
+    ("cuda", "line_gradient"): "no CUDA line raster: frames with lines run on the host path",
     # same pixel count, other pixels at some steps: GL's diamond-exit rule is not the
     # software raster's one-pixel-per-major-axis-step walk (96-97% of covered pixels agree)
     ("gl", "lines"): "GL line pixels follow the diamond-exit rule, not the software walk",

@@ -14,7 +14,7 @@ from engine.render.attributes import VARYING_COUNT, VARYINGS, layout_rows
 from engine.render.backends.numba_shading import resolve_numba
 from engine.render.backends.numba_vertex import surface_vertices_numba
 from engine.render.frame import EMPTY_KEY, new_keys
-from engine.render.lines import LINE_DEPTH_BIAS, raster_lines
+from engine.render.lines import LINE_DEPTH_BIAS, fragment_colors, raster_lines
 from engine.render.shading import resolve
 from engine.render.surface_vertices import normal_matrices, surface_vertices
 from engine.render.triangles import setup_triangles
@@ -118,7 +118,8 @@ def _clip_of_pixels(points, size, z=0.0, w=1.0):
 def test_line_stage_lights_one_pixel_per_major_axis_step():
     size = (20, 10)
     clip = _clip_of_pixels([(2.5, 3.5), (12.5, 5.5)], size, z=0.2)
-    keys = raster_lines(new_keys(size), clip, np.array([[0, 1]]), size, id_base=7)
+    keys = new_keys(size)
+    raster_lines(keys, clip, np.array([[0, 1]]), size, id_base=7)
     drawn = np.flatnonzero(keys != EMPTY_KEY)
     # x-major from pixel centre 2.5 to 12.5: columns 2..11, y = floor(3.5 + 2 f)
     cols = np.arange(2, 12)
@@ -137,13 +138,27 @@ def test_line_stage_clips_at_the_near_plane_and_skips_non_finite_ends():
     b = a.copy()
     b[2], b[3] = -3.0, 1.0  # z < -w: behind the near plane
     b[0] = 30.0 / 20 - 1.0 + 0.0  # x of pixel 30 at w = 1
-    keys = raster_lines(new_keys(size), np.stack([a, b]), np.array([[0, 1]]), size, 0)
+    keys = new_keys(size)
+    frags = raster_lines(keys, np.stack([a, b]), np.array([[0, 1]]), size, 0)
     # z goes 0 -> -3 linearly: z = -w (w = 1) at t = 1/3, so the line stops a third of
     # the way, at x = 5.5 + (30 - 5.5) / 3 = 13.67: pixel centres 5.5 .. 13.5
     cols = np.flatnonzero((keys != EMPTY_KEY).reshape(10, 40).any(axis=0))
     assert cols.tolist() == list(range(5, 14))
+    # each fragment's place on the whole segment: w = 1 at both ends, so the window t
+    # along the visible third, scaled by 1/3; the colours follow it (0 -> 255 over the
+    # whole segment: 85 at the clipping point)
+    order = np.argsort(frags.pixel)
+    x_end = 5.5 + (30 - 5.5) / 3
+    want = (np.arange(5, 14) + 0.5 - 5.5) / (x_end - 5.5) / 3
+    np.testing.assert_allclose(frags.s[order], want, atol=1e-12)
+    assert (frags.pixel[order] % 40).tolist() == list(range(5, 14))
+    ends = np.array([[[0, 0, 0, 255], [255, 0, 0, 255]]], np.uint8)
+    red = fragment_colors(ends, frags)[order, 0]
+    assert red.tolist() == np.rint(255 * want).astype(int).tolist()
     nan = np.stack([a, np.full(4, np.nan)])
-    assert (raster_lines(new_keys(size), nan, np.array([[0, 1]]), size, 0) == EMPTY_KEY).all()
+    keys = new_keys(size)
+    assert raster_lines(keys, nan, np.array([[0, 1]]), size, 0).pixel.size == 0
+    assert (keys == EMPTY_KEY).all()
 
 
 # ------------------------------------------------------------------------ resolve

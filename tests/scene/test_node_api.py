@@ -156,6 +156,9 @@ def test_node_colour_forms():
     n.color = None
     assert n.color is None
     assert Scene(background="navy").background == (0.0, 0.0, 128 / 255, 1.0)
+    # CSS's keyword: black with alpha 0 (Pillow's colour table lacks it)
+    assert Scene(background="transparent").background == (0.0, 0.0, 0.0, 0.0)
+    assert Scene(background=" Transparent ").background == (0.0, 0.0, 0.0, 0.0)
 
 
 # --- many nodes from arrays --------------------------------------------------------------------

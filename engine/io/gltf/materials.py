@@ -164,9 +164,12 @@ class Materials:
         if mini is not None and mini not in _FILTER:
             raise doc.error(f"{where}.minFilter", f"{mini} is not a glTF filter (9728, 9729 "
                             "or 9984-9987)")
-        if mini in _MIPMAP:
-            self.notes.add("mipmap filters", where)
         filt = _FILTER[mag] if mag is not None else _FILTER.get(mini, "linear")
+        if mini in _MIPMAP:
+            # the texture is drawn; only the mipmap levels its minFilter asks for are not
+            how = "bilinearly" if filt == "linear" else "nearest-texel"
+            self.notes.without("mipmaps", f"{where} (textures sampled {how} from the "
+                                          "full-size image)")
         out = Sampler(wrap[0], wrap[1], filt)
         self._samplers[index] = out
         return out

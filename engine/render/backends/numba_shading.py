@@ -21,7 +21,7 @@ import numpy as np
 from ...scene.colorspace import linear_to_srgb, srgb_to_linear
 from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
-from ..materials import pack_materials
+from ..materials import FRAME_ALPHA, pack_materials
 from ..shading import light_arrays
 
 _opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
@@ -156,7 +156,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                 _sample(texels, tex_info, ti, vals[uv], vals[uv + 1], linear, decode, tex)
                 for ch in range(4):
                     base[ch] *= tex[ch]
-            alpha = np.uint8(np.rint(min(max(base[3], 0.0), 1.0) * 255.0))
+            alpha = np.uint8(FRAME_ALPHA)  # a drawn pixel is opaque whatever base[3]
             if not linear:
                 r = np.uint8(np.rint(min(max(base[0], 0.0), 1.0) * 255.0))
                 g = np.uint8(np.rint(min(max(base[1], 0.0), 1.0) * 255.0))

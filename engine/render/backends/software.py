@@ -9,6 +9,7 @@ Numba (the CPU fast path). One pipeline, two sets of stage functions::
     triangles: raster         triangles.raster_triangles        numba_triangles
     alpha-cutoff pieces       triangles.raster_triangles(keep)  the same (NumPy)
     lines: raster             lines.raster_lines                the same (NumPy)
+    lines: colour             lines.fragment_colors             the same (NumPy)
     hidden-line occluders     triangles.raster_triangles        numba_triangles
     resolve                   shading.resolve / frame.resolve_keys   numba_shading / numba_raster
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from ...arrays import to_host
 from ..frame import EMPTY_KEY, Frame, cleared_keys
-from ..lines import occluder_clip, raster_lines
+from ..lines import fragment_colors, occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
 from ..shading import resolve as resolve_surfaces
 from ..surface_vertices import surface_vertices
@@ -46,6 +47,7 @@ class SoftwareBackend(Backend):
         super().__init__()
         self.projector = projector
         self._keys = None
+        self._line_fragments = None  # this frame's line pixels (rasterize -> resolve)
         self._points_out = OutputBuffers(np)  # the points' projection, reused
         # the frame's triangle setup in reused arrays where the classify pass takes one
         self._setup_workspace = Workspace() if self.reuses_setup else None
@@ -81,6 +83,7 @@ class SoftwareBackend(Backend):
         """Points, triangles and lines into one (W * H,) uint64 key buffer (host)."""
         prims, size = inputs.prims, view.size
         keys = self._keys = cleared_keys(self._keys, size)
+        self._line_fragments = None
         n = len(inputs.colors)
         if inputs.projection is not None:
             p = inputs.projection
@@ -113,7 +116,8 @@ class SoftwareBackend(Backend):
                                   self._classify)
             self._raster_triangles(keys, occ, size, occ_base)
         if len(prims.lines):
-            raster_lines(keys, inputs.clip, prims.lines, size, n + len(prims.triangles))
+            self._line_fragments = raster_lines(keys, inputs.clip, prims.lines, size,
+                                                n + len(prims.triangles))
         if len(prims.occluders):
             hidden = (keys & np.uint64(0xFFFFFFFF)) >= np.uint64(occ_base)
             keys[hidden] = EMPTY_KEY  # EMPTY_KEY's low word is above every id: unchanged
@@ -126,8 +130,17 @@ class SoftwareBackend(Backend):
             col = np.ascontiguousarray(to_host(inputs.colors), np.uint8)
             return self._resolve_points(keys, col, view.size, view.background)
         col = inputs.host_colors
-        return self._resolve(keys, view.size, len(col), col, view.background, inputs.shader,
-                             len(prims.triangles), inputs.line_rgba)
+        lines = self._line_fragments if len(prims.lines) else None
+        frame = self._resolve(keys, view.size, len(col), col, view.background, inputs.shader,
+                              len(prims.triangles),
+                              None if lines is None else np.ascontiguousarray(
+                                  inputs.line_rgba[:, 0]))
+        if lines is not None:
+            # the resolve gave each line pixel its segment's first colour; the colour
+            # along the segment (engine.render.lines) replaces it
+            frame.color.reshape(-1, 4)[lines.pixel] = fragment_colors(inputs.line_rgba,
+                                                                      lines)
+        return frame
 
     _resolve = staticmethod(resolve_surfaces)
 

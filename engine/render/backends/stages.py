@@ -76,7 +76,8 @@ class FrameInputs(NamedTuple):
             or None without surfaces.
         shader: the SurfaceShader context (the (N, V) varyings, lights, eye), or None
             without triangles; its ``setup`` is filled by the rasterizer.
-        line_rgba: (L, 4) uint8 line colours, or None without lines.
+        line_rgba: (L, 2, 4) uint8 colours of each line's two ends (lines.line_colors),
+            or None without lines.
         host_colors: (N, 4) uint8 host copy of ``colors`` (kept between frames while the
             vertex revision stays), or None without surfaces.
     """

@@ -34,7 +34,7 @@ __all__ = ["MAX_LIGHTS", "SurfacePainter"]
 
 MAX_LIGHTS = 8
 _GL_SRGB8_ALPHA8 = 0x8C43
-# lines: unlit, white, times the (mean) vertex colour each end carries
+# lines: unlit, white, times the vertex colour each end carries
 _LINE_MATERIAL = pack_materials([Material(shading="unlit")])[0][0]
 
 
@@ -221,7 +221,7 @@ class SurfacePainter:
         ends = lines.reshape(-1)
         # one vertex per segment end: gathered on the host (device clip is copied here)
         self._buffer("line_clip", to_host(inputs.clip)[ends].astype(np.float32))
-        rgba = np.repeat(inputs.line_rgba, 2, axis=0)
+        rgba = inputs.line_rgba.reshape(-1, 4)  # each end's colour, in segment order
         self._buffer("line_color", np.ascontiguousarray(rgba, np.uint8))
         if self._line_vao is None:
             self._line_vao = self.ctx.vertex_array(self.program, [
@@ -229,8 +229,8 @@ class SurfacePainter:
                 (self._buffers["line_color"], "4f1", "in_color")])
         prog = self.program
         prog["u_depth_bias"].value = LINE_DEPTH_BIAS
-        # unlit, one flat colour per segment: both ends carry the mean colour
-        # (lines.line_colors), interpolation leaves it unchanged
+        # unlit: GL interpolates the ends' encoded colours along the segment (OpenGL 4.6
+        # section 14.5.1), as engine.render.lines does
         self._use_material(_LINE_MATERIAL)
         self._line_vao.render(mgl.LINES, vertices=len(ends))
 
