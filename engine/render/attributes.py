@@ -31,7 +31,7 @@ import numpy as np
 from ..scene.colorspace import srgb_to_linear
 
 __all__ = ["ATTRIBUTES", "SPACES", "VARYINGS", "VARYING_COUNT", "Attribute",
-           "glsl_varyings", "layout_rows", "material_span", "pack_attributes",
+           "glsl_varyings", "layout_rows", "material_span", "pack_attributes", "packed_offset",
            "varying_offsets"]
 
 SPACES = {"normal": 0, "direction": 1, "none": 2}
@@ -125,6 +125,17 @@ def layout_rows() -> np.ndarray:
         rows.append((at, VARYINGS[a.name][0], a.width, SPACES[a.space]))
         at += a.width
     return np.array(rows, np.int64)
+
+
+def packed_offset(name: str) -> int:
+    """First column of attribute ``name`` in the packed (N, A) attributes (morph
+    targets add their normal deltas at the "normal" one). Raises KeyError."""
+    at = 0
+    for a in ATTRIBUTES:
+        if a.name == name:
+            return at
+        at += a.width
+    raise KeyError(name)
 
 
 def pack_attributes(ranges, colors) -> np.ndarray:
