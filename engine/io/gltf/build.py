@@ -91,9 +91,9 @@ class _Builder:
         doc = self.doc
         self._check_extensions()
         path = doc.path
-        model = Model(path.stem, source=path)
+        model = self.model = Model(path.stem, source=path)
         nodes = doc.array("nodes")
-        parent = self._hierarchy(len(nodes))
+        parent = self.parent = self._hierarchy(len(nodes))
         scenes = doc.array("scenes")
         if scenes:
             si = doc.ref(doc.json, "scene", "(root)", "scenes", default=0)
@@ -108,7 +108,7 @@ class _Builder:
             roots = [i for i in range(len(nodes)) if parent[i] is None]
             if not nodes:  # meshes alone: each once at the origin
                 for mi in range(len(doc.array("meshes"))):
-                    self._attach(model.add(Node(f"mesh {mi}")), self._mesh(mi, None), mi)
+                    self._attach(model.add(Node(f"mesh {mi}")), self._mesh(mi), mi)
         objs: list[Node | None] = [None] * len(nodes)
         cameras: dict[int, Node] = {}
         stack = [(r, model) for r in reversed(roots)]
@@ -178,7 +178,8 @@ class _Builder:
         return parent
 
     # ------------------------------------------------------------------- nodes
-    def _node(self, i: int, model: Model, cameras: dict) -> Node:
+    def _transform_node(self, i: int) -> Node:
+        """A Node with ``nodes[i]``'s name and transform (nothing attached)."""
         doc = self.doc
         where = f"nodes[{i}]"
         d = doc.item("nodes", i)
@@ -195,7 +196,14 @@ class _Builder:
             trs = {"position": doc.numbers(d, "translation", where, 3, default=(0.0, 0.0, 0.0)),
                    "rotation": q,
                    "scale": doc.numbers(d, "scale", where, 3, default=(1.0, 1.0, 1.0))}
-        node = Node(name, **trs)
+        return Node(name, **trs)
+
+    def _node(self, i: int, model: Model, cameras: dict) -> Node:
+        doc = self.doc
+        where = f"nodes[{i}]"
+        d = doc.item("nodes", i)
+        node = self._transform_node(i)
+        name = node.name
         mesh = doc.ref(d, "mesh", where, "meshes", default=None)
         if mesh is not None:
             prims = self._mesh(mesh)
@@ -507,6 +515,17 @@ class _Builder:
             raise doc.error(where, str(exc).split(": ", 1)[-1]) from None
         return {"joints": j, "weights": w}
 
+    def _joint_node(self, j: int, objs: list) -> Node:
+        """The scene node of joint ``nodes[j]``; a joint outside the loaded scene becomes
+        a detached node (with its detached ancestors) that is never drawn."""
+        if objs[j] is None:
+            node = self._transform_node(j)
+            up = self.parent[j]
+            if up is not None:
+                self._joint_node(up, objs).add(node)
+            objs[j] = node
+        return objs[j]
+
     def _skins(self, objs: list):
         """``Skin`` objects for the skinned nodes (joints are nodes of the scene)."""
         doc = self.doc
@@ -518,10 +537,7 @@ class _Builder:
                 joints = []
                 for k, j in enumerate(doc.list(s, "joints", sw, required=True, min_len=1)):
                     j = doc.index(j, f"{sw}.joints[{k}]", "nodes")
-                    if objs[j] is None:
-                        raise doc.error(f"{sw}.joints[{k}]", f"nodes[{j}] is not in the "
-                                        "loaded scene")
-                    joints.append(objs[j])
+                    joints.append(self._joint_node(j, objs))
                 ibm = None
                 if "inverseBindMatrices" in s:
                     i = doc.ref(s, "inverseBindMatrices", sw, "accessors")
@@ -539,7 +555,12 @@ class _Builder:
             for n in self._geometry_nodes(node):
                 g = n.geometry
                 if getattr(g, "joints", None) is None:
-                    self.notes.left_out(f"{where}: skinned mesh primitive without JOINTS_0")
+                    # no influences to skin it by: drawn as stored in the model's frame
+                    # (a skinned mesh node's own transform is ignored, 3.7.3.3)
+                    self.notes.add("skinned mesh primitive without JOINTS_0 (drawn as "
+                                   "stored)", where)
+                    n.geometry = None
+                    self.model.add(Node(f"{n.name} (unskinned)", geometry=g))
                     continue
                 if int(g.joints[g.weights > 0].max(initial=0)) >= len(skin.joints):
                     raise doc.error(where, f"its mesh uses joint {int(g.joints.max())} but "
