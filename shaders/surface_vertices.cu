@@ -39,7 +39,6 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                                             const float* __restrict__ deltas,        // (d, 6)
                                             const double* __restrict__ mweights,     // (w,)
                                             const double* __restrict__ joints,       // (j, 12)
-                                            const double* __restrict__ jnormals,     // (j, 9)
                                             int normal_src)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
@@ -76,8 +75,23 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                     const double v = inf_weight[row * n_inf + c];
                     const long long j = inf_joint[row * n_inf + c];
                     for (int e = 0; e < 12; ++e) S[e] += v * joints[12 * j + e];
-                    for (int e = 0; e < 9; ++e) T[e] += v * jnormals[9 * j + e];
                 }
+                // sign(det) x cofactors of S's 3x3 part: its normal matrix up to length
+                const double c00 = S[5] * S[10] - S[6] * S[9];
+                const double c01 = S[6] * S[8] - S[4] * S[10];
+                const double c02 = S[4] * S[9] - S[5] * S[8];
+                const double det = S[0] * c00 + S[1] * c01 + S[2] * c02;
+                double sg = det < 0 ? -1.0 : 1.0;
+                if (!(det != 0.0 && FR_ISFINITE(det))) sg = 0.0;
+                T[0] = c00 * sg;
+                T[1] = c01 * sg;
+                T[2] = c02 * sg;
+                T[3] = (S[2] * S[9] - S[1] * S[10]) * sg;
+                T[4] = (S[0] * S[10] - S[2] * S[8]) * sg;
+                T[5] = (S[1] * S[8] - S[0] * S[9]) * sg;
+                T[6] = (S[1] * S[6] - S[2] * S[5]) * sg;
+                T[7] = (S[2] * S[4] - S[0] * S[6]) * sg;
+                T[8] = (S[0] * S[5] - S[1] * S[4]) * sg;
                 const double sx = S[0] * x + S[1] * y + S[2] * z + S[3];
                 const double sy = S[4] * x + S[5] * y + S[6] * z + S[7];
                 const double sz = S[8] * x + S[9] * y + S[10] * z + S[11];

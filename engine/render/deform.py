@@ -20,7 +20,6 @@ copy to a device)::
                  ``T(-o) inverse(W_node) W_joint IBM T(o)`` (``engine.scene.deform
                  .joint_matrices``, o the geometry origin), each skin's block followed
                  by one identity row
-    joint_normals (J, 9) float64 their 3x3 inverse transposes (zero where singular)
     weights      (W,) float64 every deformed node's morph weights
 
 The vertex stage then, for vertex i of slot k with local index l = i - first::
@@ -28,8 +27,9 @@ The vertex stage then, for vertex i of slot k with local index l = i - first::
     p, n  = position, normal attribute
     p += sum_t w[wb + t] * deltas[mb + l T + t, 0:3]; n += ... deltas[..., 3:6]
     S     = sum_c inf_weight[sb + l, c] * joints[inf_joint[sb + l, c]]   (in c order)
-    p     = S (p, 1); normal-space attributes by N_S = sum_c ... joint_normals[...];
-    direction-space attributes by S's 3x3 part
+    p     = S (p, 1); normal-space attributes by sign(det S3) cofactor(S3) (the inverse
+    transpose of S's 3x3 part S3 up to its positive length; zero when det S3 is 0 or not
+    finite); direction-space attributes by S3
     then the model and view-projection matrices as for every vertex.
 
 Instances nodes are drawn undeformed (every copy shares its geometry's rest shape).
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scene.deform import effective_morph_weights, is_deformed, normal_matrices3
+from ..scene.deform import effective_morph_weights, is_deformed
 from ..scene.instances import Instances
 
 __all__ = ["DeformTables", "deform_tables", "empty_tables"]
@@ -49,7 +49,7 @@ SLOT_COLUMNS = 5
 
 class DeformTables:
     """The tables of the module docstring for one assembly; ``update(batch)`` computes
-    the per-frame ``joints``, ``joint_normals`` and ``weights``."""
+    the per-frame ``joints`` and ``weights``."""
 
     def __init__(self, batch, prims):
         self.key = _key(batch, prims)
@@ -85,7 +85,6 @@ class DeformTables:
         self.deltas = np.zeros((morph_rows, 6), np.float32)
         self.weights = np.zeros(weight_rows)
         self.joints = np.zeros((joint_rows, 12))
-        self.joint_normals = np.zeros((joint_rows, 9))
         # per joint row: the world-table entry of the joint (-1: identity row), the
         # skinned node's entry, IBM @ T(o) and T(-o)
         self._joint_entry = np.full(joint_rows, -1, np.int64)
@@ -114,6 +113,9 @@ class DeformTables:
                                for r, j in zip(range(jb, jb + nj), node.skin.joints)
                                if self._joint_entry[r] < 0]
         self._identity_rows = np.array([jb + nj for _, jb, nj, _ in self._skins], np.int64)
+        self._node_entry = np.array([worlds.index(node) for node, _, _, _ in self._skins],
+                                    np.int64)
+        self._origins = np.array([o for _, _, _, o in self._skins]).reshape(-1, 3)
         self._morphs = []
         for node, g, mb, wb in morphs:
             t, n = g.morph_target_count, g.vertex_count
@@ -151,17 +153,15 @@ class DeformTables:
         w[live] = world[self._joint_entry[live]]
         for r, joint in self._hidden_joints:  # a joint outside the drawn subtree
             w[r] = joint.world_matrix
-        inv = np.empty((len(self._skins), 4, 4))
-        for s, (node, _, _, origin) in enumerate(self._skins):
-            m = node.world_matrix
-            det = np.linalg.det(m[:3, :3])
-            inv_s = np.linalg.inv(m) if np.isfinite(det) and abs(det) > 1e-300 else np.eye(4)
-            inv_s[:3, 3] -= origin  # T(-o) @ inverse(W_node)
-            inv[s] = inv_s
+        node_world = world[self._node_entry]
+        det = np.linalg.det(node_world[:, :3, :3])
+        ok = np.isfinite(det) & (np.abs(det) > 1e-300)
+        node_world[~ok] = np.eye(4)  # a singular node: its transform is ignored anyway
+        inv = np.linalg.inv(node_world)
+        inv[:, :3, 3] -= self._origins  # T(-o) @ inverse(W_node)
         m = inv[self._owner] @ (w @ self._ibm)
         m[self._identity_rows] = np.eye(4)
         self.joints[:] = m[:, :3, :].reshape(-1, 12)
-        self.joint_normals[:] = normal_matrices3(m[:, :3, :3]).reshape(-1, 9)
 
 
 def _key(batch, prims):
@@ -181,7 +181,6 @@ def empty_tables():
         _EMPTY["deltas"] = np.zeros((1, 6), np.float32)
         _EMPTY["weights"] = np.zeros(1)
         _EMPTY["joints"] = np.zeros((1, 12))
-        _EMPTY["joint_normals"] = np.zeros((1, 9))
     return _EMPTY
 
 

@@ -26,7 +26,8 @@ from .attributes import VARYING_COUNT, layout_rows, packed_offset
 from ..scene.deform import normal_matrices3
 from .backends.base import window_coordinates
 
-__all__ = ["deformed_run", "mvp_matrices", "normal_matrices", "surface_vertices"]
+__all__ = ["deformed_run", "mvp_matrices", "normal_matrices", "skin_normal_matrices",
+           "surface_vertices"]
 
 
 def normal_matrices(model):
@@ -81,12 +82,11 @@ def deformed_run(deform, k, start, stop, x, y, z, attributes, rows):
     if sb >= 0:
         row = sb + local
         s = np.zeros((n, 12))
-        sn = np.zeros((n, 9))
         for c in range(deform.inf_joint.shape[1]):
             jw = deform.inf_weight[row, c][:, None]
             j = deform.inf_joint[row, c]
             s = s + jw * deform.joints[j]
-            sn = sn + jw * deform.joint_normals[j]
+        sn = skin_normal_matrices(s)
         x, y, z = (s[:, 4 * r] * x + s[:, 4 * r + 1] * y + s[:, 4 * r + 2] * z + s[:, 4 * r + 3]
                    for r in range(3))
         if a is not None:
@@ -98,6 +98,25 @@ def deformed_run(deform, k, start, stop, x, y, z, attributes, rows):
                 for r in range(3):
                     a[:, src + r] = mat[:, r, 0] * v0 + mat[:, r, 1] * v1 + mat[:, r, 2] * v2
     return x, y, z, a
+
+
+def skin_normal_matrices(s):
+    """(n, 9) sign(det) x cofactor matrices of the 3x3 parts of (n, 12) row-major 3x4
+    skinning matrices (engine.render.deform), zero where the determinant is 0 or not
+    finite; the expressions of the Numba and CUDA twins."""
+    a00, a01, a02 = s[:, 0], s[:, 1], s[:, 2]
+    a10, a11, a12 = s[:, 4], s[:, 5], s[:, 6]
+    a20, a21, a22 = s[:, 8], s[:, 9], s[:, 10]
+    c00 = a11 * a22 - a12 * a21
+    c01 = a12 * a20 - a10 * a22
+    c02 = a10 * a21 - a11 * a20
+    det = a00 * c00 + a01 * c01 + a02 * c02
+    sign = np.where(det < 0, -1.0, 1.0)
+    sign = np.where((np.abs(det) > 0) & (np.abs(det) < np.inf), sign, 0.0)
+    c = np.stack([c00, c01, c02, a02 * a21 - a01 * a22, a00 * a22 - a02 * a20,
+                  a01 * a20 - a00 * a21, a01 * a12 - a02 * a11, a02 * a10 - a00 * a12,
+                  a00 * a11 - a01 * a10], axis=1)
+    return c * sign[:, None]
 
 
 def surface_vertices(positions, object_id, model, view_projection, attributes, runs,

@@ -10,8 +10,9 @@ weights w_t, and skin influences (joint j_i, weight v_i)::
     p_world = S @ (p_m, 1)                         n_world = normalize(N_S n_m)
 
 with W_joint[j] the joint node's local -> world matrix, IBM[j] its inverse bind matrix
-and N_S = sum_i v_i inverse(J[j_i][:3, :3]).T (each joint's normal matrix, so a joint
-with non-uniform scale bends normals correctly; for rigid joints it is the 3x3 part).
+and N_S = inverse(S[:3, :3]).T, the normal matrix of the blended transform (computed as
+its cofactor matrix times the sign of its determinant: the length does not matter, the
+normal is renormalised; zero when S is singular). For rigid joints it is S's 3x3 part.
 A skinned mesh node's own transform is ignored (3.7.3.3: the joints place the mesh);
 an unskinned (morphed) node's vertices go through its world matrix as usual. Weights
 are normalised to sum 1 when they do not; a vertex whose weights are all zero is not
@@ -222,13 +223,12 @@ def posed_vertices(node, frame: str = "world") -> tuple[np.ndarray, np.ndarray |
     world = node.world_matrix
     skin = getattr(node, "skin", None)
     if skin is not None and g.joints is not None:
-        m, nm = joint_matrices(skin, world)
+        m, _ = joint_matrices(skin, world)
         wts = g.weights
         s = np.einsum("ni,nirc->nrc", wts, m[g.joints.astype(np.int64)])
-        sn = np.einsum("ni,nirc->nrc", wts, nm[g.joints.astype(np.int64)])
         rigid = wts.sum(axis=1) == 0  # all-zero weights: not skinned
         s[rigid] = np.eye(4)
-        sn[rigid] = np.eye(3)
+        sn = normal_matrices3(s[:, :3, :3])
         p = np.einsum("nrc,nc->nr", s[:, :3, :3], p) + s[:, :3, 3]
         if n is not None:
             n = np.einsum("nrc,nc->nr", sn, n)

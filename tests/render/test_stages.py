@@ -46,7 +46,7 @@ def deformation_arguments(tables=None):
     d = empty_tables() if tables is None else tables.__dict__
     return (np.int32(tables is not None), d["slots"], d["inf_joint"], d["inf_weight"],
             np.int32(d["inf_joint"].shape[1]), d["deltas"], d["weights"], d["joints"],
-            d["joint_normals"], np.int32(packed_offset("normal")))
+            np.int32(packed_offset("normal")))
 
 
 def no_deformation():

@@ -169,7 +169,7 @@ class CudaSurfaces:
         rev = -2 if deform is None else deform.revision
         if rev != self._deform_rev:
             frame = [xp.asarray(np.ascontiguousarray(d[name])) for name in
-                     ("weights", "joints", "joint_normals")]
+                     ("weights", "joints")]
             sl, ij, iw, dl = self._static_deform
             self._deform = (sl, ij, iw, np.int32(ij.shape[1]), dl, *frame)
             self._deform_rev = rev

@@ -95,7 +95,7 @@ def _window(clip, i, width, height, eps, xy, depth, visible):
 
 def _vertices_body(p, blocks, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, points,
                    width, height, eps, xy, depth, visible, deformed, slots, inf_joint,
-                   inf_weight, deltas, weights, joints, joint_normals):
+                   inf_weight, deltas, weights, joints):
     for b in numba.prange(blocks.shape[0]):
         lo, hi, r = blocks[b, 0], blocks[b, 1], blocks[b, 2]
         k = runs[r, 2]
@@ -122,7 +122,6 @@ def _vertices_body(p, blocks, runs, shaded, mvp, m, nm, attrs, shading, clip, va
             if shade:
                 q0, q1, q2 = attrs[i, _NORMAL], attrs[i, _NORMAL + 1], attrs[i, _NORMAL + 2]
             s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = s20 = s21 = s22 = s23 = 0.0
-            t00 = t01 = t02 = t10 = t11 = t12 = t20 = t21 = t22 = 0.0
             skinned = sb >= 0
             if nt > 0:
                 base = mb + (i - first) * nt
@@ -151,17 +150,25 @@ def _vertices_body(p, blocks, runs, shaded, mvp, m, nm, attrs, shading, clip, va
                     s21 += v * joints[j, 9]
                     s22 += v * joints[j, 10]
                     s23 += v * joints[j, 11]
-                    t00 += v * joint_normals[j, 0]
-                    t01 += v * joint_normals[j, 1]
-                    t02 += v * joint_normals[j, 2]
-                    t10 += v * joint_normals[j, 3]
-                    t11 += v * joint_normals[j, 4]
-                    t12 += v * joint_normals[j, 5]
-                    t20 += v * joint_normals[j, 6]
-                    t21 += v * joint_normals[j, 7]
-                    t22 += v * joint_normals[j, 8]
                 x, y, z = (s00 * x + s01 * y + s02 * z + s03, s10 * x + s11 * y + s12 * z + s13,
                            s20 * x + s21 * y + s22 * z + s23)
+            if skinned and shade:  # sign(det) x cofactors: the normal matrix of S
+                t00 = s11 * s22 - s12 * s21
+                t01 = s12 * s20 - s10 * s22
+                t02 = s10 * s21 - s11 * s20
+                det = s00 * t00 + s01 * t01 + s02 * t02
+                sg = -1.0 if det < 0 else 1.0
+                if not (abs(det) > 0 and abs(det) < np.inf):
+                    sg = 0.0
+                t00, t01, t02 = t00 * sg, t01 * sg, t02 * sg
+                t10 = (s02 * s21 - s01 * s22) * sg
+                t11 = (s00 * s22 - s02 * s20) * sg
+                t12 = (s01 * s20 - s00 * s21) * sg
+                t20 = (s01 * s12 - s02 * s11) * sg
+                t21 = (s02 * s10 - s00 * s12) * sg
+                t22 = (s00 * s11 - s01 * s10) * sg
+            else:
+                t00 = t01 = t02 = t10 = t11 = t12 = t20 = t21 = t22 = 0.0
             clip[i, 0] = c00 * x + c01 * y + c02 * z + c03
             clip[i, 1] = c10 * x + c11 * y + c12 * z + c13
             clip[i, 2] = c20 * x + c21 * y + c22 * z + c23
@@ -255,7 +262,7 @@ def surface_vertices_numba(positions, object_id, model, view_projection, attribu
            vary, points is not None, np.float64(size[0]), np.float64(size[1]),
            np.float64(W_EPSILON), proj.screen_xy, proj.depth, proj.visible,
            deform is not None, d["slots"], d["inf_joint"], d["inf_weight"], d["deltas"],
-           d["weights"], d["joints"], d["joint_normals"])
+           d["weights"], d["joints"])
     return clip, (vary if with_shading else None)
 
 
