@@ -219,3 +219,22 @@ def test_strip_mesh_helper_matches_the_issue_layout():
     x = g.positions[:, 0]
     assert x.min() == 0 and x.max() == 2 and (x == 1).sum() == 2
     np.testing.assert_array_equal(g.weights[x == 1][:, :2], [[0.5, 0.5]] * 2)
+
+
+def test_ray_casts_hit_the_posed_mesh():
+    from engine.game.collision import bounding_sphere, ray_cast
+
+    scene = Scene()
+    node, clip = strip_scene(scene)
+    clip.apply(1.0)  # joint 1's half stands up along +y at x in [0.9, 1.1]
+    hit = ray_cast((1.05, 0.6, 5.0), (0, 0, -1), [node])
+    assert hit is not None and hit.distance == pytest.approx(5.0)
+    np.testing.assert_allclose(hit.point, [1.05, 0.6, 0.0], atol=1e-9)
+    assert abs(hit.normal[2]) == pytest.approx(1.0)
+    # where that half lay unbent there is nothing now
+    assert ray_cast((1.8, 0.0, 5.0), (0, 0, -1), [node]) is None
+    centre, radius = bounding_sphere(node)
+    want = strip_expected(90.0)
+    assert np.linalg.norm(want - centre, axis=1).max() == pytest.approx(radius)
+    clip.apply(0.0)  # back to the rest pose: the same BVH, refit
+    assert ray_cast((1.8, 0.0, 5.0), (0, 0, -1), [node]) is not None
