@@ -19,6 +19,13 @@ buffer, its inputs and outputs generated from this table (``glsl_varyings``).
 
 Adding an attribute: declare it in ``ATTRIBUTES``, fill it in the loader (a geometry
 attribute), and use it in each backend's shading source. Nothing else changes.
+
+Vertex inputs that make no varying of their own — skin influences (glTF JOINTS_n /
+WEIGHTS_n, ``Mesh.joints`` / ``Mesh.weights``) and morph target deltas — are read by the
+vertex stage from the deformation tables of ``engine.render.deform``, which morph and
+skin the position and the attributes above by their spaces ("normal" by the skin's
+normal matrix, "direction" by its 3x3 part; morph normal deltas add to the attribute
+at ``packed_offset("normal")``) before the model matrix.
 """
 
 from __future__ import annotations

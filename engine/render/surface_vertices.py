@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attributes import VARYING_COUNT, layout_rows, packed_offset
 from ..scene.deform import normal_matrices3
+from .attributes import VARYING_COUNT, layout_rows, packed_offset
 from .backends.base import window_coordinates
 
 __all__ = ["deformed_run", "mvp_matrices", "normal_matrices", "skin_normal_matrices",

@@ -282,7 +282,7 @@ class Mesh(Geometry):
     @property
     def morph_target_count(self) -> int:
         """Number of morph targets T (0 without)."""
-        return int(len(self.morph_weights))
+        return len(self.morph_weights)
 
     def _attr(self, a, name, width):
         if a is None:

@@ -31,8 +31,8 @@ from engine import OrthographicCamera, PerspectiveCamera, Renderer, Scene
 from engine.errors import LoadError
 from engine.io import load
 from engine.io.gltf.materials import shininess_from_roughness, specular_strength
-from engine.scene.geometry import Lines, Mesh, PointCloud
 from engine.scene.deform import posed_vertices
+from engine.scene.geometry import Lines, Mesh, PointCloud
 from engine.scene.transforms import quat_to_matrix
 
 GREEN, RED = [0, 255, 0, 255], [255, 0, 0, 255]

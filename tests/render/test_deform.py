@@ -143,7 +143,7 @@ def test_many_morph_targets_and_node_weights_override_the_mesh():
 
 def test_backends_give_the_same_bits_for_a_deformed_frame(monkeypatch, native_dir):
     scene = Scene()
-    node, clip = strip_scene(scene)
+    _, clip = strip_scene(scene)
     quad, lift = morph_quad("linear")
     scene.add(quad)
     quad.position = (-1.5, 0, 0)

@@ -46,9 +46,8 @@ from engine.scene.material import FILTERS, WRAP_MODES, Material, Sampler, Textur
 from engine.scene.procedural import icosphere
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "io"))
+from deform_scenes import morph_quad, strip_scene
 from gltf_files import FLOAT, Gltf, png_bytes
-
-from deform_scenes import morph_quad, strip_scene  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
 

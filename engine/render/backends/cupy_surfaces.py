@@ -26,13 +26,12 @@ import re
 import numpy as np
 
 from ...arrays import to_host
-from ..attributes import VARYING_COUNT, layout_rows, varying_offsets
+from ..attributes import VARYING_COUNT, layout_rows, packed_offset, varying_offsets
+from ..deform import empty_tables
 from ..frame import Frame, background_rgba
 from ..materials import pack_materials
 from ..points import splat_sizes
 from ..shading import light_arrays
-from ..attributes import packed_offset
-from ..deform import empty_tables
 from ..surface_vertices import mvp_matrices, normal_matrices
 from ..triangles import TriangleSetup, _clip_polygon, _snap
 from .base import OutputBuffers
