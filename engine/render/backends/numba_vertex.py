@@ -58,19 +58,19 @@ def _slot_matrices_body(vp, model, mvp, m, nm):
         c01 = a12 * a20 - a10 * a22
         c02 = a10 * a21 - a11 * a20
         det = a00 * c00 + a01 * c01 + a02 * c02
-        if not (abs(det) > 1e-300 and abs(det) < np.inf):
+        if abs(det) > 1e-300 and abs(det) < np.inf:  # if/else, not continue: one exit
+            inv = 1.0 / det                            # keeps the loop parallel
+            nm[k, 0, 0], nm[k, 0, 1], nm[k, 0, 2] = c00 * inv, c01 * inv, c02 * inv
+            nm[k, 1, 0] = (a02 * a21 - a01 * a22) * inv
+            nm[k, 1, 1] = (a00 * a22 - a02 * a20) * inv
+            nm[k, 1, 2] = (a01 * a20 - a00 * a21) * inv
+            nm[k, 2, 0] = (a01 * a12 - a02 * a11) * inv
+            nm[k, 2, 1] = (a02 * a10 - a00 * a12) * inv
+            nm[k, 2, 2] = (a00 * a11 - a01 * a10) * inv
+        else:
             for r in range(3):
                 for c in range(3):
                     nm[k, r, c] = 0.0
-            continue
-        inv = 1.0 / det
-        nm[k, 0, 0], nm[k, 0, 1], nm[k, 0, 2] = c00 * inv, c01 * inv, c02 * inv
-        nm[k, 1, 0] = (a02 * a21 - a01 * a22) * inv
-        nm[k, 1, 1] = (a00 * a22 - a02 * a20) * inv
-        nm[k, 1, 2] = (a01 * a20 - a00 * a21) * inv
-        nm[k, 2, 0] = (a01 * a12 - a02 * a11) * inv
-        nm[k, 2, 1] = (a02 * a10 - a00 * a12) * inv
-        nm[k, 2, 2] = (a00 * a11 - a01 * a10) * inv
 
 
 _slot_matrices = numba.njit(parallel=True, **_opts)(_slot_matrices_body)
@@ -96,46 +96,57 @@ def _window(clip, i, width, height, eps, xy, depth, visible):
 def _vertices_body(p, blocks, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, points,
                    width, height, eps, xy, depth, visible, deformed, slots, inf_joint,
                    inf_weight, deltas, weights, joints):
+    # one block per work item; the block's loop is its own function, since a prange
+    # body with several exits (the loops' ``continue``) is not parallelised
     for b in numba.prange(blocks.shape[0]):
-        lo, hi, r = blocks[b, 0], blocks[b, 1], blocks[b, 2]
-        k = runs[r, 2]
-        shade = shading and shaded[r]
-        first, sb, mb, nt, wb = 0, -1, 0, 0, 0
-        if deformed:
-            first, sb, mb, nt, wb = slots[k, 0], slots[k, 1], slots[k, 2], slots[k, 3], \
-                slots[k, 4]
-        # the slot's matrices in registers for the whole block
-        c00, c01, c02, c03 = mvp[k, 0, 0], mvp[k, 0, 1], mvp[k, 0, 2], mvp[k, 0, 3]
-        c10, c11, c12, c13 = mvp[k, 1, 0], mvp[k, 1, 1], mvp[k, 1, 2], mvp[k, 1, 3]
-        c20, c21, c22, c23 = mvp[k, 2, 0], mvp[k, 2, 1], mvp[k, 2, 2], mvp[k, 2, 3]
-        c30, c31, c32, c33 = mvp[k, 3, 0], mvp[k, 3, 1], mvp[k, 3, 2], mvp[k, 3, 3]
-        m00, m01, m02, m03 = m[k, 0, 0], m[k, 0, 1], m[k, 0, 2], m[k, 0, 3]
-        m10, m11, m12, m13 = m[k, 1, 0], m[k, 1, 1], m[k, 1, 2], m[k, 1, 3]
-        m20, m21, m22, m23 = m[k, 2, 0], m[k, 2, 1], m[k, 2, 2], m[k, 2, 3]
-        n00, n01, n02 = nm[k, 0, 0], nm[k, 0, 1], nm[k, 0, 2]
-        n10, n11, n12 = nm[k, 1, 0], nm[k, 1, 1], nm[k, 1, 2]
-        n20, n21, n22 = nm[k, 2, 0], nm[k, 2, 1], nm[k, 2, 2]
-        for i in range(lo, hi):
-            x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
-            # morphed normal (the "normal" attribute) and the skin's matrices
-            q0 = q1 = q2 = 0.0
-            if shade:
-                q0, q1, q2 = attrs[i, _NORMAL], attrs[i, _NORMAL + 1], attrs[i, _NORMAL + 2]
-            s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = s20 = s21 = s22 = s23 = 0.0
-            skinned = sb >= 0
-            if nt > 0:
-                base = mb + (i - first) * nt
-                for t in range(nt):
-                    w = weights[wb + t]
-                    x = x + w * np.float64(deltas[base + t, 0])
-                    y = y + w * np.float64(deltas[base + t, 1])
-                    z = z + w * np.float64(deltas[base + t, 2])
-                    q0 = q0 + w * np.float64(deltas[base + t, 3])
-                    q1 = q1 + w * np.float64(deltas[base + t, 4])
-                    q2 = q2 + w * np.float64(deltas[base + t, 5])
-            if skinned:
-                row = sb + (i - first)
-                for c in range(inf_joint.shape[1]):
+        _block(blocks[b, 0], blocks[b, 1], blocks[b, 2], p, runs, shaded, mvp, m, nm, attrs,
+               shading, clip, vary, points, width, height, eps, xy, depth, visible, deformed,
+               slots, inf_joint, inf_weight, deltas, weights, joints)
+
+
+@numba.njit(**_opts)
+def _block(lo, hi, r, p, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, points, width,
+           height, eps, xy, depth, visible, deformed, slots, inf_joint, inf_weight, deltas,
+           weights, joints):
+    k = runs[r, 2]
+    shade = shading and shaded[r]
+    first, sb, mb, nt, wb = 0, -1, 0, 0, 0
+    if deformed:
+        first, sb, mb, nt, wb = slots[k, 0], slots[k, 1], slots[k, 2], slots[k, 3], \
+            slots[k, 4]
+    # the slot's matrices in registers for the whole block
+    c00, c01, c02, c03 = mvp[k, 0, 0], mvp[k, 0, 1], mvp[k, 0, 2], mvp[k, 0, 3]
+    c10, c11, c12, c13 = mvp[k, 1, 0], mvp[k, 1, 1], mvp[k, 1, 2], mvp[k, 1, 3]
+    c20, c21, c22, c23 = mvp[k, 2, 0], mvp[k, 2, 1], mvp[k, 2, 2], mvp[k, 2, 3]
+    c30, c31, c32, c33 = mvp[k, 3, 0], mvp[k, 3, 1], mvp[k, 3, 2], mvp[k, 3, 3]
+    m00, m01, m02, m03 = m[k, 0, 0], m[k, 0, 1], m[k, 0, 2], m[k, 0, 3]
+    m10, m11, m12, m13 = m[k, 1, 0], m[k, 1, 1], m[k, 1, 2], m[k, 1, 3]
+    m20, m21, m22, m23 = m[k, 2, 0], m[k, 2, 1], m[k, 2, 2], m[k, 2, 3]
+    n00, n01, n02 = nm[k, 0, 0], nm[k, 0, 1], nm[k, 0, 2]
+    n10, n11, n12 = nm[k, 1, 0], nm[k, 1, 1], nm[k, 1, 2]
+    n20, n21, n22 = nm[k, 2, 0], nm[k, 2, 1], nm[k, 2, 2]
+    for i in range(lo, hi):
+        x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
+        # morphed normal (the "normal" attribute) and the skin's matrices
+        q0 = q1 = q2 = 0.0
+        if shade:
+            q0, q1, q2 = attrs[i, _NORMAL], attrs[i, _NORMAL + 1], attrs[i, _NORMAL + 2]
+        s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = s20 = s21 = s22 = s23 = 0.0
+        skinned = sb >= 0
+        if nt > 0:
+            base = mb + (i - first) * nt
+            for t in range(nt):
+                w = weights[wb + t]
+                x = x + w * np.float64(deltas[base + t, 0])
+                y = y + w * np.float64(deltas[base + t, 1])
+                z = z + w * np.float64(deltas[base + t, 2])
+                q0 = q0 + w * np.float64(deltas[base + t, 3])
+                q1 = q1 + w * np.float64(deltas[base + t, 4])
+                q2 = q2 + w * np.float64(deltas[base + t, 5])
+        if skinned:
+            row = sb + (i - first)
+            for c4 in range(0, inf_joint.shape[1], 4):  # sets of four: unrolled
+                for c in range(c4, c4 + 4):
                     v = inf_weight[row, c]
                     j = inf_joint[row, c]
                     s00 += v * joints[j, 0]
@@ -150,67 +161,67 @@ def _vertices_body(p, blocks, runs, shaded, mvp, m, nm, attrs, shading, clip, va
                     s21 += v * joints[j, 9]
                     s22 += v * joints[j, 10]
                     s23 += v * joints[j, 11]
-                x, y, z = (s00 * x + s01 * y + s02 * z + s03, s10 * x + s11 * y + s12 * z + s13,
-                           s20 * x + s21 * y + s22 * z + s23)
-            if skinned and shade:  # sign(det) x cofactors: the normal matrix of S
-                t00 = s11 * s22 - s12 * s21
-                t01 = s12 * s20 - s10 * s22
-                t02 = s10 * s21 - s11 * s20
-                det = s00 * t00 + s01 * t01 + s02 * t02
-                sg = -1.0 if det < 0 else 1.0
-                if not (abs(det) > 0 and abs(det) < np.inf):
-                    sg = 0.0
-                t00, t01, t02 = t00 * sg, t01 * sg, t02 * sg
-                t10 = (s02 * s21 - s01 * s22) * sg
-                t11 = (s00 * s22 - s02 * s20) * sg
-                t12 = (s01 * s20 - s00 * s21) * sg
-                t20 = (s01 * s12 - s02 * s11) * sg
-                t21 = (s02 * s10 - s00 * s12) * sg
-                t22 = (s00 * s11 - s01 * s10) * sg
-            else:
-                t00 = t01 = t02 = t10 = t11 = t12 = t20 = t21 = t22 = 0.0
-            clip[i, 0] = c00 * x + c01 * y + c02 * z + c03
-            clip[i, 1] = c10 * x + c11 * y + c12 * z + c13
-            clip[i, 2] = c20 * x + c21 * y + c22 * z + c23
-            clip[i, 3] = c30 * x + c31 * y + c32 * z + c33
-            if points:
-                _window(clip, i, width, height, eps, xy, depth, visible)
-            if not shade:
+            x, y, z = (s00 * x + s01 * y + s02 * z + s03, s10 * x + s11 * y + s12 * z + s13,
+                       s20 * x + s21 * y + s22 * z + s23)
+        if skinned and shade:  # sign(det) x cofactors: the normal matrix of S
+            t00 = s11 * s22 - s12 * s21
+            t01 = s12 * s20 - s10 * s22
+            t02 = s10 * s21 - s11 * s20
+            det = s00 * t00 + s01 * t01 + s02 * t02
+            sg = -1.0 if det < 0 else 1.0
+            if not (abs(det) > 0 and abs(det) < np.inf):
+                sg = 0.0
+            t00, t01, t02 = t00 * sg, t01 * sg, t02 * sg
+            t10 = (s02 * s21 - s01 * s22) * sg
+            t11 = (s00 * s22 - s02 * s20) * sg
+            t12 = (s01 * s20 - s00 * s21) * sg
+            t20 = (s01 * s12 - s02 * s11) * sg
+            t21 = (s02 * s10 - s00 * s12) * sg
+            t22 = (s00 * s11 - s01 * s10) * sg
+        else:
+            t00 = t01 = t02 = t10 = t11 = t12 = t20 = t21 = t22 = 0.0
+        clip[i, 0] = c00 * x + c01 * y + c02 * z + c03
+        clip[i, 1] = c10 * x + c11 * y + c12 * z + c13
+        clip[i, 2] = c20 * x + c21 * y + c22 * z + c23
+        clip[i, 3] = c30 * x + c31 * y + c32 * z + c33
+        if points:
+            _window(clip, i, width, height, eps, xy, depth, visible)
+        if not shade:
+            continue
+        vary[i, 0] = m00 * x + m01 * y + m02 * z + m03
+        vary[i, 1] = m10 * x + m11 * y + m12 * z + m13
+        vary[i, 2] = m20 * x + m21 * y + m22 * z + m23
+        for row_ in literal_unroll(_ROWS):
+            src, dst, wid, space = row_
+            if space == 2:  # none
+                for c in range(wid):
+                    vary[i, dst + c] = attrs[i, src + c]
                 continue
-            vary[i, 0] = m00 * x + m01 * y + m02 * z + m03
-            vary[i, 1] = m10 * x + m11 * y + m12 * z + m13
-            vary[i, 2] = m20 * x + m21 * y + m22 * z + m23
-            for row_ in literal_unroll(_ROWS):
-                src, dst, wid, space = row_
-                if space == 2:  # none
-                    for c in range(wid):
-                        vary[i, dst + c] = attrs[i, src + c]
-                    continue
-                if src == _NORMAL:
-                    a, bb, cc = q0, q1, q2
+            if src == _NORMAL:
+                a, bb, cc = q0, q1, q2
+            else:
+                a, bb, cc = attrs[i, src], attrs[i, src + 1], attrs[i, src + 2]
+            if skinned:  # the skin's normal matrix or 3x3 part first
+                if space == 0:
+                    a, bb, cc = (t00 * a + t01 * bb + t02 * cc, t10 * a + t11 * bb + t12 * cc,
+                                 t20 * a + t21 * bb + t22 * cc)
                 else:
-                    a, bb, cc = attrs[i, src], attrs[i, src + 1], attrs[i, src + 2]
-                if skinned:  # the skin's normal matrix or 3x3 part first
-                    if space == 0:
-                        a, bb, cc = (t00 * a + t01 * bb + t02 * cc, t10 * a + t11 * bb + t12 * cc,
-                                     t20 * a + t21 * bb + t22 * cc)
-                    else:
-                        a, bb, cc = (s00 * a + s01 * bb + s02 * cc, s10 * a + s11 * bb + s12 * cc,
-                                     s20 * a + s21 * bb + s22 * cc)
-                if space == 0:  # normal: inverse transpose
-                    vx = n00 * a + n01 * bb + n02 * cc
-                    vy = n10 * a + n11 * bb + n12 * cc
-                    vz = n20 * a + n21 * bb + n22 * cc
-                else:  # direction: the 3x3 part
-                    vx = m00 * a + m01 * bb + m02 * cc
-                    vy = m10 * a + m11 * bb + m12 * cc
-                    vz = m20 * a + m21 * bb + m22 * cc
-                length = math.sqrt(vx * vx + vy * vy + vz * vz)
-                if length > 0:
-                    vary[i, dst], vary[i, dst + 1], vary[i, dst + 2] = (vx / length, vy / length,
-                                                                        vz / length)
-                else:
-                    vary[i, dst] = vary[i, dst + 1] = vary[i, dst + 2] = 0.0
+                    a, bb, cc = (s00 * a + s01 * bb + s02 * cc, s10 * a + s11 * bb + s12 * cc,
+                                 s20 * a + s21 * bb + s22 * cc)
+            if space == 0:  # normal: inverse transpose
+                vx = n00 * a + n01 * bb + n02 * cc
+                vy = n10 * a + n11 * bb + n12 * cc
+                vz = n20 * a + n21 * bb + n22 * cc
+            else:  # direction: the 3x3 part
+                vx = m00 * a + m01 * bb + m02 * cc
+                vy = m10 * a + m11 * bb + m12 * cc
+                vz = m20 * a + m21 * bb + m22 * cc
+            length = math.sqrt(vx * vx + vy * vy + vz * vz)
+            if length > 0:
+                vary[i, dst], vary[i, dst + 1], vary[i, dst + 2] = (vx / length, vy / length,
+                                                                    vz / length)
+            else:
+                vary[i, dst] = vary[i, dst + 1] = vary[i, dst + 2] = 0.0
 
 
 _vertices_parallel = numba.njit(parallel=True, **_opts)(_vertices_body)
