@@ -42,7 +42,7 @@ import numpy as np
 from ..scene.deform import effective_morph_weights, is_deformed
 from ..scene.instances import Instances
 
-__all__ = ["DeformTables", "deform_tables", "empty_tables"]
+__all__ = ["KERNEL_TABLES", "DeformTables", "deform_tables", "kernel_tables"]
 
 SLOT_COLUMNS = 5
 
@@ -168,11 +168,16 @@ def _key(batch, prims):
     return (prims.key, id(prims), id(batch.world_matrices))
 
 
-_EMPTY = {}
+#: The tables a vertex kernel takes, in its argument order.
+KERNEL_TABLES = ("slots", "inf_joint", "inf_weight", "deltas", "weights", "joints")
+_EMPTY: dict = {}
 
 
-def empty_tables():
-    """The tables of a frame without deformation (shared, never written)."""
+def kernel_tables(tables: DeformTables | None) -> dict:
+    """name -> array of ``KERNEL_TABLES`` for a vertex kernel: ``tables``' arrays, or
+    one-row stand-ins (shared, never written) for a frame without deformation."""
+    if tables is not None:
+        return {name: getattr(tables, name) for name in KERNEL_TABLES}
     if not _EMPTY:
         _EMPTY["slots"] = np.zeros((1, SLOT_COLUMNS), np.int64)
         _EMPTY["slots"][:, 1] = -1

@@ -41,9 +41,9 @@ def _srgb_encode(v):
 def deformation_arguments(tables=None):
     """The surface_vertices kernel's deformation arguments (engine.render.deform)."""
     from engine.render.attributes import packed_offset
-    from engine.render.deform import empty_tables
+    from engine.render.deform import kernel_tables
 
-    d = empty_tables() if tables is None else tables.__dict__
+    d = kernel_tables(tables)
     return (np.int32(tables is not None), d["slots"], d["inf_joint"], d["inf_weight"],
             np.int32(d["inf_joint"].shape[1]), d["deltas"], d["weights"], d["joints"],
             np.int32(packed_offset("normal")))

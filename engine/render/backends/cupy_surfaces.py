@@ -27,7 +27,7 @@ import numpy as np
 
 from ...arrays import to_host
 from ..attributes import VARYING_COUNT, layout_rows, packed_offset, varying_offsets
-from ..deform import empty_tables
+from ..deform import kernel_tables
 from ..frame import Frame, background_rgba
 from ..materials import pack_materials
 from ..points import splat_sizes
@@ -159,7 +159,7 @@ class CudaSurfaces:
 
     def _upload_deform(self, deform):
         xp = self.xp
-        d = empty_tables() if deform is None else deform.__dict__
+        d = kernel_tables(deform)
         key = None if deform is None else deform.key
         if self._static_deform is None or key != self._deform_key:
             self._static_deform = [xp.asarray(np.ascontiguousarray(d[name])) for name in

@@ -25,7 +25,7 @@ import numpy as np
 from numba import literal_unroll
 
 from ..attributes import VARYING_COUNT, layout_rows, packed_offset
-from ..deform import empty_tables
+from ..deform import kernel_tables
 from .base import W_EPSILON, Projection
 
 __all__ = ["BLOCK", "VertexBuffers", "surface_vertices_numba"]
@@ -267,7 +267,7 @@ def surface_vertices_numba(positions, object_id, model, view_projection, attribu
     shaded = (np.ones(len(runs), np.bool_) if shaded is None
               else np.ascontiguousarray(shaded, np.bool_))
     attrs = attributes if with_shading else out.no_attributes
-    d = empty_tables() if deform is None else deform.__dict__
+    d = kernel_tables(deform)
     kernel = _vertices_parallel if use_threads(n) else _vertices_serial
     kernel(positions, blocks_of(runs), runs, shaded, mvp, m, nm, attrs, with_shading, clip,
            vary, points is not None, np.float64(size[0]), np.float64(size[1]),
