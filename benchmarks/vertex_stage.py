@@ -5,8 +5,9 @@
 1. inline     ``numba_vertex.surface_vertices_numba`` on ``--vertices`` lit vertices (10
               objects) against a plain ``prange`` loop written here with the same
               arithmetic inline (clip = VP M p, position = M p, the normal by the
-              inverse transpose and renormalised, the other varyings copied), its
-              matrices made beforehand. Target (issue 19): <= 1.5x.
+              inverse transpose and renormalised, the other varyings copied; each
+              object's matrices in locals, made beforehand, the same blocks of
+              vertices per work item). Target (issue 19): <= 1.5x.
 2. skinned    100 characters x 5,000 vertices x 4 influences (30 joints each, every
               skeleton in its own pose) through the vertex stage, against the same
               vertices unskinned. Target (issue 20): <= 1.5x.
@@ -33,30 +34,53 @@ import numpy as np
 
 from engine import Mesh, Node, PerspectiveCamera, Renderer, Scene
 from engine.render.attributes import VARYING_COUNT, packed_offset
-from engine.render.backends.numba_vertex import VertexBuffers, surface_vertices_numba
+from engine.render.backends.numba_vertex import (
+    VertexBuffers,
+    blocks_of,
+    surface_vertices_numba,
+)
 from engine.scene.deform import Skin, joint_matrices
 from engine.scene.transforms import trs_matrix
 
 
+@numba.njit(cache=True, boundscheck=False, error_model="numpy")
+def _inline_span(p, lo, hi, k, mvp, m, nm, attrs, clip, vary):
+    a00, a01, a02, a03 = mvp[k, 0, 0], mvp[k, 0, 1], mvp[k, 0, 2], mvp[k, 0, 3]
+    a10, a11, a12, a13 = mvp[k, 1, 0], mvp[k, 1, 1], mvp[k, 1, 2], mvp[k, 1, 3]
+    a20, a21, a22, a23 = mvp[k, 2, 0], mvp[k, 2, 1], mvp[k, 2, 2], mvp[k, 2, 3]
+    a30, a31, a32, a33 = mvp[k, 3, 0], mvp[k, 3, 1], mvp[k, 3, 2], mvp[k, 3, 3]
+    m00, m01, m02, m03 = m[k, 0, 0], m[k, 0, 1], m[k, 0, 2], m[k, 0, 3]
+    m10, m11, m12, m13 = m[k, 1, 0], m[k, 1, 1], m[k, 1, 2], m[k, 1, 3]
+    m20, m21, m22, m23 = m[k, 2, 0], m[k, 2, 1], m[k, 2, 2], m[k, 2, 3]
+    n00, n01, n02 = nm[k, 0, 0], nm[k, 0, 1], nm[k, 0, 2]
+    n10, n11, n12 = nm[k, 1, 0], nm[k, 1, 1], nm[k, 1, 2]
+    n20, n21, n22 = nm[k, 2, 0], nm[k, 2, 1], nm[k, 2, 2]
+    for i in range(lo, hi):
+        x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
+        clip[i, 0] = a00 * x + a01 * y + a02 * z + a03
+        clip[i, 1] = a10 * x + a11 * y + a12 * z + a13
+        clip[i, 2] = a20 * x + a21 * y + a22 * z + a23
+        clip[i, 3] = a30 * x + a31 * y + a32 * z + a33
+        vary[i, 0] = m00 * x + m01 * y + m02 * z + m03
+        vary[i, 1] = m10 * x + m11 * y + m12 * z + m13
+        vary[i, 2] = m20 * x + m21 * y + m22 * z + m23
+        a, b, c = attrs[i, 0], attrs[i, 1], attrs[i, 2]
+        vx = n00 * a + n01 * b + n02 * c
+        vy = n10 * a + n11 * b + n12 * c
+        vz = n20 * a + n21 * b + n22 * c
+        length = math.sqrt(vx * vx + vy * vy + vz * vz)
+        vary[i, 3], vary[i, 4], vary[i, 5] = vx / length, vy / length, vz / length
+        for col in range(3, attrs.shape[1]):
+            vary[i, 3 + col] = attrs[i, col]
+
+
 @numba.njit(parallel=True, cache=True, boundscheck=False, error_model="numpy")
-def _inline(p, runs, mvp, m, nm, attrs, clip, vary):
-    # the reference: the same arithmetic as the vertex stage, written inline
-    for r in numba.prange(runs.shape[0]):
-        lo, hi, k = runs[r, 0], runs[r, 1], runs[r, 2]
-        for i in range(lo, hi):
-            x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
-            for c in range(4):
-                clip[i, c] = mvp[k, c, 0] * x + mvp[k, c, 1] * y + mvp[k, c, 2] * z + mvp[k, c, 3]
-            for c in range(3):
-                vary[i, c] = m[k, c, 0] * x + m[k, c, 1] * y + m[k, c, 2] * z + m[k, c, 3]
-            a, b, cc = attrs[i, 0], attrs[i, 1], attrs[i, 2]
-            vx = nm[k, 0, 0] * a + nm[k, 0, 1] * b + nm[k, 0, 2] * cc
-            vy = nm[k, 1, 0] * a + nm[k, 1, 1] * b + nm[k, 1, 2] * cc
-            vz = nm[k, 2, 0] * a + nm[k, 2, 1] * b + nm[k, 2, 2] * cc
-            inv = 1.0 / math.sqrt(vx * vx + vy * vy + vz * vz)
-            vary[i, 3], vary[i, 4], vary[i, 5] = vx * inv, vy * inv, vz * inv
-            for c in range(3, attrs.shape[1]):
-                vary[i, 3 + c] = attrs[i, c]
+def _inline(p, blocks, runs, mvp, m, nm, attrs, clip, vary):
+    # the reference: the same arithmetic as the vertex stage written inline, each run's
+    # matrices in locals, blocks of vertices over the threads
+    for b in numba.prange(blocks.shape[0]):
+        _inline_span(p, blocks[b, 0], blocks[b, 1], runs[blocks[b, 2], 2], mvp, m, nm,
+                     attrs, clip, vary)
 
 
 def _median(fn, repeats):
@@ -101,8 +125,10 @@ def inline_section(n, repeats):
     nm = np.transpose(np.linalg.inv(m[:, :3, :3]), (0, 2, 1)).copy()
     clip, vary = np.empty((n, 4)), np.empty((n, VARYING_COUNT))
 
+    blocks = blocks_of(runs)
+
     def inline():
-        _inline(pos, runs, mvp, m, nm, attrs, clip, vary)
+        _inline(pos, blocks, runs, mvp, m, nm, attrs, clip, vary)
 
     stage(), inline()
     a, b = _pair(stage, inline, repeats)
