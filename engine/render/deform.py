@@ -85,8 +85,8 @@ class DeformTables:
         self.deltas = np.zeros((morph_rows, 6), np.float32)
         self.weights = np.zeros(weight_rows)
         self.joints = np.zeros((joint_rows, 12))
-        # per joint row: the world-table entry of the joint (-1: identity row), the
-        # skinned node's entry, IBM @ T(o) and T(-o)
+        # per joint row: the world-table entry of the joint (-1: an identity row or a
+        # joint outside the table), its skin's index, and IBM @ T(o)
         self._joint_entry = np.full(joint_rows, -1, np.int64)
         self._owner = np.zeros(joint_rows, np.int64)
         self._ibm = np.tile(np.eye(4), (joint_rows, 1, 1))
@@ -129,12 +129,8 @@ class DeformTables:
         self.revision = 0  # bumped by every update: devices copy the per-frame arrays
 
     @property
-    def influences(self) -> int:
-        """I: influences per skinned vertex (4 per JOINTS/WEIGHTS set, the widest)."""
-        return int(self.inf_joint.shape[1])
-
-    @property
     def skinned(self) -> bool:
+        """Whether any drawn mesh is skinned (else only morph targets)."""
         return len(self.joints) > 0
 
     def update(self, batch):
@@ -156,7 +152,9 @@ class DeformTables:
         node_world = world[self._node_entry]
         det = np.linalg.det(node_world[:, :3, :3])
         ok = np.isfinite(det) & (np.abs(det) > 1e-300)
-        node_world[~ok] = np.eye(4)  # a singular node: its transform is ignored anyway
+        # a zero-scale node's model matrix flattens its mesh whatever the inverse
+        # (so such a skinned mesh is not drawn): any invertible stand-in will do
+        node_world[~ok] = np.eye(4)
         inv = np.linalg.inv(node_world)
         inv[:, :3, 3] -= self._origins  # T(-o) @ inverse(W_node)
         m = inv[self._owner] @ (w @ self._ibm)
