@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["Skin", "effective_morph_weights", "is_deformed", "joint_matrices",
-           "normalized_influences", "posed_vertices"]
+           "normal_matrices3", "normalized_influences", "posed_vertices"]
 
 
 class Skin:
@@ -147,10 +147,9 @@ def effective_morph_weights(node) -> np.ndarray:
 
 
 def joint_matrices(skin: Skin, node_world: np.ndarray, joint_worlds=None,
-                   origin=None) -> tuple[np.ndarray, np.ndarray]:
-    """(J, 4, 4) float64 skinning matrices in the mesh node's local frame and their
-    (J, 3, 3) normal matrices (inverse transposes of the 3x3 parts; zero where
-    singular): ``T(-o) @ inverse(node_world) @ W_joint @ IBM @ T(o)``, so that the
+                   origin=None) -> np.ndarray:
+    """(J, 4, 4) float64 skinning matrices in the mesh node's local frame:
+    ``T(-o) @ inverse(node_world) @ W_joint @ IBM @ T(o)``, so that the
     node's world matrix (which the renderer applies after them, its geometry
     ``origin`` o composed in) cancels: the skinned vertices land where the joints put
     them whatever the node's own transform. ``joint_worlds``: (J, 4, 4) world matrices
@@ -164,8 +163,8 @@ def joint_matrices(skin: Skin, node_world: np.ndarray, joint_worlds=None,
     t[:3, 3] = o
     t_inv = np.eye(4)
     t_inv[:3, 3] = -o
-    m = (t_inv @ inv) @ (np.asarray(joint_worlds, np.float64) @ skin.inverse_bind_matrices) @ t
-    return m, normal_matrices3(m[:, :3, :3])
+    return (t_inv @ inv) @ (np.asarray(joint_worlds, np.float64)
+                            @ skin.inverse_bind_matrices) @ t
 
 
 def _inverse_or_identity(m: np.ndarray) -> np.ndarray:
@@ -223,7 +222,7 @@ def posed_vertices(node, frame: str = "world") -> tuple[np.ndarray, np.ndarray |
     world = node.world_matrix
     skin = getattr(node, "skin", None)
     if skin is not None and g.joints is not None:
-        m, _ = joint_matrices(skin, world)
+        m = joint_matrices(skin, world)
         wts = g.weights
         s = np.einsum("ni,nirc->nrc", wts, m[g.joints.astype(np.int64)])
         rigid = wts.sum(axis=1) == 0  # all-zero weights: not skinned
