@@ -226,3 +226,27 @@ def test_numpy_backend_is_numpy_in_every_stage_the_batch_matrices_too():
         r = Renderer(scene, cam, (8, 8), backend=name)
         assert (r.backend.name, r.projector.name, r.batch.transforms) == (name, name, name)
         assert r.backend.for_frame(r._assembly()) is r.backend  # no fallback on the CPU
+
+
+def test_the_numba_vertex_kernels_compile_to_parallel_loops():
+    # a prange body Numba cannot parallelise (the vertex block's loops inline in it,
+    # with their `continue` statements, were one) compiles to a serial loop with only a
+    # NumbaPerformanceWarning: compile the kernels afresh and require none
+    import warnings
+
+    import numba
+
+    from engine.render.backends import numba_vertex as nv
+    from engine.render.deform import KERNEL_TABLES, kernel_tables
+
+    pos, attrs, _, model, vp, runs = _vertex_inputs(30)
+    out = nv.VertexBuffers()
+    mats = out.matrices(len(model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", numba.NumbaPerformanceWarning)
+        numba.njit(parallel=True, cache=False)(nv._slot_matrices_body)(vp, model, *mats)
+        numba.njit(parallel=True, cache=False)(nv._vertices_body)(
+            pos, nv.blocks_of(runs), runs, np.ones(len(runs), bool), *mats, attrs, True,
+            out.clip(30), out.varyings(30), False, 0.0, 0.0, 1e-7, out.no_points.screen_xy,
+            out.no_points.depth, out.no_points.visible, False,
+            *(kernel_tables(None)[k] for k in KERNEL_TABLES))

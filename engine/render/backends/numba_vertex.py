@@ -58,8 +58,8 @@ def _slot_matrices_body(vp, model, mvp, m, nm):
         c01 = a12 * a20 - a10 * a22
         c02 = a10 * a21 - a11 * a20
         det = a00 * c00 + a01 * c01 + a02 * c02
-        if abs(det) > 1e-300 and abs(det) < np.inf:  # if/else, not continue: one exit
-            inv = 1.0 / det                            # keeps the loop parallel
+        if abs(det) > 1e-300 and abs(det) < np.inf:
+            inv = 1.0 / det
             nm[k, 0, 0], nm[k, 0, 1], nm[k, 0, 2] = c00 * inv, c01 * inv, c02 * inv
             nm[k, 1, 0] = (a02 * a21 - a01 * a22) * inv
             nm[k, 1, 1] = (a00 * a22 - a02 * a20) * inv
@@ -96,8 +96,9 @@ def _window(clip, i, width, height, eps, xy, depth, visible):
 def _vertices_body(p, blocks, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, points,
                    width, height, eps, xy, depth, visible, deformed, slots, inf_joint,
                    inf_weight, deltas, weights, joints):
-    # one block per work item; the block's loop is its own function, since a prange
-    # body with several exits (the loops' ``continue``) is not parallelised
+    # one block per work item; the block's loop is its own function: with it inline
+    # (its ``continue`` statements in the unrolled layout loop) Numba found more than
+    # one exit from the prange body and compiled a serial loop
     for b in numba.prange(blocks.shape[0]):
         _block(blocks[b, 0], blocks[b, 1], blocks[b, 2], p, runs, shaded, mvp, m, nm, attrs,
                shading, clip, vary, points, width, height, eps, xy, depth, visible, deformed,
