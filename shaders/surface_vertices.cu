@@ -7,7 +7,9 @@
 // one pass over its vertices. mvp (k, 4, 4) = VP @ M and nm (k, 3, 3) = inverse
 // transpose of M's 3x3 part are made on the host per frame in double; every product is
 // in the reference's order (no fused multiply-add), so the outputs match the CPU
-// backends bit for bit.
+// backends bit for bit. Vertices of deformed meshes (`deformed`; the tables of
+// engine/render/deform.py) are morphed and skinned in their local frame first: the
+// position, the "normal" attribute (packed column `normal_src`) and direction rows.
 #include "common.cuh"
 // triangles.cuh: FR_TRI_W_EPSILON, the projection contract's w epsilon in double
 #include "triangles.cuh"
@@ -28,12 +30,76 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                                             int points, double width, double height,
                                             float* __restrict__ xy,                  // (n, 2)
                                             float* __restrict__ depth,               // (n,)
-                                            unsigned char* __restrict__ visible)     // (n,)
+                                            unsigned char* __restrict__ visible,     // (n,)
+                                            int deformed,
+                                            const long long* __restrict__ slots,     // (k, 5)
+                                            const int* __restrict__ inf_joint,       // (m, i)
+                                            const double* __restrict__ inf_weight,   // (m, i)
+                                            int n_inf,
+                                            const float* __restrict__ deltas,        // (d, 6)
+                                            const double* __restrict__ mweights,     // (w,)
+                                            const double* __restrict__ joints,       // (j, 12)
+                                            int normal_src)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const long long k = object_id[i];
-        const double x = positions[3 * i], y = positions[3 * i + 1], z = positions[3 * i + 2];
+        double x = positions[3 * i], y = positions[3 * i + 1], z = positions[3 * i + 2];
+        const bool shade = shading && shaded[i];
+        const double* in = attrs + (long long)n_attrs * i;
+        // the morphed normal and the skin's matrices (S: 3x4, T: its normal matrix)
+        double q[3] = {0.0, 0.0, 0.0};
+        if (shade)
+            for (int r = 0; r < 3; ++r) q[r] = in[normal_src + r];
+        double S[12] = {0.0}, T[9] = {0.0};
+        bool skinned = false;
+        if (deformed) {
+            const long long* sl = slots + 5 * k;
+            const long long first = sl[0], sb = sl[1], mb = sl[2], nt = sl[3], wb = sl[4];
+            if (nt > 0) {
+                const float* d = deltas + 6 * (mb + (i - first) * nt);
+                for (long long t = 0; t < nt; ++t, d += 6) {
+                    const double w = mweights[wb + t];
+                    x = x + w * (double)d[0];
+                    y = y + w * (double)d[1];
+                    z = z + w * (double)d[2];
+                    q[0] = q[0] + w * (double)d[3];
+                    q[1] = q[1] + w * (double)d[4];
+                    q[2] = q[2] + w * (double)d[5];
+                }
+            }
+            if (sb >= 0) {
+                skinned = true;
+                const long long row = sb + (i - first);
+                for (int c = 0; c < n_inf; ++c) {
+                    const double v = inf_weight[row * n_inf + c];
+                    const long long j = inf_joint[row * n_inf + c];
+                    for (int e = 0; e < 12; ++e) S[e] += v * joints[12 * j + e];
+                }
+                // sign(det) x cofactors of S's 3x3 part: its normal matrix up to length
+                const double c00 = S[5] * S[10] - S[6] * S[9];
+                const double c01 = S[6] * S[8] - S[4] * S[10];
+                const double c02 = S[4] * S[9] - S[5] * S[8];
+                const double det = S[0] * c00 + S[1] * c01 + S[2] * c02;
+                double sg = det < 0 ? -1.0 : 1.0;
+                if (!(det != 0.0 && FR_ISFINITE(det))) sg = 0.0;
+                T[0] = c00 * sg;
+                T[1] = c01 * sg;
+                T[2] = c02 * sg;
+                T[3] = (S[2] * S[9] - S[1] * S[10]) * sg;
+                T[4] = (S[0] * S[10] - S[2] * S[8]) * sg;
+                T[5] = (S[1] * S[8] - S[0] * S[9]) * sg;
+                T[6] = (S[1] * S[6] - S[2] * S[5]) * sg;
+                T[7] = (S[2] * S[4] - S[0] * S[6]) * sg;
+                T[8] = (S[0] * S[5] - S[1] * S[4]) * sg;
+                const double sx = S[0] * x + S[1] * y + S[2] * z + S[3];
+                const double sy = S[4] * x + S[5] * y + S[6] * z + S[7];
+                const double sz = S[8] * x + S[9] * y + S[10] * z + S[11];
+                x = sx;
+                y = sy;
+                z = sz;
+            }
+        }
         const double* A = mvp + 16 * k;
         for (int r = 0; r < 4; ++r)
             clip[4 * i + r] = A[4 * r] * x + A[4 * r + 1] * y + A[4 * r + 2] * z + A[4 * r + 3];
@@ -54,10 +120,9 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                 depth[i] = 1.0f;
             }
         }
-        if (!shading || !shaded[i]) continue;  // points need no varyings
+        if (!shade) continue;  // points need no varyings
         const double* M = model + 16 * k;
         double* out = vary + (long long)n_vary * i;
-        const double* in = attrs + (long long)n_attrs * i;
         for (int r = 0; r < 3; ++r)
             out[r] = M[4 * r] * x + M[4 * r + 1] * y + M[4 * r + 2] * z + M[4 * r + 3];
         for (int j = 0; j < n_rows; ++j) {
@@ -67,7 +132,19 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                 for (long long c = 0; c < width; ++c) out[dst + c] = in[src + c];
                 continue;
             }
-            const double a = in[src], b = in[src + 1], c = in[src + 2];
+            double a = src == normal_src ? q[0] : in[src];
+            double b = src == normal_src ? q[1] : in[src + 1];
+            double c = src == normal_src ? q[2] : in[src + 2];
+            if (skinned) {  // the skin's normal matrix (normals) or 3x3 part first
+                const double* P = space == 0 ? T : S;
+                const int w = space == 0 ? 3 : 4;
+                const double a2 = P[0] * a + P[1] * b + P[2] * c;
+                const double b2 = P[w] * a + P[w + 1] * b + P[w + 2] * c;
+                const double c2 = P[2 * w] * a + P[2 * w + 1] * b + P[2 * w + 2] * c;
+                a = a2;
+                b = b2;
+                c = c2;
+            }
             double v[3];
             for (int r = 0; r < 3; ++r) {
                 const double* N = space == 0 ? nm + 9 * k + 3 * r : M + 4 * r;

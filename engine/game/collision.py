@@ -43,6 +43,7 @@ import numpy as np
 
 from ..arrays import to_host
 from ..errors import as_finite
+from ..scene.deform import is_deformed, posed_vertices
 from ..scene.geometry import Mesh
 from ..scene.graph import Node
 from ..scene.instances import Instances
@@ -142,6 +143,13 @@ def _world_sphere(node: Node) -> tuple[np.ndarray, float] | None:
         lo, hi = np.min(c - r[:, None], axis=0), np.max(c + r[:, None], axis=0)
         mid = 0.5 * (lo + hi)
         return mid, float(np.max(np.linalg.norm(c - mid, axis=1) + r))
+    if is_deformed(node):  # skinned or morphed: the sphere of the posed vertices
+        p = posed_vertices(node)[0]
+        p = p[np.all(np.isfinite(p), axis=1)]
+        if not len(p):
+            return None
+        c = 0.5 * (p.min(axis=0) + p.max(axis=0))
+        return c, float(np.sqrt(np.max(np.sum((p - c) ** 2, axis=1))))
     sphere = _local_sphere(node.geometry)
     if sphere is None:
         return None
@@ -288,15 +296,35 @@ def ray_sphere(origin, direction, centre, radius) -> float | None:
                        as_vec3(centre, "centre"), _radius(radius, "radius"))
 
 
-def _mesh_hits(o, d, matrices, geometry, best):
+def _posed_bvh(node):
+    """The BVH of a deformed node's posed triangles in the world frame
+    (``engine.scene.deform.posed_vertices``), kept on the node and refit to each pose."""
+    from .bvh import BVH
+
+    p = posed_vertices(node)[0]
+    cached = getattr(node, "_posed_bvh", None)
+    faces = to_host(node.geometry.faces)
+    if cached is not None and cached[1] is node.geometry.faces:
+        try:
+            cached[0].refit(p)
+            return cached[0]
+        except ValueError:  # other finite triangles: build anew
+            pass
+    bvh = BVH(p, faces)
+    node._posed_bvh = (bvh, node.geometry.faces)
+    return bvh
+
+
+def _mesh_hits(o, d, matrices, geometry, best, bvh=None):
     """Nearest triangle hit of the world ray (o, unit d) on ``geometry`` placed by each
     of ``matrices`` (M, 4, 4) in turn (tried in the given order, each bounded by the best
     so far): (t, k, triangle, normal world) or None. The ray goes into each local frame
     through the inverse matrix without renormalising the direction, so the local t is
-    the world distance."""
+    the world distance. ``bvh``: the BVH to use instead of the geometry's own (a posed
+    mesh's, in the frame ``matrices`` place)."""
     from .bvh import mesh_bvh  # Numba: imported when a mesh is first ray cast
 
-    bvh = mesh_bvh(geometry)
+    bvh = mesh_bvh(geometry) if bvh is None else bvh
     found = None
     for k, m in enumerate(matrices):
         try:
@@ -324,6 +352,8 @@ def ray_cast(origin, direction, nodes) -> RayHit | None:
       through the mesh's BVH (``engine.game.bvh``, built once per geometry and refit or
       rebuilt when ``geometry.revision`` changes), in the node's (or each active
       instance's) world transform, so rotation, non-uniform scale and parents all count.
+      A skinned or morphed mesh is hit where it is drawn: its posed triangles
+      (``engine.scene.deform.posed_vertices``, the broad phase sphere too).
       Both faces of a triangle are hit. The hit has ``point``, the triangle's front-face
       unit ``normal`` in the world frame, ``triangle`` (index into ``faces``) and, for
       Instances, ``instance``.
@@ -371,7 +401,10 @@ def ray_cast(origin, direction, nodes) -> RayHit | None:
         if not mesh:
             best, limit = RayHit(node, t, None, o + t * d), t
             continue
-        hit = _mesh_hits(o, d, node.world_matrix[None], node.geometry, limit)
+        if is_deformed(node):  # the posed triangles, already in the world frame
+            hit = _mesh_hits(o, d, np.eye(4)[None], node.geometry, limit, _posed_bvh(node))
+        else:
+            hit = _mesh_hits(o, d, node.world_matrix[None], node.geometry, limit)
         if hit is not None:
             limit = hit[0]
             best = RayHit(node, hit[0], None, o + hit[0] * d, hit[3], hit[2])

@@ -19,6 +19,13 @@ buffer, its inputs and outputs generated from this table (``glsl_varyings``).
 
 Adding an attribute: declare it in ``ATTRIBUTES``, fill it in the loader (a geometry
 attribute), and use it in each backend's shading source. Nothing else changes.
+
+Vertex inputs that make no varying of their own — skin influences (glTF JOINTS_n /
+WEIGHTS_n, ``Mesh.joints`` / ``Mesh.weights``) and morph target deltas — are read by the
+vertex stage from the deformation tables of ``engine.render.deform``, which morph and
+skin the position and the attributes above by their spaces ("normal" by the skin's
+normal matrix, "direction" by its 3x3 part; morph normal deltas add to the attribute
+at ``packed_offset("normal")``) before the model matrix.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import numpy as np
 from ..scene.colorspace import srgb_to_linear
 
 __all__ = ["ATTRIBUTES", "SPACES", "VARYINGS", "VARYING_COUNT", "Attribute",
-           "glsl_varyings", "layout_rows", "material_span", "pack_attributes",
+           "glsl_varyings", "layout_rows", "material_span", "pack_attributes", "packed_offset",
            "varying_offsets"]
 
 SPACES = {"normal": 0, "direction": 1, "none": 2}
@@ -125,6 +132,17 @@ def layout_rows() -> np.ndarray:
         rows.append((at, VARYINGS[a.name][0], a.width, SPACES[a.space]))
         at += a.width
     return np.array(rows, np.int64)
+
+
+def packed_offset(name: str) -> int:
+    """First column of attribute ``name`` in the packed (N, A) attributes (morph
+    targets add their normal deltas at the "normal" one). Raises KeyError."""
+    at = 0
+    for a in ATTRIBUTES:
+        if a.name == name:
+            return at
+        at += a.width
+    raise KeyError(name)
 
 
 def pack_attributes(ranges, colors) -> np.ndarray:

@@ -1,6 +1,8 @@
-"""Animation clips: keyframed translation, rotation and scale of scene nodes.
+"""Animation clips: keyframed translation, rotation and scale of scene nodes, and the
+weights of their meshes' morph targets.
 
-A ``TransformTrack`` drives one transform property of one node from keyframes; a
+A ``TransformTrack`` drives one property of one node from keyframes (a glTF channel:
+translation, rotation, scale, or ``weights``, which writes ``node.morph_weights``); a
 ``Clip`` is a named set of tracks played on one clock (a glTF animation). Both are pure
 functions of time: ``clip.apply(t)`` sets every animated property from ``t`` alone, so
 any frame can be evaluated on its own, in any order, in another process, and gives the
@@ -19,7 +21,8 @@ t_d = t_k+1 - t_k and u = (t - t_k) / t_d::
                    rotations are normalised afterwards
 
 Before the first key a track holds the first value, after the last key the last one.
-Times are seconds; rotations are unit quaternions (x, y, z, w).
+Times are seconds; rotations are unit quaternions (x, y, z, w); weights are one number
+per morph target (``engine.scene.deform``), interpolated component by component.
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ from .transforms import slerp
 __all__ = ["INTERPOLATIONS", "PATHS", "Clip", "TransformTrack"]
 
 INTERPOLATIONS = ("linear", "step", "cubicspline")
-PATHS = ("translation", "rotation", "scale")
-_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
-_ATTR = {"translation": "position", "rotation": "rotation", "scale": "scale"}
+PATHS = ("translation", "rotation", "scale", "weights")
+_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}  # weights: one per morph target
+_ATTR = {"translation": "position", "rotation": "rotation", "scale": "scale",
+         "weights": "morph_weights"}
 #: Largest key value accepted (keeps every interpolation step finite).
 MAX_VALUE = 1e30
 
@@ -46,10 +50,11 @@ class TransformTrack:
 
     Args:
         node: the ``Node`` it moves.
-        path: "translation" (``node.position``), "rotation" (``node.rotation``) or
-            "scale" (``node.scale``).
+        path: "translation" (``node.position``), "rotation" (``node.rotation``),
+            "scale" (``node.scale``) or "weights" (``node.morph_weights``).
         times: (K,) key times in seconds, finite and strictly increasing, K >= 1.
-        values: (K, D) values (D = 3, or 4 for rotations); for "cubicspline" (K, 3, D):
+        values: (K, D) values (D = 3, 4 for rotations, the morph target count for
+            weights); for "cubicspline" (K, 3, D):
             in-tangent, value and out-tangent of each key (glTF's layout).
         interpolation: "linear", "step" or "cubicspline".
 
@@ -72,8 +77,10 @@ class TransformTrack:
             k = int(np.argmax(~(np.diff(t) > 0))) + 1
             raise ValueError(f"times must increase strictly: key {k} at {float(t[k])!r} s "
                              f"follows {float(t[k - 1])!r} s")
-        d = _WIDTH[path]
         v = np.asarray(values, np.float64)
+        d = _WIDTH.get(path, v.shape[-1] if v.ndim else 0)
+        if path == "weights" and d < 1:
+            raise ValueError("weights values need one column per morph target")
         want = (t.size, 3, d) if interpolation == "cubicspline" else (t.size, d)
         if v.shape != want:
             raise ValueError(f"{path} values must have shape {want}, got {v.shape}")
@@ -101,7 +108,8 @@ class TransformTrack:
         return self.values[k, 1] if self.interpolation == "cubicspline" else self.values[k]
 
     def value_at(self, t: float) -> np.ndarray:
-        """(D,) float64 value at time ``t`` seconds (a unit quaternion for rotations)."""
+        """(D,) float64 value at time ``t`` seconds (a unit quaternion for rotations):
+        the one sampling function of every channel kind."""
         t = float(t)
         if not math.isfinite(t):
             raise ValueError(f"time must be finite, got {t}")

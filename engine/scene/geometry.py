@@ -211,13 +211,21 @@ class Mesh(Geometry):
         uvs: optional (N, 2) float32 texture coordinates, (0, 0) = the image's top-left.
         material: an ``engine.scene.Material``; default: lit, white (times the vertex
             colours when there are any).
+        joints, weights: optional skin influences, (N, 4 S) joint indices into the
+            node's ``Skin`` and their weights (normalised here when a row does not sum
+            to 1; ``engine.scene.deform``). The node needs ``node.skin`` to be skinned.
+        morph_positions, morph_normals, morph_tangents: optional (T, N, 3) morph target
+            deltas (glTF 2.0 3.7.2.2); at least positions or normals for T targets.
+        morph_weights: (T,) default morph weights (zeros by default); a node's
+            ``morph_weights`` overrides them.
 
     Raises:
         ValueError: faces not (M, 3), an index outside [0, N), wrong attribute shapes.
     """
 
     def __init__(self, positions, faces, colors=None, normals=None, uvs=None, point_size=1.0,
-                 material=None):
+                 material=None, joints=None, weights=None, morph_positions=None,
+                 morph_normals=None, morph_tangents=None, morph_weights=None):
         super().__init__(positions, colors, point_size)
         if material is not None and not isinstance(material, Material):
             raise TypeError(f"material must be an engine.scene.Material, got {type(material).__name__}")
@@ -236,6 +244,45 @@ class Mesh(Geometry):
         self.faces = np.ascontiguousarray(f.astype(np.int32))
         self.normals = self._attr(normals, "normals", 3)
         self.uvs = self._attr(uvs, "uvs", 2)
+        self.joints = self.weights = None
+        if (joints is None) != (weights is None):
+            raise ValueError("joints and weights come together (both or neither)")
+        if joints is not None:
+            from .deform import normalized_influences
+
+            j = to_host(_as_array(joints, "joints"))
+            w = to_host(_as_array(weights, "weights"))
+            if j.ndim != 2 or j.shape[0] != n or j.shape[1] % 4 or j.shape != w.shape:
+                raise ValueError(f"joints and weights must both have shape ({n}, 4 S), got "
+                                 f"{tuple(j.shape)} and {tuple(w.shape)}")
+            self.joints, self.weights = normalized_influences([j], [w], 1 << 16, "mesh")
+        self.morph_positions = self._targets(morph_positions, "morph_positions")
+        self.morph_normals = self._targets(morph_normals, "morph_normals")
+        self.morph_tangents = self._targets(morph_tangents, "morph_tangents")
+        counts = {len(a) for a in (self.morph_positions, self.morph_normals,
+                                   self.morph_tangents) if a is not None}
+        if len(counts) > 1:
+            raise ValueError(f"morph target deltas disagree on the target count: {counts}")
+        t = counts.pop() if counts else 0
+        w = np.zeros(t) if morph_weights is None else np.asarray(morph_weights, np.float64)
+        if w.shape != (t,) or not np.all(np.isfinite(w)):
+            raise ValueError(f"morph_weights must be {t} finite numbers (one per target), "
+                             f"got shape {w.shape}")
+        self.morph_weights = w
+
+    def _targets(self, a, name):
+        if a is None:
+            return None
+        a = to_host(_as_array(a, name))
+        if a.ndim != 3 or a.shape[1:] != (self.vertex_count, 3) or len(a) == 0:
+            raise ValueError(f"{name} must have shape (T, {self.vertex_count}, 3), T >= 1, "
+                             f"got {tuple(a.shape)}")
+        return _to_float32(a, name)
+
+    @property
+    def morph_target_count(self) -> int:
+        """Number of morph targets T (0 without)."""
+        return len(self.morph_weights)
 
     def _attr(self, a, name, width):
         if a is None:

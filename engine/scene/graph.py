@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from .color import as_rgba
+from .deform import is_deformed, posed_vertices
 from .geometry import FLOAT32_MAX, Geometry
 from .transform_table import STAMPS, TABLE
 from .transforms import (
@@ -216,6 +217,11 @@ class Node:
         hidden_line_removal: hide lines behind this mesh's own faces (see
             ``hidden_line_removal``).
 
+    Deformation (``engine.scene.deform``): ``skin`` (None, or the ``Skin`` whose joints
+    place this node's skinned Mesh; the node's own transform is then ignored) and
+    ``morph_weights`` (None, or (T,) float64 weights of the mesh's morph targets that
+    override the mesh's defaults; animation ``weights`` channels write it).
+
     The local matrix is ``T @ R @ S`` (float64 (4, 4)); ``world_matrix`` is
     ``parent.world_matrix @ local_matrix``. Reading ``position``, ``rotation`` or
     ``scale`` gives a ``NodeVector``: editing it in place (``node.position[0] += 1``,
@@ -262,6 +268,10 @@ class Node:
         self.line_color = line_color
         self._hidden_lines = False
         self.hidden_line_removal = hidden_line_removal
+        # vertex deformation (engine.scene.deform): the skin that places this node's
+        # mesh, and morph weights overriding the mesh's defaults
+        self._skin = None
+        self.morph_weights = None
         if color is not None:
             self.color = color
 
@@ -552,6 +562,22 @@ class Node:
             self._structure_changed()
 
     @property
+    def skin(self):
+        """The ``engine.scene.deform.Skin`` placing this node's skinned Mesh, or None.
+        Setting it changes the structure (the renderer rebuilds its tables)."""
+        return self._skin
+
+    @skin.setter
+    def skin(self, value):
+        from .deform import Skin
+
+        if value is not None and not isinstance(value, Skin):
+            raise TypeError(f"node {self.name!r}: skin must be an engine.scene.deform.Skin "
+                            f"or None, got {type(value).__name__}")
+        self._skin = value
+        self._structure_changed()
+
+    @property
     def draw_mode(self) -> str | None:
         """The mode in effect: ``draw`` or the geometry's default; None without geometry.
         Line geometry (``segments``) draws as "wireframe" unless "points" is asked for."""
@@ -772,7 +798,9 @@ def subtree_bounds(root: Node):
     """(2, 3) float64 world-space bounding box of the visible finite geometry under
     ``root`` (included, with its own world matrix), or None when there is none.
 
-    Computed from each geometry's local box corners through its world matrix, in one
+    A deformed mesh (skinned or morphed, ``engine.scene.deform``) contributes its posed
+    vertices, so the box follows the pose. Otherwise computed from each geometry's local
+    box corners through its world matrix, in one
     traversal that composes world matrices top-down (linear in the node count whatever
     the depth). That is where every world transform is composed once, so it is checked
     here: raises TransformError naming the first node whose world matrix overflows the
@@ -794,9 +822,13 @@ def subtree_bounds(root: Node):
             g = node.geometry
             b = None if g is None else g.bounds()
             if b is not None:
-                corners = np.ones((8, 4))
-                corners[:, :3] = b[_CORNERS, [0, 1, 2]]
-                box = (corners @ world.T)[:, :3]
+                if is_deformed(node):  # the posed vertices (skins ignore ``world``)
+                    box = posed_vertices(node)[0]
+                    box = box[np.all(np.isfinite(box), axis=1)]
+                else:
+                    corners = np.ones((8, 4))
+                    corners[:, :3] = b[_CORNERS, [0, 1, 2]]
+                    box = (corners @ world.T)[:, :3]
                 reach = float(np.abs(box).max())
                 if not reach <= FLOAT32_MAX:
                     far = f"{reach:.3g}" if math.isfinite(reach) else "more than 1.8e+308"

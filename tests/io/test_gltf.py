@@ -31,6 +31,7 @@ from engine import OrthographicCamera, PerspectiveCamera, Renderer, Scene
 from engine.errors import LoadError
 from engine.io import load
 from engine.io.gltf.materials import shininess_from_roughness, specular_strength
+from engine.scene.deform import posed_vertices
 from engine.scene.geometry import Lines, Mesh, PointCloud
 from engine.scene.transforms import quat_to_matrix
 
@@ -470,6 +471,8 @@ def test_cameras_are_imported(tmp_path):
 
 
 def test_morph_targets_at_default_weights_and_skins_in_bind_pose(tmp_path, caplog):
+    # the drawn (posed) vertices: engine.scene.deform.posed_vertices, what the vertex
+    # stage computes
     g = Gltf()
     base = g.accessor([[0, 0, 0], [1, 0, 0], [0, 1, 0]])
     delta = g.accessor([[0, 0, 1], [0, 0, 1], [0, 0, 1]])
@@ -483,13 +486,14 @@ def test_morph_targets_at_default_weights_and_skins_in_bind_pose(tmp_path, caplo
     with caplog.at_level(logging.WARNING, logger="engine"):
         model = load(g.write_gltf(tmp_path / "m.gltf"))
     a, b, c = (n for n in model.traverse() if n.geometry is not None)
-    np.testing.assert_allclose(world_points(a)[:, 2], [0.5] * 3)
-    np.testing.assert_allclose(world_points(b)[:, 2], [2.0] * 3)
+    np.testing.assert_allclose(posed_vertices(a)[0][:, 2], [0.5] * 3)
+    np.testing.assert_allclose(posed_vertices(b)[0][:, 2], [2.0] * 3)
     # the skinned node's own transform is ignored (spec): bind pose at the model origin
-    np.testing.assert_allclose(world_points(c)[:, 0], [0, 1, 0])
+    np.testing.assert_allclose(posed_vertices(c)[0][:, 0], [0, 1, 0])
+    # skins and morph targets are drawn: the one note is this mesh's missing JOINTS_0
     lines = [r.message for r in caplog.records]
-    assert len(lines) == 1 and "skinning (bind pose drawn)" in lines[0] \
-        and "morph target animation" in lines[0]
+    assert len(lines) == 1 and "skinned mesh primitive without JOINTS_0" in lines[0] \
+        and "bind pose" not in lines[0] and "morph target animation" not in lines[0]
 
 
 # ------------------------------------------------------------------- materials
@@ -824,3 +828,80 @@ def test_every_khronos_model_renders_something(ref_assets):
         img = Renderer(scene, cam, (64, 48), backend="numpy").render().color
         assert (img[..., :3].sum(axis=-1) > 0).sum() > 20, folder.name
 
+
+
+def test_skin_with_two_sets_of_byte_and_short_influences_and_animated_weights(tmp_path):
+    # a strip of 3 vertex pairs skinned by 2 joints: JOINTS_0 unsigned byte with
+    # normalized unsigned byte WEIGHTS_0, JOINTS_1 unsigned short with normalized unsigned
+    # short WEIGHTS_1; the middle pair's weights (128/255, then 32768/65535) do not sum
+    # to 1 and are normalised; joint 1 (a child at x = 1) is turned 90 degrees about z
+    from gltf_files import UBYTE, USHORT
+
+    g = Gltf()
+    pos = [[0, -0.1, 0], [0, 0.1, 0], [1, -0.1, 0], [1, 0.1, 0], [2, -0.1, 0], [2, 0.1, 0]]
+    j0 = g.accessor([[0, 0, 0, 0]] * 4 + [[1, 0, 0, 0]] * 2, UBYTE)
+    w0 = g.accessor([[255, 0, 0, 0]] * 2 + [[128, 0, 0, 0]] * 2 + [[255, 0, 0, 0]] * 2,
+                    UBYTE, normalized=True)
+    j1 = g.accessor([[0, 0, 0, 0]] * 2 + [[1, 0, 0, 0]] * 2 + [[0, 0, 0, 0]] * 2, USHORT)
+    w1 = g.accessor([[0, 0, 0, 0]] * 2 + [[32768, 0, 0, 0]] * 2 + [[0, 0, 0, 0]] * 2,
+                    USHORT, normalized=True)
+    idx = g.accessor([0, 2, 3, 0, 3, 1, 2, 4, 5, 2, 5, 3], USHORT)
+    g.mesh({"POSITION": g.accessor(pos), "JOINTS_0": j0, "WEIGHTS_0": w0,
+            "JOINTS_1": j1, "WEIGHTS_1": w1}, indices=idx, skin=0, translation=[7, 7, 7])
+    s = math.sqrt(0.5)
+    bone0 = g.node()
+    bone1 = g.node(root=False, translation=[1, 0, 0], rotation=[0, 0, s, s])
+    g.doc["nodes"][bone0]["children"] = [bone1]
+    ibm = np.tile(np.eye(4), (2, 1, 1))
+    ibm[1, 0, 3] = -1
+    g.doc["skins"] = [{"joints": [bone0, bone1],
+                       "inverseBindMatrices": g.accessor(
+                           ibm.transpose(0, 2, 1).reshape(2, 16), type_="MAT4")}]
+    model = load(g.write_gltf(tmp_path / "skin.gltf"))
+    node = next(n for n in model.traverse() if n.geometry is not None)
+    assert node.geometry.joints.shape == (6, 8)
+    a = (128 / 255) / (128 / 255 + 32768 / 65535)  # joint 0's share of the middle pair
+    got, _ = posed_vertices(node)
+    # joint 1 maps (x, y) to (1 - y, x - 1); the middle pair blends a * p + (1 - a) * that
+    bent = np.array([[1 - p[1], p[0] - 1, 0] for p in pos])
+    want = np.array(pos, float)
+    want[2:4] = a * want[2:4] + (1 - a) * bent[2:4]
+    want[4:] = bent[4:]
+    np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+def test_weights_channels_with_every_interpolation(tmp_path):
+    g = Gltf()
+    pos = g.accessor([[0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    up = g.accessor([[0, 0, 0], [0, 0, 0], [0, 1, 0]])
+    side = g.accessor([[0, 0, 0], [1, 0, 0], [0, 0, 0]])
+    g.doc["meshes"] = [{"primitives": [{"attributes": {"POSITION": pos},
+                                        "targets": [{"POSITION": up}, {"POSITION": side}]}]}]
+    g.node(mesh=0)
+    times = g.accessor(np.array([[0.0], [2.0]]))
+    lin = g.accessor(np.array([[0.0], [0.0], [1.0], [0.5]]))          # 2 keys x 2 targets
+    cub = g.accessor(np.array([[0.0]] * 2 + [[0.0], [1.0]] + [[0.0]] * 2  # key 0: a, v, b
+                              + [[0.0]] * 2 + [[1.0], [0.0]] + [[0.0]] * 2))
+    g.doc["animations"] = [
+        {"samplers": [{"input": times, "output": lin, "interpolation": interp}],
+         "channels": [{"sampler": 0, "target": {"node": 0, "path": "weights"}}]}
+        for interp in ("LINEAR", "STEP")] + [
+        {"samplers": [{"input": times, "output": cub, "interpolation": "CUBICSPLINE"}],
+         "channels": [{"sampler": 0, "target": {"node": 0, "path": "weights"}}]}]
+    model = load(g.write_gltf(tmp_path / "w.gltf"))
+    node = next(n for n in model.traverse() if n.geometry is not None)
+    linear, step, cubic = model.clips
+    assert linear.duration == step.duration == cubic.duration == 2.0
+    linear.apply(1.0)
+    np.testing.assert_allclose(node.morph_weights, [0.5, 0.25])
+    np.testing.assert_allclose(posed_vertices(node)[0][2], [0, 1.5, 0])
+    np.testing.assert_allclose(posed_vertices(node)[0][1], [1.25, 0, 0])
+    step.apply(1.0)
+    np.testing.assert_allclose(node.morph_weights, [0.0, 0.0])
+    step.apply(2.0)
+    np.testing.assert_allclose(node.morph_weights, [1.0, 0.5])
+    # zero tangents: w(u) = 3u^2 - 2u^3 from (0, 1) to (1, 0), u = t / 2
+    cubic.apply(0.5)
+    u = 0.25
+    h = 3 * u * u - 2 * u ** 3
+    np.testing.assert_allclose(node.morph_weights, [h, 1 - h])

@@ -20,7 +20,9 @@ from engine.errors import LoadError
 from engine.io import SUPPORTED_SUFFIXES, load
 from engine.io.fixups import tristrip_faces
 from engine.render.frame import background_rgba
+from engine.scene.deform import posed_vertices
 from engine.scene.geometry import Lines
+from engine.scene.transforms import decompose_trs
 
 
 def _write(path: Path, text: str) -> Path:
@@ -667,13 +669,15 @@ ASSETS = {
     # points, lines and triangles; every mode's structure is checked in the test below
     "gltf-khronos/MeshPrimitiveModes/MeshPrimitiveModes.gltf": {"kind": (Mesh, PointCloud,
                                                                          Lines)},
-    # a skinned cylinder (2 joints): drawn in its bind pose until skinning lands, which
-    # test_skinned_and_morphed_models_draw_bind_pose_and_default_weights checks
+    # a skinned cylinder (2 joints), bent by its animation; at t = 0 (and in the file's
+    # own pose) test_skinned_and_morphed_models_draw_bind_pose_and_default_weights checks
+    # the bind pose, test_rigged_simple_follows_its_joints the animated pose
     "gltf-khronos/RiggedSimple/RiggedSimple.gltf": {"v": 160, "f": 188, "c": 1},
     # one mesh instanced by two nodes
     "gltf-khronos/SimpleMeshes/SimpleMeshes.gltf": {"v": 6, "f": 2},
-    # one triangle with two POSITION targets: drawn at the mesh's default weights
-    # [0.5, 0.5] until morph targets are animated (checked in the same test)
+    # one triangle with two POSITION targets: at the mesh's default weights [0.5, 0.5]
+    # without animation (checked in the same test), animated by its weights channel
+    # (test_simple_morph_follows_its_weights_channel)
     "gltf-khronos/SimpleMorph/SimpleMorph.gltf": {"v": 3, "f": 1, "c": 1},
     "gltf-khronos/Triangle/Triangle.gltf": {"v": 3, "f": 1},
     "gltf-khronos/TriangleWithoutIndices/TriangleWithoutIndices.gltf": {"v": 3, "f": 1},
@@ -763,6 +767,20 @@ def _gltf_accessor(doc, index):
                      for i in range(acc["count"])], dtype=np.float64)
 
 
+def _posed_points(node):
+    """(N, 3) float64 world positions of every geometry under ``node`` as drawn: the
+    posed vertices (engine.scene.deform.posed_vertices) of each."""
+    return np.concatenate([posed_vertices(n)[0] for n in node.traverse()
+                           if n.geometry is not None])
+
+
+def _set_world(node, world):
+    """Give ``node`` the world matrix ``world`` (through its parent's)."""
+    local = world if node.parent is None else np.linalg.inv(node.parent.world_matrix) @ world
+    trs = decompose_trs(local)
+    node.position, node.rotation, node.scale = trs["position"], trs["rotation"], trs["scale"]
+
+
 def test_skinned_and_morphed_models_draw_bind_pose_and_default_weights(ref_assets):
     # SimpleMorph: glTF 2.0 3.7.2.2, position = base + sum(weight_i * target_i), with the
     # mesh's default weights [0.5, 0.5] while no animation drives them
@@ -775,7 +793,7 @@ def test_skinned_and_morphed_models_draw_bind_pose_and_default_weights(ref_asset
         want += w * _gltf_accessor(doc, target["POSITION"])
     # the tutorial: both targets lift the top vertex, half each
     assert want.tolist() == [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.5, 1.5, 0.0]]
-    np.testing.assert_allclose(_world_points(load(path)), want, atol=1e-6)
+    np.testing.assert_allclose(_posed_points(load(path)), want, atol=1e-6)
     # RiggedSimple: the bind pose is the POSITION accessor itself (every joint at its
     # inverse bind matrix), and 3.7.3.3 says the skinned mesh node's own transform is
     # ignored, so world positions are the raw accessor values
@@ -783,7 +801,12 @@ def test_skinned_and_morphed_models_draw_bind_pose_and_default_weights(ref_asset
     doc = json.loads(path.read_text())
     prim = doc["meshes"][0]["primitives"][0]
     want = _gltf_accessor(doc, prim["attributes"]["POSITION"])
-    got = _world_points(load(path))
+    model = load(path)
+    # the joints at their bind pose: each joint's world matrix = inverse(its IBM)
+    skin = next(n.skin for n in model.traverse() if n.skin is not None)
+    for joint, ibm in zip(skin.joints, skin.inverse_bind_matrices):
+        _set_world(joint, np.linalg.inv(ibm))
+    got = _posed_points(model)
     assert got.shape == want.shape == (160, 3)
     np.testing.assert_allclose(got, want, atol=1e-5)
 

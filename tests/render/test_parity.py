@@ -47,6 +47,7 @@ from engine.scene.material import FILTERS, WRAP_MODES, Material, Sampler, Textur
 from engine.scene.procedural import icosphere
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "io"))
+from deform_scenes import morph_quad, strip_scene
 from gltf_files import FLOAT, Gltf, png_bytes
 
 pytestmark = pytest.mark.timeout(180)
@@ -435,6 +436,35 @@ def second_uv_set(tmp_path):
         [0, 255, 0] and f.color[66, 45, :3].tolist() == [0, 0, 255])
 
 
+def skinning():
+    """The two-joint strip of issue 20 bent to 45 degrees (t = 0.5): lit, seen from the
+    front; the bent half covers pixels above the unbent strip's."""
+    scene = Scene(background=(0.1, 0.1, 0.1))
+    _, clip = strip_scene(scene)
+    clip.apply(0.5)
+    cam = _camera(scene, position=(1.0, 0.4, 3.0), target=(1.0, 0.4, 0.0))
+    # 0.9 along joint 1's half: (1 + 0.9 cos 45, 0.9 sin 45) = (1.636, 0.636), seen from
+    # 3 units with fov 55 (half-height 3 tan 27.5 = 1.562): pixel (83.5, 40.7); unbent,
+    # that part of the strip would sit at y = 0, row 60.3
+    return scene, cam, lambda f: f.depth[40, 83] < 1 and f.depth[60, 83] == 1
+
+
+def morph_targets():
+    """The morph quad at weight 0.6 (its top edge at y = 1.6) beside an unmorphed one."""
+    scene = Scene(background=(0.1, 0.1, 0.1))
+    node, clip = morph_quad("linear")
+    scene.add(node)
+    node.position = (-1.1, -0.9, 0)
+    clip.apply(0.6)
+    scene.add(Node("rest", geometry=_quad(0.5, color=(0.3, 0.8, 0.4))))
+    cam = _camera(scene, position=(0.0, 0.0, 3.2))
+    # the morphed quad spans x in [-1.1, -0.1], y in [-0.9, 0.7]: column x = -0.6 is
+    # pixel 46.7 (half-width 3.2 tan 27.5 * 4/3 = 2.221), its top edge y = 0.7 row 27.8
+    # (half-height 1.666); at weight 0 the top would be row 45.1
+    return scene, cam, lambda f: ((f.depth[29:44, 46] < 1).all()
+                                  and not (f.depth[:27, 46] < 1).any())
+
+
 FEATURES = {
     "points": points, "lines": lines, "perspective": perspective,
     "orthographic": orthographic, "flat_shading": flat_shading,
@@ -450,6 +480,7 @@ FEATURES = {
     "near_plane_clipping": near_plane_clipping, "wireframe": wireframe,
     "hidden_lines": hidden_lines, "second_uv_set": second_uv_set,
     "mirrored_cube": mirrored_cube, "mirrored_double_sided": mirrored_double_sided,
+    "skinning": skinning, "morph_targets": morph_targets,
 }
 
 # Cells a backend cannot draw yet, with the reason. Strict: a cell here that passes fails.

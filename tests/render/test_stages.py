@@ -16,7 +16,7 @@ from engine.render.backends.numba_vertex import surface_vertices_numba
 from engine.render.frame import EMPTY_KEY, new_keys
 from engine.render.lines import LINE_DEPTH_BIAS, fragment_colors, raster_lines
 from engine.render.shading import resolve
-from engine.render.surface_vertices import normal_matrices, surface_vertices
+from engine.render.surface_vertices import mvp_matrices, normal_matrices, surface_vertices
 from engine.render.triangles import setup_triangles
 from engine.scene.material import Material
 from engine.scene.transforms import perspective_matrix, trs_matrix
@@ -38,6 +38,21 @@ def _srgb_encode(v):
 
 
 # ------------------------------------------------------------------- vertex stage
+def deformation_arguments(tables=None):
+    """The surface_vertices kernel's deformation arguments (engine.render.deform)."""
+    from engine.render.attributes import packed_offset
+    from engine.render.deform import kernel_tables
+
+    d = kernel_tables(tables)
+    return (np.int32(tables is not None), d["slots"], d["inf_joint"], d["inf_weight"],
+            np.int32(d["inf_joint"].shape[1]), d["deltas"], d["weights"], d["joints"],
+            np.int32(packed_offset("normal")))
+
+
+def no_deformation():
+    return deformation_arguments(None)
+
+
 def _vertex_inputs(n=300):
     rng = np.random.default_rng(3)
     pos = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
@@ -66,12 +81,12 @@ def test_vertex_stage_on_every_backend_gives_the_same_bits_and_the_right_values(
     clip, vary = np.empty((n, 4)), np.empty((n, VARYING_COUNT))
     rows = layout_rows()
     module.get_function("surface_vertices.cu", "surface_vertices")((2,), (64,), (
-        pos, oid, np.ascontiguousarray(vp @ model), np.ascontiguousarray(model),
+        pos, oid, mvp_matrices(vp, model), np.ascontiguousarray(model),
         np.ascontiguousarray(normal_matrices(model)), attrs, np.int32(attrs.shape[1]), rows,
         np.int32(len(rows)), np.int32(VARYING_COUNT), np.int64(n), np.int32(1),
         np.ones(n, np.uint8), clip, vary,
         np.int32(0), np.float64(0), np.float64(0), np.zeros((1, 2), np.float32),
-        np.zeros(1, np.float32), np.zeros(1, np.uint8)))
+        np.zeros(1, np.float32), np.zeros(1, np.uint8), *no_deformation()))
     for got in (nb, (clip, vary)):
         for a, b in zip(ref, got):
             np.testing.assert_array_equal(a, b)
@@ -226,3 +241,27 @@ def test_numpy_backend_is_numpy_in_every_stage_the_batch_matrices_too():
         r = Renderer(scene, cam, (8, 8), backend=name)
         assert (r.backend.name, r.projector.name, r.batch.transforms) == (name, name, name)
         assert r.backend.for_frame(r._assembly()) is r.backend  # no fallback on the CPU
+
+
+def test_the_numba_vertex_kernels_compile_to_parallel_loops():
+    # a prange body Numba cannot parallelise (the vertex block's loops inline in it,
+    # with their `continue` statements, were one) compiles to a serial loop with only a
+    # NumbaPerformanceWarning: compile the kernels afresh and require none
+    import warnings
+
+    import numba
+
+    from engine.render.backends import numba_vertex as nv
+    from engine.render.deform import KERNEL_TABLES, kernel_tables
+
+    pos, attrs, _, model, vp, runs = _vertex_inputs(30)
+    out = nv.VertexBuffers()
+    mats = out.matrices(len(model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", numba.NumbaPerformanceWarning)
+        numba.njit(parallel=True, cache=False)(nv._slot_matrices_body)(vp, model, *mats)
+        numba.njit(parallel=True, cache=False)(nv._vertices_body)(
+            pos, nv.blocks_of(runs), runs, np.ones(len(runs), bool), *mats, attrs, True,
+            out.clip(30), out.varyings(30), False, 0.0, 0.0, 1e-7, out.no_points.screen_xy,
+            out.no_points.depth, out.no_points.visible, False,
+            *(kernel_tables(None)[k] for k in KERNEL_TABLES))

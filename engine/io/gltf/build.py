@@ -1,5 +1,5 @@
 """glTF 2.0 document -> engine scene graph: nodes, meshes and their primitives, cameras,
-morph targets at their default weights, skinned meshes in their bind pose, animations.
+morph targets, skins, animations (translation, rotation, scale and weights channels).
 
 Primitive modes (spec 3.7.2.1, "Topology types"), for vertex (or index) list v::
 
@@ -15,6 +15,13 @@ Each primitive is its own geometry: a mesh with one primitive puts it on its nod
 several, each goes on a child node "<mesh name>/<i>" (identity transform).
 
 A primitive without NORMAL gets flat shading (the spec asks for flat normals then).
+Morph targets (3.7.2.2) keep their POSITION/NORMAL/TANGENT deltas on the Mesh
+(``morph_positions`` ...), the mesh's ``weights`` as its default ``morph_weights`` and a
+node's ``weights`` as ``node.morph_weights``; skins (3.7.3) become ``engine.scene.deform.Skin``
+objects on the nodes that draw the skinned mesh (each primitive child too), with
+JOINTS_n/WEIGHTS_n (unsigned byte/short joints, float or normalized weights, any number
+of sets) as the Mesh's ``joints``/``weights``. The renderer deforms them in its vertex
+stage (``engine.render.deform``).
 Nodes keep their TRS (a ``matrix`` is decomposed; it must be a rotation-scale-translation
 as the spec requires). Cameras become ``PerspectiveCamera`` / ``OrthographicCamera``
 children of the nodes using them (yfov radians -> fov_y degrees; ortho height =
@@ -33,6 +40,7 @@ import numpy as np
 from ...scene.camera import OrthographicCamera, PerspectiveCamera
 from ...scene.clips import Clip, TransformTrack
 from ...scene.colorspace import linear_to_srgb, srgb_to_linear
+from ...scene.deform import Skin, normalized_influences
 from ...scene.geometry import FLOAT32_MAX, Lines, Mesh, PointCloud
 from ...scene.graph import Node
 from ...scene.model import Model
@@ -76,15 +84,16 @@ class _Builder:
         self.accessors = AccessorReader(doc)
         self.materials = Materials(doc, self.notes)
         self.meshes: dict = {}
+        self.skinned: list = []  # (node, glTF skin index, where) resolved after the nodes
 
     # ------------------------------------------------------------------ top level
     def build(self) -> Model:
         doc = self.doc
         self._check_extensions()
         path = doc.path
-        model = Model(path.stem, source=path)
+        model = self.model = Model(path.stem, source=path)
         nodes = doc.array("nodes")
-        parent = self._hierarchy(len(nodes))
+        parent = self.parent = self._hierarchy(len(nodes))
         scenes = doc.array("scenes")
         if scenes:
             si = doc.ref(doc.json, "scene", "(root)", "scenes", default=0)
@@ -99,7 +108,7 @@ class _Builder:
             roots = [i for i in range(len(nodes)) if parent[i] is None]
             if not nodes:  # meshes alone: each once at the origin
                 for mi in range(len(doc.array("meshes"))):
-                    self._attach(model.add(Node(f"mesh {mi}")), self._mesh(mi, None), mi)
+                    self._attach(model.add(Node(f"mesh {mi}")), self._mesh(mi), mi)
         objs: list[Node | None] = [None] * len(nodes)
         cameras: dict[int, Node] = {}
         stack = [(r, model) for r in reversed(roots)]
@@ -117,6 +126,7 @@ class _Builder:
                 cameras[ci] = cam
         model.cameras = [cameras[ci] for ci in sorted(cameras)]
         self._far_planes(model)
+        self._skins(objs)
         model.clips = self._animations(objs)
         for name in doc.json.get("extensionsUsed", []) if isinstance(
                 doc.json.get("extensionsUsed"), list) else []:
@@ -168,7 +178,8 @@ class _Builder:
         return parent
 
     # ------------------------------------------------------------------- nodes
-    def _node(self, i: int, model: Model, cameras: dict) -> Node:
+    def _transform_node(self, i: int) -> Node:
+        """A Node with ``nodes[i]``'s name and transform (nothing attached)."""
         doc = self.doc
         where = f"nodes[{i}]"
         d = doc.item("nodes", i)
@@ -185,21 +196,29 @@ class _Builder:
             trs = {"position": doc.numbers(d, "translation", where, 3, default=(0.0, 0.0, 0.0)),
                    "rotation": q,
                    "scale": doc.numbers(d, "scale", where, 3, default=(1.0, 1.0, 1.0))}
-        node = Node(name, **trs)
+        return Node(name, **trs)
+
+    def _node(self, i: int, model: Model, cameras: dict) -> Node:
+        doc = self.doc
+        where = f"nodes[{i}]"
+        d = doc.item("nodes", i)
+        node = self._transform_node(i)
+        name = node.name
         mesh = doc.ref(d, "mesh", where, "meshes", default=None)
         if mesh is not None:
-            weights = None
+            prims = self._mesh(mesh)
+            self._attach(node, prims, mesh)
+            targets = max((g.morph_target_count for g in prims
+                           if isinstance(g, Mesh)), default=0)
             if "weights" in d:
-                weights = tuple(self._weights(d, where))
-            prims = self._mesh(mesh, weights)
-            target = node
+                w = self._weights(d, where)
+                if len(w) != targets:
+                    raise doc.error(f"{where}.weights", f"{len(w)} weights but the mesh has "
+                                    f"{targets} morph targets")
+                for n in self._geometry_nodes(node):
+                    n.morph_weights = np.array(w, np.float64)
             if "skin" in d:
-                doc.ref(d, "skin", where, "skins")
-                self.notes.add("skinning (bind pose drawn)", where)
-                # the spec ignores a skinned mesh node's own transform: the bind pose
-                # sits in the model's frame
-                target = model.add(Node(f"{name} (bind pose)"))
-            self._attach(target, prims, mesh)
+                self.skinned.append((node, doc.ref(d, "skin", where, "skins"), where))
         cam = doc.ref(d, "camera", where, "cameras", default=None)
         if cam is not None:
             c = node.add(self._camera(cam, f"{name} camera"))
@@ -213,7 +232,8 @@ class _Builder:
             node.geometry = geoms[0]
             return
         for k, g in enumerate(geoms):
-            node.add(Node(f"{mesh_name}/{k}", geometry=g))
+            child = node.add(Node(f"{mesh_name}/{k}", geometry=g))
+            child._gltf_primitive = True
 
     def _decompose(self, m: np.ndarray, where: str) -> dict:
         try:
@@ -289,17 +309,24 @@ class _Builder:
                 cam.set_clip(cam.near, far)
 
     # ------------------------------------------------------------------- meshes
-    def _mesh(self, index: int, weights):
-        key = (index, weights)
-        if key not in self.meshes:
+    @staticmethod
+    def _geometry_nodes(node: Node) -> list[Node]:
+        """The nodes drawing a glTF node's mesh: itself, or its primitive children."""
+        if node.geometry is not None:
+            return [node]
+        return [c for c in node.children if c.geometry is not None
+                and getattr(c, "_gltf_primitive", False)]
+
+    def _mesh(self, index: int):
+        if index not in self.meshes:
             doc = self.doc
             where = f"meshes[{index}]"
             m = doc.item("meshes", index)
             prims = doc.list(m, "primitives", where, required=True, min_len=1)
-            if weights is None and "weights" in m:
-                weights = tuple(self._weights(m, where))
-            self.meshes[key] = [self._primitive(index, k, weights) for k in range(len(prims))]
-        return self.meshes[key]
+            weights = tuple(self._weights(m, where)) if "weights" in m else None
+            self.meshes[index] = [self._primitive(index, k, weights)
+                                  for k in range(len(prims))]
+        return self.meshes[index]
 
     def _attribute(self, attrs: dict, name: str, where: str, count: int | None,
                    widths=(1, 2, 3, 4)):
@@ -333,8 +360,8 @@ class _Builder:
         n = len(pos)
         normals = self._attribute(attrs, "NORMAL", f"{where}.attributes", n, (3,))
         targets = doc.list(p, "targets", where)
-        if targets:
-            pos, normals = self._morph(targets, weights, pos, normals, where)
+        morph = self._morph(targets, weights, n, where) if targets else {}
+        skin = self._influences(attrs, f"{where}.attributes", n)
         mat_index = doc.ref(p, "material", where, "materials", default=None)
         info = self.materials.get(mat_index)
         uv = self._attribute(attrs, f"TEXCOORD_{info.texcoord}", f"{where}.attributes", n, (2,))
@@ -381,7 +408,7 @@ class _Builder:
             length = np.linalg.norm(normals, axis=1, keepdims=True)
             normals = np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
         return Mesh(pos, faces, colors=colors, normals=normals, uvs=uv,
-                    point_size=self.point_size, material=material)
+                    point_size=self.point_size, material=material, **skin, **morph)
 
     def _indices(self, p: dict, where: str, n: int):
         doc = self.doc
@@ -427,29 +454,118 @@ class _Builder:
             return np.stack([idx[i], idx[i + 1 + i % 2], idx[i + 2 - i % 2]], axis=1)
         return np.stack([idx[i + 1], idx[i + 2], np.full(m - 2, idx[0])], axis=1)
 
-    def _morph(self, targets, weights, pos, normals, where):
-        """Positions and normals at the mesh's (or node's) default morph weights."""
+    def _morph(self, targets, weights, n: int, where: str) -> dict:
+        """The Mesh keyword arguments of a primitive's morph targets: (T, n, 3) deltas
+        of POSITION, NORMAL and TANGENT (zeros for a target without one) and the
+        default weights (the mesh's, else zeros)."""
         doc = self.doc
         w = np.zeros(len(targets)) if weights is None else np.asarray(weights, np.float64)
         if len(w) != len(targets):
             raise doc.error(where, f"{len(targets)} morph targets but {len(w)} weights")
-        pos = pos.copy()
-        normals = None if normals is None else normals.copy()
-        for t, (target, weight) in enumerate(zip(targets, w)):
-            tw = f"{where}.targets[{t}]"
-            if not isinstance(target, dict):
-                raise doc.error(tw, "must be an object")
-            dp = self._attribute(target, "POSITION", tw, len(pos), (3,))
-            dn = self._attribute(target, "NORMAL", tw, len(pos), (3,))
-            if weight == 0.0:
-                continue
-            if dp is not None:
-                pos += weight * dp
-            if dn is not None and normals is not None:
-                normals += weight * dn
-        if len(targets):
-            self.notes.add("morph target animation (default weights drawn)")
-        return pos, normals
+        out = {}
+        for key, name in (("morph_positions", "POSITION"), ("morph_normals", "NORMAL"),
+                          ("morph_tangents", "TANGENT")):
+            deltas = []
+            for t, target in enumerate(targets):
+                tw = f"{where}.targets[{t}]"
+                if not isinstance(target, dict):
+                    raise doc.error(tw, "must be an object")
+                d = self._attribute(target, name, tw, n, (3,) if name != "TANGENT" else (3, 4))
+                deltas.append(None if d is None else d[:, :3])
+            if any(d is not None for d in deltas):
+                out[key] = np.stack([np.zeros((n, 3)) if d is None else d for d in deltas])
+        if not out:  # targets that move nothing: keep the weights (animation channels)
+            out["morph_positions"] = np.zeros((len(targets), n, 3))
+        out["morph_weights"] = w
+        return out
+
+    def _influences(self, attrs: dict, where: str, n: int) -> dict:
+        """The Mesh keyword arguments of JOINTS_n/WEIGHTS_n (every set), or {}."""
+        doc = self.doc
+        joints, weights, s = [], [], 0
+        while f"JOINTS_{s}" in attrs or f"WEIGHTS_{s}" in attrs:
+            for name in (f"JOINTS_{s}", f"WEIGHTS_{s}"):
+                if name not in attrs:
+                    raise doc.error(f"{where}", f"has {'WEIGHTS' if 'J' in name[0] else 'JOINTS'}"
+                                    f"_{s} without {name}")
+            i = doc.ref(attrs, f"JOINTS_{s}", where, "accessors")
+            comp, type_, _, normalized = self.accessors.header(i)
+            if type_ != "VEC4" or comp not in (5121, 5123) or normalized:
+                raise doc.error(f"{where}.JOINTS_{s}", f"accessors[{i}] must be VEC4 unsigned "
+                                f"byte or short joint indices, not {type_} "
+                                f"{COMPONENT_NAMES[comp]}{' normalized' if normalized else ''}")
+            acc = self.accessors.read(i)
+            if acc.count != n:
+                raise doc.error(f"{where}.JOINTS_{s}", f"accessors[{i}] has {acc.count:,} "
+                                f"elements but POSITION has {n:,}")
+            joints.append(acc.data)
+            k = doc.ref(attrs, f"WEIGHTS_{s}", where, "accessors")
+            comp, type_, _, normalized = self.accessors.header(k)
+            if type_ != "VEC4" or not (comp == 5126 or (normalized and comp in (5121, 5123))):
+                raise doc.error(f"{where}.WEIGHTS_{s}", f"accessors[{k}] must be VEC4 float or "
+                                f"normalized unsigned byte/short weights, not {type_} "
+                                f"{COMPONENT_NAMES[comp]}{' normalized' if normalized else ''}")
+            weights.append(self._attribute(attrs, f"WEIGHTS_{s}", where, n, (4,)))
+            s += 1
+        if not joints:
+            return {}
+        try:
+            j, w = normalized_influences(joints, weights, 1 << 16, where)
+        except ValueError as exc:
+            raise doc.error(where, str(exc).split(": ", 1)[-1]) from None
+        return {"joints": j, "weights": w}
+
+    def _joint_node(self, j: int, objs: list) -> Node:
+        """The scene node of joint ``nodes[j]``; a joint outside the loaded scene becomes
+        a detached node (with its detached ancestors) that is never drawn."""
+        if objs[j] is None:
+            node = self._transform_node(j)
+            up = self.parent[j]
+            if up is not None:
+                self._joint_node(up, objs).add(node)
+            objs[j] = node
+        return objs[j]
+
+    def _skins(self, objs: list):
+        """``Skin`` objects for the skinned nodes (joints are nodes of the scene)."""
+        doc = self.doc
+        made: dict[int, Skin] = {}
+        for node, si, where in self.skinned:
+            sw = f"skins[{si}]"
+            if si not in made:
+                s = doc.item("skins", si)
+                joints = []
+                for k, j in enumerate(doc.list(s, "joints", sw, required=True, min_len=1)):
+                    j = doc.index(j, f"{sw}.joints[{k}]", "nodes")
+                    joints.append(self._joint_node(j, objs))
+                ibm = None
+                if "inverseBindMatrices" in s:
+                    i = doc.ref(s, "inverseBindMatrices", sw, "accessors")
+                    acc = self.accessors.read(i)
+                    if acc.type != "MAT4" or acc.count != len(joints):
+                        raise doc.error(f"{sw}.inverseBindMatrices", f"accessors[{i}] must be "
+                                        f"{len(joints)} MAT4 (one per joint), got {acc.count} "
+                                        f"{acc.type}")
+                    ibm = acc.floats().reshape(-1, 4, 4).transpose(0, 2, 1)  # column-major
+                try:
+                    made[si] = Skin(joints, ibm, doc.name(s, sw, f"skin {si}"))
+                except ValueError as exc:
+                    raise doc.error(sw, str(exc).split(": ", 1)[-1]) from None
+            skin = made[si]
+            for n in self._geometry_nodes(node):
+                g = n.geometry
+                if getattr(g, "joints", None) is None:
+                    # no influences to skin it by: drawn as stored in the model's frame
+                    # (a skinned mesh node's own transform is ignored, 3.7.3.3)
+                    self.notes.add("skinned mesh primitive without JOINTS_0 (drawn as "
+                                   "stored)", where)
+                    n.geometry = None
+                    self.model.add(Node(f"{n.name} (unskinned)", geometry=g))
+                    continue
+                if int(g.joints[g.weights > 0].max(initial=0)) >= len(skin.joints):
+                    raise doc.error(where, f"its mesh uses joint {int(g.joints.max())} but "
+                                    f"{sw} has {len(skin.joints)} joints")
+                n.skin = skin
 
     # --------------------------------------------------------------- animations
     def _animations(self, objs: list) -> list[Clip]:
@@ -470,20 +586,29 @@ class _Builder:
                 tw = f"{cw}.target"
                 path = doc.string(target, "path", tw)
                 node = doc.ref(target, "node", tw, "nodes", default=None)
-                if path == "weights":
-                    self.notes.add("morph target animation (default weights drawn)")
-                    continue
-                if path not in ("translation", "rotation", "scale"):
+                if path not in ("translation", "rotation", "scale", "weights"):
                     self.notes.add(f"animation path {path!r}", cw)
                     continue
                 if node is None or objs[node] is None:
                     continue  # not in the loaded scene (or animated through an extension)
+                if path == "weights":  # every node drawing the mesh: its primitives
+                    morphed = [n for n in self._geometry_nodes(objs[node])
+                               if getattr(n.geometry, "morph_target_count", 0)]
+                    if not morphed:
+                        raise doc.error(tw, f"animates weights, but nodes[{node}] has no "
+                                        "mesh with morph targets")
+                    for n in morphed:
+                        tracks.append(self._track(n, path, samplers[s],
+                                                  f"{where}.samplers[{s}]", tw,
+                                                  n.geometry.morph_target_count))
+                    continue
                 tracks.append(self._track(objs[node], path, samplers[s],
                                           f"{where}.samplers[{s}]", tw))
             clips.append(Clip(doc.name(anim, where, f"animation {a}"), tracks))
         return clips
 
-    def _track(self, node: Node, path: str, sampler, sw: str, tw: str) -> TransformTrack:
+    def _track(self, node: Node, path: str, sampler, sw: str, tw: str,
+               targets: int = 0) -> TransformTrack:
         doc = self.doc
         if not isinstance(sampler, dict):
             raise doc.error(sw, "must be an object")
@@ -496,12 +621,24 @@ class _Builder:
             raise doc.error(f"{sw}.input", f"accessors[{ii}] must be SCALAR times, not {times.type}")
         t = times.floats()[:, 0]
         out = self.accessors.read(oi)
-        width = 4 if path == "rotation" else 3
-        if out.data.shape[1] != width:
-            raise doc.error(f"{sw}.output", f"accessors[{oi}] is {out.type}; {path} needs "
-                            f"{'VEC4' if width == 4 else 'VEC3'}")
-        v = out.floats()
         k = len(t)
+        if path == "weights":  # SCALAR outputs, one per target per key (3.11)
+            width = targets
+            if out.type != "SCALAR":
+                raise doc.error(f"{sw}.output", f"accessors[{oi}] is {out.type}; weights "
+                                "need SCALAR")
+            per = 3 * k if interp == "CUBICSPLINE" else k
+            if out.count != per * width:
+                raise doc.error(f"{sw}.output", f"accessors[{oi}] has {out.count:,} values; "
+                                f"{per:,} keyframe values x {width} morph targets need "
+                                f"{per * width:,}")
+            v = out.floats().reshape(per, width)
+        else:
+            width = 4 if path == "rotation" else 3
+            if out.data.shape[1] != width:
+                raise doc.error(f"{sw}.output", f"accessors[{oi}] is {out.type}; {path} needs "
+                                f"{'VEC4' if width == 4 else 'VEC3'}")
+            v = out.floats()
         if interp == "CUBICSPLINE":
             if len(v) != 3 * k:
                 raise doc.error(f"{sw}.output", f"CUBICSPLINE needs 3 x {k:,} = {3 * k:,} "

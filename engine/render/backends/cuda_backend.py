@@ -55,8 +55,9 @@ class CudaBackend(Backend):
             self._surfaces = CudaSurfaces()
         return self._surfaces
 
-    def surface_vertices(self, batch, prims, view, attributes, with_shading, points):
-        self.surfaces.upload(prims, batch.colors, attributes)
+    def surface_vertices(self, batch, prims, view, attributes, with_shading, points,
+                         deform=None):
+        self.surfaces.upload(prims, batch.colors, attributes, deform)
         return self.surfaces.vertex_stage(batch, view.view_projection,
                                           view.size if points else None)
 

@@ -26,12 +26,13 @@ import re
 import numpy as np
 
 from ...arrays import to_host
-from ..attributes import VARYING_COUNT, layout_rows, varying_offsets
+from ..attributes import VARYING_COUNT, layout_rows, packed_offset, varying_offsets
+from ..deform import kernel_tables
 from ..frame import Frame, background_rgba
 from ..materials import pack_materials
 from ..points import splat_sizes
 from ..shading import light_arrays
-from ..surface_vertices import normal_matrices
+from ..surface_vertices import mvp_matrices, normal_matrices
 from ..triangles import TriangleSetup, _clip_polygon, _snap
 from .base import OutputBuffers
 from .cuda_source import load_cuda_source
@@ -76,6 +77,8 @@ class CudaSurfaces:
             ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
         self._attrs_host = None
+        self._static_deform = self._deform_key = None
+        self._deform_rev, self._deform_on = -1, False
         self._points_out = OutputBuffers(self.xp)  # the points' projection, reused
         self.layout_rows = self.xp.asarray(layout_rows())
         self.offsets = self.xp.asarray(varying_offsets(kernel_varyings()))
@@ -115,7 +118,7 @@ class CudaSurfaces:
         xp = self.xp
         n = batch.vertex_count
         model = np.asarray(batch.model_host, np.float64)
-        mvp = xp.asarray(np.ascontiguousarray(np.asarray(camera_vp, np.float64) @ model))
+        mvp = xp.asarray(np.ascontiguousarray(mvp_matrices(camera_vp, model)))
         nm = xp.asarray(np.ascontiguousarray(normal_matrices(model)))
         clip = xp.empty((n, 4), np.float64)
         vary = xp.empty((n, VARYING_COUNT), np.float64)
@@ -129,7 +132,9 @@ class CudaSurfaces:
                      np.int32(VARYING_COUNT), np.int64(n), np.int32(1), self.surface_mask,
                      clip, vary,
                      np.int32(points_size is not None), np.float64(w), np.float64(h),
-                     out.screen_xy, out.depth, out.visible.view(np.uint8))
+                     out.screen_xy, out.depth, out.visible.view(np.uint8),
+                     np.int32(self._deform_on), *self._deform,
+                     np.int32(packed_offset("normal")))
         return clip, vary, (out if points_size is not None else None)
 
     def _raster(self, name, piece_tri, px, py, adj, zc, wc, size, id_base, keys, *extra):
@@ -141,13 +146,33 @@ class CudaSurfaces:
                      xp.ascontiguousarray(piece_tri), np.int64(m), adj, zc, wc,
                      np.int32(size[0]), np.int32(size[1]), np.int64(id_base), keys, *extra)
 
-    def upload(self, prims, colors, attributes):
-        """Make the per-assembly device arrays and the (N, A) ``attributes`` (packed by
-        the backend, engine.render.attributes) current: uploads only what changed."""
+    def upload(self, prims, colors, attributes, deform=None):
+        """Make the per-assembly device arrays, the (N, A) ``attributes`` (packed by
+        the backend, engine.render.attributes) and the deformation tables
+        (engine.render.deform, or None) current: uploads only what changed (the
+        per-frame joint matrices and morph weights in one copy each)."""
         self._upload_static(prims, colors)
         if attributes is not self._attrs_host:
             self.attrs = self.xp.asarray(np.ascontiguousarray(attributes, np.float64))
             self._attrs_host = attributes
+        self._upload_deform(deform)
+
+    def _upload_deform(self, deform):
+        xp = self.xp
+        d = kernel_tables(deform)
+        key = None if deform is None else deform.key
+        if self._static_deform is None or key != self._deform_key:
+            self._static_deform = [xp.asarray(np.ascontiguousarray(d[name])) for name in
+                                   ("slots", "inf_joint", "inf_weight", "deltas")]
+            self._deform_key, self._deform_rev = key, -1
+        rev = -2 if deform is None else deform.revision
+        if rev != self._deform_rev:
+            frame = [xp.asarray(np.ascontiguousarray(d[name])) for name in
+                     ("weights", "joints")]
+            sl, ij, iw, dl = self._static_deform
+            self._deform = (sl, ij, iw, np.int32(ij.shape[1]), dl, *frame)
+            self._deform_rev = rev
+        self._deform_on = deform is not None
 
     def rasterize(self, inputs, view):
         """Points and triangles of ``inputs`` (the CUDA vertex stage's output: device

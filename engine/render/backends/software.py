@@ -64,7 +64,8 @@ class SoftwareBackend(Backend):
                                       to_host(batch.model), view.view_projection, view.size,
                                       runs=batch.runs)
 
-    def surface_vertices(self, batch, prims, view, attributes, with_shading, points):
+    def surface_vertices(self, batch, prims, view, attributes, with_shading, points,
+                         deform=None):
         """(clip, varyings, Projection or None) of one pass over the vertices: the objects
         drawn as surfaces, and with ``points`` every object (a point cloud beside a mesh
         is projected in the same pass; without points it costs nothing)."""
@@ -76,7 +77,7 @@ class SoftwareBackend(Backend):
         clip, vary = self._surface_vertices(to_host(batch.positions), to_host(batch.object_id),
                                             to_host(batch.model), view.view_projection,
                                             attributes, runs, with_shading=with_shading,
-                                            points=screen, shaded=shaded)
+                                            points=screen, shaded=shaded, deform=deform)
         return clip, vary, (screen[1] if points else None)
 
     def rasterize(self, inputs, view):

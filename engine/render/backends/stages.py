@@ -29,6 +29,7 @@ import numpy as np
 from ...arrays import to_host
 from ...scene.camera import OrthographicCamera
 from ..attributes import pack_attributes
+from ..deform import deform_tables
 from ..lines import line_colors
 from ..shading import SurfaceShader, scene_lights
 
@@ -120,6 +121,7 @@ class Backend:
 
     def __init__(self):
         self._host_colors_key = self._attributes_key = None
+        self._deform = None
         self._fallback = None
         self._fallback_logged = False
 
@@ -154,7 +156,7 @@ class Backend:
         # when some vertices are drawn as points
         clip, varyings, projection = self.surface_vertices(
             batch, prims, view, self.attributes(batch, prims), with_shading,
-            points=bool(prims.point_mask.any()))
+            points=bool(prims.point_mask.any()), deform=self.deformation(batch, prims))
         col = self.host_colors(batch)
         shader = None
         if with_shading:
@@ -167,6 +169,13 @@ class Backend:
                                    view.size, ortho)
         line_rgba = line_colors(col, prims, view.background) if len(prims.lines) else None
         return FrameInputs(prims, batch.colors, projection, clip, shader, line_rgba, col)
+
+    def deformation(self, batch, prims):
+        """The frame's engine.render.deform.DeformTables (skins and morph targets, built
+        once per assembly, joint matrices and weights updated every frame), or None when
+        no drawn mesh is deformed."""
+        self._deform = deform_tables(batch, prims, self._deform)
+        return self._deform if self._deform.nodes else None
 
     def project_points(self, batch, view: FrameView):
         """The projector's Projection of every batch vertex (one launch)."""

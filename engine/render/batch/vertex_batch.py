@@ -94,6 +94,14 @@ class VertexBatch:
         return self._slots.host
 
     @property
+    def world_matrices(self):
+        """The ``engine.scene.world.WorldMatrices`` of the batch's visible subtree, as
+        of the last ``sync`` (rebuilt by each repack): joints of skins read it."""
+        if self._models is None:
+            self._models = ModelMatrices(self.root, 16, self._kernels)
+        return self._models.worlds
+
+    @property
     def slot_nodes(self) -> list:
         return self._slots.nodes
 
