@@ -230,6 +230,20 @@ def _wrap_scene(wrap, filt):
                                                          else range(150, 10 ** 5))
 
 
+def unlit_texture_filtering():
+    # a red and a green texel, every pixel sampling half-way between their centres
+    # (u = 0.5): glTF 2.0 section 3.9.2 filters decoded texels, so the pixel is the
+    # linear (0.5, 0.5, 0) encoded, 1.055 * 0.5 ** (1 / 2.4) - 0.055 = 0.73536 -> 188,
+    # for an unlit material as for a lit one (filtering the encoded values gives 128)
+    img = np.array([[[255, 0, 0, 255], [0, 255, 0, 255]]], np.uint8)
+    scene = Scene(background=(0, 0, 0))
+    scene.add(Node("quad", geometry=_quad(uvs=np.full((4, 2), 0.5), shading="unlit",
+                                          texture=Texture(img, Sampler("clamp", "clamp")))))
+    want = round(255 * (1.055 * 0.5 ** (1 / 2.4) - 0.055))
+    return scene, _camera(scene), lambda f: want == 188 and _covered(f) > 2000 and (
+        f.color[f.depth < 1] == [want, want, 0, 255]).all()
+
+
 def _lit_ball(*lights):
     scene = Scene(background=(0, 0, 0))
     scene.add(Node("ball", geometry=_sphere(color=(0.9, 0.9, 0.9), specular=0.6,
@@ -354,6 +368,7 @@ FEATURES = {
     "double_sided": double_sided,
     **{f"wrap_{w}_{f}": (lambda w=w, f=f: _wrap_scene(w, f))
        for w in WRAP_MODES for f in FILTERS},
+    "unlit_texture_filtering": unlit_texture_filtering,
     "light_headlight": light_headlight, "light_directional": light_directional,
     "light_point": light_point, "light_ambient": light_ambient,
     "instances": instances, "points_and_surfaces": points_and_surfaces,
