@@ -35,9 +35,9 @@ the frame read back to the host, as the engine's frame is):
                 ``frustum render`` frames it
     quad        one full-screen lit quad with a bilinear-filtered 256 x 256 texture
 
-and, for the engine, the stage breakdown of each (vertex stage, raster, resolve, ms) and
-the resolve's cost per covered pixel on full-screen quads (unlit, lit, lit + specular,
-lit + texture, unlit + texture).
+and, for the engine, the stage breakdown of each (vertex stage, raster, resolve: wall
+and CPU ms) and the resolve's CPU cost per covered pixel on full-screen quads (unlit,
+lit, lit + specular, lit + texture, unlit + texture).
 
 Two more rows, each against its own reference in the same run:
 
@@ -413,26 +413,32 @@ def llvmpipe_scene(scene, camera, size):
 
 class StageTimes:
     """Times the backend's stage calls (vertex_stage, rasterize, resolve) of a Renderer:
-    the Backend contract's public methods, wrapped on the instance."""
+    the Backend contract's public methods, wrapped on the instance. Wall time, and the
+    process's CPU time (all threads together: what the stage costs the machine, less
+    sensitive to other processes than the wall time)."""
 
     STAGES = ("vertex_stage", "rasterize", "resolve")
 
     def __init__(self, renderer):
         self.times = {k: [] for k in self.STAGES}
+        self.cpu = {k: [] for k in self.STAGES}
         backend = renderer.backend
         for name in self.STAGES:
             setattr(backend, name, self._timed(name, getattr(backend, name)))
 
     def _timed(self, name, fn):
         def call(*args, **kw):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             out = fn(*args, **kw)
             self.times[name].append((time.perf_counter() - t0) * 1000)
+            self.cpu[name].append((time.process_time() - c0) * 1000)
             return out
         return call
 
-    def medians(self):
-        return {k: statistics.median(v) for k, v in self.times.items() if v}
+    def medians(self, cpu=False):
+        """{stage: median ms} of the wall (or CPU) times."""
+        times = self.cpu if cpu else self.times
+        return {k: statistics.median(v) for k, v in times.items() if v}
 
 
 def filled_rows(size, repeats=7):
@@ -466,9 +472,10 @@ def filled_rows(size, repeats=7):
             release()
         row = {"scene": name, "covered": covered, "numba_ms": statistics.median(engine_ms),
                "llvmpipe_ms": statistics.median(gl_ms) if gl else None,
-               "stages_ms": stages.medians()}
+               "stages_ms": stages.medians(), "stages_cpu_ms": stages.medians(cpu=True)}
         row["ratio"] = row["numba_ms"] / row["llvmpipe_ms"] if gl else None
-        st = " ".join(f"{k} {v:.1f}" for k, v in row["stages_ms"].items())
+        st = " ".join(f"{k} {v:.1f} ({row['stages_cpu_ms'][k]:.1f} CPU)"
+                      for k, v in row["stages_ms"].items())
         ratio = f" ({row['ratio']:.2f}x llvmpipe {row['llvmpipe_ms']:.1f} ms)" if gl else ""
         print(f"{name:<12} {covered:.0%} of pixels covered: numba {row['numba_ms']:.1f} ms"
               f"{ratio}; stages ms: {st}", flush=True)
@@ -477,8 +484,8 @@ def filled_rows(size, repeats=7):
 
 
 def resolve_costs(size, repeats=9):
-    """The Numba resolve stage alone on full-screen quads, ns per covered pixel (median
-    of ``repeats`` frames)."""
+    """The Numba resolve stage alone on full-screen quads: CPU ns (all threads) per
+    covered pixel, median of ``repeats`` frames."""
     cases = {"unlit": {"texture": False, "shading": "unlit"}, "lit": {"texture": False},
              "lit+specular": {"texture": False, "specular": 0.5},
              "lit+texture": {}, "unlit+texture": {"shading": "unlit"}}
@@ -490,8 +497,8 @@ def resolve_costs(size, repeats=9):
         stages = StageTimes(r)
         for _ in range(repeats):
             r.render()
-        out[name] = stages.medians()["resolve"] * 1e6 / covered
-    print("resolve      ns per covered pixel, full-screen quad: "
+        out[name] = stages.medians(cpu=True)["resolve"] * 1e6 / covered
+    print("resolve      CPU ns per covered pixel, full-screen quad: "
           + ", ".join(f"{k} {v:.1f}" for k, v in out.items()), flush=True)
     return out
 

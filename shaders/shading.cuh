@@ -19,33 +19,34 @@ __host__ __device__ inline unsigned int unorm8(double v) {
 }
 
 // One axis of a texel address (engine/scene/sampling.py _axis): GL's wrapped indices
-// (0 repeat, 1 clamp to edge, 2 mirrored repeat) computed once per sample and axis with
-// selects and no integer modulo. Nearest: i1 = i0, f = 0.
+// (0 repeat, 1 clamp to edge, 2 mirrored repeat) computed once per sample and axis: one
+// float floor division for the period, selects, no integer modulo. Nearest: i1 = i0.
 __host__ __device__ inline void texel_axis(double u, long long n, long long mode, bool linear,
                                            long long& i0, long long& i1, double& f) {
-    if (mode == 0) u = u - floor(u);
-    double x = u * (double)n;
-    const double lo = mode == 2 ? -1099511627776.0 : -1.0;  // mirror: +-2^40, exact
-    const double hi = mode == 2 ? 1099511627776.0 : (double)n + 1.0;
+    const double nn = (double)n;
+    double x = u * nn;
+    // clamp: one texel beyond each edge; repeat and mirror: +-2^40, exact float integers
+    const double lo = mode == 1 ? -1.0 : -1099511627776.0;
+    const double hi = mode == 1 ? nn + 1.0 : 1099511627776.0;
     x = x < lo ? lo : (x > hi ? hi : x);
     if (linear) x -= 0.5;
     const double x0 = floor(x);
     f = linear ? x - x0 : 0.0;
-    const double nn = (double)n;
     double a, b;
-    if (mode == 2) {
-        const double n2 = 2.0 * nn;
-        double m = x0 - n2 * floor(x0 / n2);
-        m = m < 0.0 ? m + n2 : (m >= n2 ? m - n2 : m);
-        const double m1 = m + 1.0 >= n2 ? 0.0 : m + 1.0;
-        a = m < nn ? m : n2 - 1.0 - m;
-        b = m1 < nn ? m1 : n2 - 1.0 - m1;
-    } else if (mode == 0) {
-        a = x0 < 0.0 ? nn - 1.0 : (x0 < nn - 1.0 ? x0 : nn - 1.0);
-        b = x0 + 1.0 >= nn ? 0.0 : x0 + 1.0;
-    } else {
+    if (mode == 1) {
         a = x0 < 0.0 ? 0.0 : (x0 > nn - 1.0 ? nn - 1.0 : x0);
         b = x0 + 1.0 < 0.0 ? 0.0 : (x0 + 1.0 > nn - 1.0 ? nn - 1.0 : x0 + 1.0);
+    } else {
+        const double p = mode == 0 ? nn : 2.0 * nn;  // the period in texels
+        double m = x0 - p * floor(x0 / p);
+        m = m < 0.0 ? m + p : (m >= p ? m - p : m);
+        double m1 = m + 1.0 >= p ? 0.0 : m + 1.0;
+        if (mode == 2) {
+            m = m < nn ? m : p - 1.0 - m;
+            m1 = m1 < nn ? m1 : p - 1.0 - m1;
+        }
+        a = m;
+        b = m1;
     }
     i0 = (long long)a;
     i1 = linear ? (long long)b : i0;

@@ -27,10 +27,10 @@ materials is stored once. The texels are ``Texture.linear`` (float32 RGBA, RGB d
 from sRGB once per texture, alpha / 255), row-major from the image's top row, so a
 sampler reads four floats per texel and filters them as they are, for lit and unlit
 materials alike: no decode per texel and no 8-bit texel in any resolve. Why float32
-(16 bytes a texel) rather than 8 or 16 bits: a bilinear sample reads 4 texels, which
-sit in one or two cache lines either way, and the decode table or integer unpacking per
-texel was a third of a textured pixel's cost; a mip chain appends its levels to the
-same array as further (offset, width, height) rows.
+(16 bytes a texel, 4x the image) rather than 8 or 16 bits: a bilinear sample reads 4
+texels, which sit in one or two cache lines either way, and filtering needs no unpacking
+or decode table lookup per texel (16 per sample before); a mip chain appends its levels
+to the same array as further (offset, width, height) rows.
 """
 
 from __future__ import annotations

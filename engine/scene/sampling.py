@@ -15,10 +15,10 @@ spec, section 8.14.2) give GL's texel indices::
     mirror  m = i mod 2W; m if m < W else 2W - 1 - m
 
 so u = 1.25 and u = -0.75 read the texel of u = 0.25 under "repeat". They are computed
-once per sample and axis, branch-free, with no integer modulo: repeat takes the
-coordinate's fraction first (u - floor(u); then i0 = -1 selects W - 1 and i1 = W selects
-0), mirror one float floor division of the first index (the second index is the next
-one, wrapped by a select), clamp two clamps.
+once per sample and axis, branch-free, with no integer modulo: repeat and mirror take the
+first index modulo the period (W, 2W) by one float floor division, the second index is
+the next one wrapped by a select, and mirror reflects both by a select; clamp is two
+clamps.
 
 Filtering happens in linear light: ``Texture.linear`` holds the texels decoded from sRGB
 once (float32, alpha / 255), as GL does for SRGB8_ALPHA8 textures. No mipmaps.
@@ -36,25 +36,24 @@ __all__ = ["sample"]
 def _axis(u, n: int, mode: str, linear: bool):
     """Texel indices along one axis of size n for coordinates u (float array): (i0, i1,
     f), the weight f on i1 (nearest: i1 = i0, f = 0)."""
-    if mode == "repeat":
-        u = u - np.floor(u)
     x = u * n
-    # bounded before the float -> int conversion (mirror: exact float integers)
-    x = np.clip(x, -1.0, n + 1.0) if mode != "mirror" else np.clip(x, -2.0**40, 2.0**40)
+    # bounded before the float -> int conversion: repeat and mirror keep exact float
+    # integers (|x| <= 2**40), clamp needs no more than one texel beyond each edge
+    x = np.clip(x, -1.0, n + 1.0) if mode == "clamp" else np.clip(x, -2.0**40, 2.0**40)
     if linear:
         x = x - 0.5
     x0 = np.floor(x)
     f = x - x0 if linear else np.zeros_like(x)
-    if mode == "mirror":
-        m = x0 - 2 * n * np.floor(x0 / (2 * n))
-        m = np.where(m < 0, m + 2 * n, np.where(m >= 2 * n, m - 2 * n, m))
-        m1 = np.where(m + 1 >= 2 * n, 0, m + 1)
-        i0, i1 = np.where(m < n, m, 2 * n - 1 - m), np.where(m1 < n, m1, 2 * n - 1 - m1)
-    elif mode == "repeat":
-        i0 = np.where(x0 < 0, n - 1, np.minimum(x0, n - 1))
-        i1 = np.where(x0 + 1 >= n, 0, x0 + 1)
-    else:
+    if mode == "clamp":
         i0, i1 = np.clip(x0, 0, n - 1), np.clip(x0 + 1, 0, n - 1)
+    else:
+        p = n if mode == "repeat" else 2 * n  # the period in texels
+        m = x0 - p * np.floor(x0 / p)
+        m = np.where(m < 0, m + p, np.where(m >= p, m - p, m))  # a rounded quotient
+        m1 = np.where(m + 1 >= p, 0, m + 1)
+        if mode == "mirror":
+            m, m1 = np.where(m < n, m, p - 1 - m), np.where(m1 < n, m1, p - 1 - m1)
+        i0, i1 = m, m1
     if not linear:
         i1 = i0
     return i0.astype(np.int64), i1.astype(np.int64), f
