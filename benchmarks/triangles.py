@@ -36,8 +36,8 @@ the frame read back to the host, as the engine's frame is):
     quad        one full-screen lit quad with a bilinear-filtered 256 x 256 texture
 
 and, for the engine, the stage breakdown of each (vertex stage, raster, resolve: wall
-and CPU ms) and the resolve's CPU cost per covered pixel on full-screen quads (unlit,
-lit, lit + specular, lit + texture, unlit + texture).
+and CPU ms) and the resolve's CPU cost per covered pixel on one thread on full-screen
+quads (unlit, lit, lit + specular, lit + texture, unlit + texture).
 
 Two more rows, each against its own reference in the same run:
 
@@ -484,8 +484,13 @@ def filled_rows(size, repeats=7):
 
 
 def resolve_costs(size, repeats=9):
-    """The Numba resolve stage alone on full-screen quads: CPU ns (all threads) per
-    covered pixel, median of ``repeats`` frames."""
+    """The Numba resolve stage alone on full-screen quads, on one thread: CPU ns per
+    covered pixel, median of ``repeats`` frames (one thread: what a pixel costs, without
+    the thread pool's waits that a busy machine adds)."""
+    from engine.render.backends.threads import set_threads, thread_count
+
+    threads = thread_count()
+    set_threads(1)
     cases = {"unlit": {"texture": False, "shading": "unlit"}, "lit": {"texture": False},
              "lit+specular": {"texture": False, "specular": 0.5},
              "lit+texture": {}, "unlit+texture": {"shading": "unlit"}}
@@ -498,7 +503,8 @@ def resolve_costs(size, repeats=9):
         for _ in range(repeats):
             r.render()
         out[name] = stages.medians(cpu=True)["resolve"] * 1e6 / covered
-    print("resolve      CPU ns per covered pixel, full-screen quad: "
+    set_threads(threads)
+    print("resolve      CPU ns per covered pixel, full-screen quad, one thread: "
           + ", ".join(f"{k} {v:.1f}" for k, v in out.items()), flush=True)
     return out
 
