@@ -64,7 +64,7 @@ SPECULAR_STEPS = 1024
 # indexing a record's fields in the pixel loop cost Numba about 10% of the frame)
 _F_COLOR, _F_SPECULAR, _F_SPEC_FROM, _F_SPEC_SCALE = 0, 4, 5, 6
 _I_SHADING, _I_FLAGS, _I_TEXTURE, _I_LO, _I_HI = range(5)
-_PLANE = 3  # coefficients per plane: x, y, 1
+_PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
 
 
 @numba.njit(inline="always")
@@ -138,10 +138,9 @@ def _unorm8(v):
 
 @numba.njit(inline="always")
 def _setup(t, yn, tris, adj, front, vary, mat_i, mi, po, no, plane):
-    """The planes of triangle t on row yn into plane[]: plane[0:3] the denominator
-    (x coefficient, the row's constant, unused), then per varying column c of the
-    material's span plane[3 (c + 1):]: its numerator's x coefficient and the row's
-    constant. Flat normals become constant planes; back faces of double-sided materials
+    """The planes of triangle t on row yn into plane[]: plane[0:2] the denominator's
+    x coefficient and the row's constant, then for each varying column c of the
+    material's span, plane[2 (c + 1):2 (c + 2)], its numerator's. Flat normals become constant planes; back faces of double-sided materials
     get negated normal planes."""
     v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
     qa = adj[t, 0, 0] + adj[t, 1, 0] + adj[t, 2, 0]
@@ -221,7 +220,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                 xn = px * x_scale + x_offset
                 q = plane[0] * xn + plane[1]
                 inv = 1.0 / q if q != 0 else 1.0
-                r, g, b, a = mat_f[mi, 0], mat_f[mi, 1], mat_f[mi, 2], mat_f[mi, 3]
+                r, g = mat_f[mi, _F_COLOR], mat_f[mi, _F_COLOR + 1]
+                b, a = mat_f[mi, _F_COLOR + 2], mat_f[mi, _F_COLOR + 3]
                 if flags & 1:
                     r, g = r * _at(plane, co, xn, inv), g * _at(plane, co + 1, xn, inv)
                     b, a = b * _at(plane, co + 2, xn, inv), a * _at(plane, co + 3, xn, inv)
