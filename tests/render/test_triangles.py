@@ -255,6 +255,17 @@ def test_sampler_reads_gls_texels_for_any_coordinate(mode):
     want = [img[0, _gl_index(i, w, mode), 0] * (1 - t) + img[0, _gl_index(i + 1, w, mode), 0] * t
             for i, t in zip(i0, f)]
     np.testing.assert_allclose(got, want, atol=1e-6)
+    # the Numba resolve's twin (a multiply by 1 / the period) picks the same indices
+    from engine.render.backends.numba_shading import _axis
+    from engine.scene.sampling import _axis as reference
+
+    code = {"repeat": 0, "clamp": 1, "mirror": 2}[mode]
+    for linear in (False, True):
+        want = reference(u, w, mode, linear)
+        rp = 1.0 / (2 * w if mode == "mirror" else w)
+        got = [_axis(x, w, code, linear, rp) for x in u]
+        assert [g[0] for g in got] == want[0].tolist()
+        assert [g[1] for g in got] == want[1].tolist()
 
 
 def test_texture_decoded_to_linear_once():

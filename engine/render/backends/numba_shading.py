@@ -68,8 +68,10 @@ _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y
 
 
 @numba.njit(inline="always")
-def _axis(u, n, mode, linear):
-    """Wrapped texel indices along one axis (engine.scene.sampling._axis): (i0, i1, f)."""
+def _axis(u, n, mode, linear, rp):
+    """Wrapped texel indices along one axis (engine.scene.sampling._axis): (i0, i1, f).
+    ``rp`` is 1 / the wrap period (n for repeat, 2n for mirror): a multiply, not a
+    division, per sample; the quotient's rounding is corrected by the selects."""
     x = u * n
     if mode == 1:
         x = min(max(x, -1.0), n + 1.0)
@@ -84,7 +86,7 @@ def _axis(u, n, mode, linear):
         b = min(max(x0 + 1, 0.0), n - 1.0)
     else:
         p = n if mode == 0 else 2.0 * n
-        m = x0 - p * np.floor(x0 / p)
+        m = x0 - p * np.floor(x0 * rp)
         m = m + p if m < 0 else (m - p if m >= p else m)
         m1 = 0.0 if m + 1 >= p else m + 1
         if mode == 2:
@@ -97,14 +99,15 @@ def _axis(u, n, mode, linear):
 
 
 @numba.njit(inline="always")
-def _sample(texels, info, k, u, v):
-    """Texture k at (u, v) -> linear (r, g, b, a) (engine.scene.sampling.sample)."""
+def _sample(texels, info, periods, k, u, v):
+    """Texture k at (u, v) -> linear (r, g, b, a) (engine.scene.sampling.sample);
+    ``periods[k]``: 1 / the wrap period along u and v (``_material_arrays``)."""
     off, w, h = info[k, 0], info[k, 1], info[k, 2]
     linear = info[k, 5] != 0
     if not (math.isfinite(u) and math.isfinite(v)):
         u, v = 0.0, 0.0
-    i0, i1, fx = _axis(u, w, info[k, 3], linear)
-    j0, j1, fy = _axis(v, h, info[k, 4], linear)
+    i0, i1, fx = _axis(u, w, info[k, 3], linear, periods[k, 0])
+    j0, j1, fy = _axis(v, h, info[k, 4], linear, periods[k, 1])
     r0, r1 = off + j0 * w, off + j1 * w
     # the blend in float32, as the texels are: no conversion per texel (1e-7 relative)
     w00, w01 = np.float32((1.0 - fx) * (1.0 - fy)), np.float32(fx * (1.0 - fy))
@@ -177,13 +180,14 @@ def _setup(t, yn, tris, adj, front, vary, mat_i, mi, po, no, plane):
 @numba.njit(**{**_opts, "parallel": True})
 def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, background,
              tris, tri_material, adj, front, vary, offsets, mat_f, mat_i, spec_table, texels,
-             tex_info, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir, encode, scratch,
+             tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir, encode, scratch,
              color_out, depth_out):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
     n_dir = dir_l.shape[0]
     n_light = n_dir + pt_pos.shape[0]
+    needs_position = pt_pos.shape[0] > 0
     x_scale, x_offset = 2.0 / width, 1.0 / width - 1.0
     po, no, uo, co = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0], offsets[_COLOR_LINEAR]
     n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
@@ -226,7 +230,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     r, g = r * _at(plane, co, xn, inv), g * _at(plane, co + 1, xn, inv)
                     b, a = b * _at(plane, co + 2, xn, inv), a * _at(plane, co + 3, xn, inv)
                 if ti >= 0:
-                    tr, tg, tb, ta = _sample(texels, tex_info, ti, _at(plane, uo, xn, inv),
+                    tr, tg, tb, ta = _sample(texels, tex_info, tex_periods, ti,
+                                             _at(plane, uo, xn, inv),
                                              _at(plane, uo + 1, xn, inv))
                     r, g, b, a = r * tr, g * tg, b * tb, a * ta
                 alpha = _unorm8(a)
@@ -242,11 +247,13 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     nx, ny, nz = nx * k_n, ny * k_n, nz * k_n
                 else:  # no usable normal: the geometric one
                     nx, ny, nz = _geometric(t, tris, vary, po, flags, front)
-                wx, wy, wz = (_at(plane, po, xn, inv), _at(plane, po + 1, xn, inv),
-                              _at(plane, po + 2, xn, inv))
+                spec = mat_f[mi, _F_SPECULAR]
+                wx = wy = wz = 0.0
+                if needs_position or (spec > 0 and not ortho):  # point lights, view vector
+                    wx, wy, wz = (_at(plane, po, xn, inv), _at(plane, po + 1, xn, inv),
+                                  _at(plane, po + 2, xn, inv))
                 dr, dg, db = ambient[0], ambient[1], ambient[2]
                 sr = sg = sb = 0.0
-                spec = mat_f[mi, _F_SPECULAR]
                 if spec > 0:
                     if ortho:
                         vx, vy, vz = view_dir[0], view_dir[1], view_dir[2]
@@ -321,8 +328,9 @@ def specular_tables(shininess):
 
 def _material_arrays(prims):
     """(mat_f (M, 7) float64, mat_i (M, 5) int64, specular tables, texels, texture
-    table) of an assembly, packed once and kept in ``prims.derived`` (textures are
-    decoded once per texture, engine.scene.material.Texture.linear)."""
+    table, (X, 2) float64 1 / the wrap period of each texture along u and v) of an
+    assembly, packed once and kept in ``prims.derived`` (textures are decoded once per
+    texture, engine.scene.material.Texture.linear)."""
     packed = prims.derived.get("numba_materials")
     if packed is None:
         records, texels, info = pack_materials(prims.materials)
@@ -331,9 +339,12 @@ def _material_arrays(prims):
                                 start[:, None], scale[:, None]], axis=1)
         mat_i = np.stack([records["shading"], records["flags"], records["texture"],
                           records["span"][:, 0], records["span"][:, 1]], axis=1)
+        # wrap periods in texels: the size for repeat, twice it for mirror (clamp: unused)
+        size = info[:, 1:3].astype(np.float64)
+        periods = 1.0 / np.where(info[:, 3:5] == 2, 2.0 * size, size)
         packed = prims.derived["numba_materials"] = (
             np.ascontiguousarray(mat_f), np.ascontiguousarray(mat_i, np.int64),
-            np.ascontiguousarray(table), texels, info)
+            np.ascontiguousarray(table), texels, info, np.ascontiguousarray(periods))
     return packed
 
 
@@ -364,7 +375,7 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
 
         shader = _EmptyShader(Primitives(len(point_colors)))
     prims, st = shader.prims, shader.setup
-    mat_f, mat_i, spec_table, texels, info = _material_arrays(prims)
+    mat_f, mat_i, spec_table, texels, info, periods = _material_arrays(prims)
     ambient, dl, de, pp, pe = light_arrays(shader.lights)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
@@ -374,7 +385,7 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
         _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
                  bg, prims.triangles, prims.tri_material, st.adj, st.front,
                  shader.varyings, varying_offsets(_VARYINGS), mat_f, mat_i, spec_table,
-                 texels, info, ambient, dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64),
+                 texels, info, periods, ambient, dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64),
                  _ENCODE, _scratch(prims, h), color.reshape(-1, 4).view(np.uint32).reshape(-1),
                  depth.reshape(-1).view(np.uint32))
     return Frame(color, depth)
