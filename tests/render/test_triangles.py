@@ -268,6 +268,25 @@ def test_sampler_reads_gls_texels_for_any_coordinate(mode):
         assert [g[1] for g in got] == want[1].tolist()
 
 
+@pytest.mark.parametrize("raster", RASTERS)
+def test_unlit_factors_multiply_in_linear_light(raster):
+    # glTF 2.0 section 3.9.2: factor x vertex colour in linear light, then encoded. The
+    # factor 0.5 and the vertex colour 128/255 (stored as 8 bits): decode 0.21404 and
+    # 0.21586, product 0.046203, encoded 0.23800 -> 61; the product of the encoded
+    # values would be 0.2510 -> 64
+    scene, cam = _scene()
+    pos = np.array([[-1, -1, -2], [1, -1, -2], [1, 1, -2], [-1, 1, -2]], np.float32)
+    scene.add(Node("q", geometry=Mesh(pos, [[0, 1, 2], [0, 2, 3]],
+                                      colors=np.full((4, 3), 128 / 255),
+                                      material=Material(color=(0.5, 0.5, 0.5),
+                                                        shading="unlit"))))
+    frame = Renderer(scene, cam, (16, 16), backend=raster).render()
+    dec = lambda c: ((c + 0.055) / 1.055) ** 2.4
+    want = round(255 * (1.055 * (dec(0.5) * dec(128 / 255)) ** (1 / 2.4) - 0.055))
+    assert want == 61
+    assert frame.color[8, 8].tolist() == [want, want, want, 255]
+
+
 def test_texture_decoded_to_linear_once():
     img = np.array([[[0, 128, 255, 64], [188, 10, 3, 255]]], np.uint8)
     tex = Texture(img)
