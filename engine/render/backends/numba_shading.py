@@ -63,7 +63,7 @@ SPECULAR_STEPS = 1024
 # per-material float and integer columns (pack_materials records as plain arrays:
 # indexing a record's fields in the pixel loop cost Numba about 10% of the frame)
 _F_COLOR, _F_SPECULAR, _F_SPEC_FROM, _F_SPEC_SCALE = 0, 4, 5, 6
-_I_SHADING, _I_FLAGS, _I_TEXTURE, _I_LO, _I_HI = range(5)
+_I_SHADING, _I_FLAGS, _I_TEXTURE = range(3)
 _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
 
 
@@ -140,11 +140,24 @@ def _unorm8(v):
 
 
 @numba.njit(inline="always")
-def _setup(t, yn, tris, adj, front, vary, mat_i, mi, po, no, plane):
+def _columns(c0, c1, v0, v1, v2, vary, adj, t, r0, r1, r2, plane):
+    """Numerator planes of varying columns [c0, c1) (see _setup)."""
+    for c in range(c0, c1):
+        a0, a1, a2 = vary[v0, c], vary[v1, c], vary[v2, c]
+        plane[_PLANE * (c + 1)] = a0 * adj[t, 0, 0] + a1 * adj[t, 1, 0] + a2 * adj[t, 2, 0]
+        plane[_PLANE * (c + 1) + 1] = a0 * r0 + a1 * r1 + a2 * r2
+
+
+@numba.njit(inline="always")
+def _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets, position, plane):
     """The planes of triangle t on row yn into plane[]: plane[0:2] the denominator's
-    x coefficient and the row's constant, then for each varying column c of the
-    material's span, plane[2 (c + 1):2 (c + 2)], its numerator's. Flat normals become constant planes; back faces of double-sided materials
-    get negated normal planes."""
+    x coefficient and the row's constant, then for each varying column c the material
+    reads, plane[2 (c + 1):2 (c + 2)], its numerator's: the position when ``position``
+    (point lights, the specular view vector), the normal when lit, the colour with
+    vertex colours, uv0 when textured. Flat normals become constant planes; back faces
+    of double-sided materials get negated normal planes."""
+    po, no = offsets[_POSITION], offsets[_NORMAL]
+    uo, co = offsets[_UV0], offsets[_COLOR_LINEAR]
     v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
     qa = adj[t, 0, 0] + adj[t, 1, 0] + adj[t, 2, 0]
     qr = (adj[t, 0, 1] + adj[t, 1, 1] + adj[t, 2, 1]) * yn + (
@@ -153,11 +166,15 @@ def _setup(t, yn, tris, adj, front, vary, mat_i, mi, po, no, plane):
     r0 = adj[t, 0, 1] * yn + adj[t, 0, 2]
     r1 = adj[t, 1, 1] * yn + adj[t, 1, 2]
     r2 = adj[t, 2, 1] * yn + adj[t, 2, 2]
-    for c in range(mat_i[mi, _I_LO], mat_i[mi, _I_HI]):
-        a0, a1, a2 = vary[v0, c], vary[v1, c], vary[v2, c]
-        plane[_PLANE * (c + 1)] = a0 * adj[t, 0, 0] + a1 * adj[t, 1, 0] + a2 * adj[t, 2, 0]
-        plane[_PLANE * (c + 1) + 1] = a0 * r0 + a1 * r1 + a2 * r2
     shading, flags = mat_i[mi, _I_SHADING], mat_i[mi, _I_FLAGS]
+    if shading != 0 and position:
+        _columns(po, po + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if shading == 1:
+        _columns(no, no + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if flags & 1:
+        _columns(co, co + 4, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if mat_i[mi, _I_TEXTURE] >= 0:
+        _columns(uo, uo + 2, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
     if shading == 2:  # flat: the geometric normal, constant over the triangle
         e1x, e1y, e1z = (vary[v1, po] - vary[v0, po], vary[v1, po + 1] - vary[v0, po + 1],
                          vary[v1, po + 2] - vary[v0, po + 2])
@@ -220,7 +237,9 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     mi = np.int64(tri_material[t])
                     shading, flags, ti = mat_i[mi, _I_SHADING], mat_i[mi, _I_FLAGS], \
                         mat_i[mi, _I_TEXTURE]
-                    _setup(t, yn, tris, adj, front, vary, mat_i, mi, po, no, plane)
+                    _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets,
+                           needs_position or (mat_f[mi, _F_SPECULAR] > 0 and not ortho),
+                           plane)
                 xn = px * x_scale + x_offset
                 q = plane[0] * xn + plane[1]
                 inv = 1.0 / q if q != 0 else 1.0
@@ -327,7 +346,7 @@ def specular_tables(shininess):
 
 
 def _material_arrays(prims):
-    """(mat_f (M, 7) float64, mat_i (M, 5) int64, specular tables, texels, texture
+    """(mat_f (M, 7) float64, mat_i (M, 3) int64, specular tables, texels, texture
     table, (X, 2) float64 1 / the wrap period of each texture along u and v) of an
     assembly, packed once and kept in ``prims.derived`` (textures are decoded once per
     texture, engine.scene.material.Texture.linear)."""
@@ -337,8 +356,7 @@ def _material_arrays(prims):
         start, scale, table = specular_tables(records["shininess"])
         mat_f = np.concatenate([records["color_linear"], records["specular"][:, None],
                                 start[:, None], scale[:, None]], axis=1)
-        mat_i = np.stack([records["shading"], records["flags"], records["texture"],
-                          records["span"][:, 0], records["span"][:, 1]], axis=1)
+        mat_i = np.stack([records["shading"], records["flags"], records["texture"]], axis=1)
         # wrap periods in texels: the size for repeat, twice it for mirror (clamp: unused)
         size = info[:, 1:3].astype(np.float64)
         periods = 1.0 / np.where(info[:, 3:5] == 2, 2.0 * size, size)
