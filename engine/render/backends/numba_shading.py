@@ -17,8 +17,9 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   A flat normal is a constant plane; a double-sided back face's normal planes are
   negated in the setup.
 - Textures: float32 linear texels (``Texture.linear``, engine.render.materials), wrap
-  modes computed once per sample and axis with one float floor division and selects
-  (engine.scene.sampling), so no texel is decoded and no index takes an integer modulo.
+  modes computed once per sample and axis with the floor of one product (by the wrap
+  period's reciprocal) and selects (engine.scene.sampling), so no texel is decoded and
+  no index takes an integer modulo.
 - sRGB encode: linear interpolation in a 4097-entry table of the exact curve: at most
   0.005/255 from the formula, so the 8-bit result differs from the NumPy resolve's in
   about 2 of 100,000 values, by 1.
