@@ -21,6 +21,24 @@ Paths, each timed as whole frames (vertex stage + raster + resolve to a host ima
                 ``vao.render(); ctx.finish()`` per frame, no readback: the CPU reference
                 for a software triangle rasterizer (DESIGN.md)
 
+Scenes where surfaces fill the screen (issue 19's targets), each against llvmpipe drawing
+the same textured, lit triangles of the same scene graph (``llvmpipe_scene``: every mesh
+and instance set, the same lights, sRGB textures filtered as the engine filters them,
+back faces culled exactly where the engine culls them, i.e. for single-sided materials;
+the frame read back to the host, as the engine's frame is):
+
+    game        a 96 x 96-cell textured height field (rolling hills, an 128 x 128 grass
+                texture repeated 8 times) and 300 instanced lit spheres, one directional
+                light and a sky ambient, seen by a low follow camera: about two thirds of
+                the pixels covered (printed)
+    Duck        ../shared/ref-assets/gltf/Duck.glb (4,212 textured triangles), framed as
+                ``frustum render`` frames it
+    quad        one full-screen lit quad with a bilinear-filtered 256 x 256 texture
+
+and, for the engine, the stage breakdown of each (vertex stage, raster, resolve: wall
+and CPU ms) and the resolve's CPU cost per covered pixel on one thread on full-screen
+quads (unlit, lit, lit + specular, lit + texture, unlit + texture).
+
 Two more rows, each against its own reference in the same run:
 
     points      a whole frame of 10^6 coloured points at the frame size (projection +
@@ -51,6 +69,7 @@ from engine.render.renderer import parse_size
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNNY = ROOT.parent / "shared" / "ref-assets" / "classic" / "stanford-bunny.obj"
+DUCK = ROOT.parent / "shared" / "ref-assets" / "gltf" / "Duck.glb"
 
 
 def timed_ms(fn, repeats):
@@ -154,6 +173,340 @@ def llvmpipe_frame(scene, camera, size):
         ctx.release()
 
     return frame, release
+
+
+
+# ------------------------------------------------------------ scenes that fill the screen
+def _hills(n=97):
+    """(n, n) heights of gentle hills (the steepest slope about 16 degrees)."""
+    t = np.linspace(0, 4 * np.pi, n)
+    return 1.6 * np.sin(t)[None, :] * np.cos(0.6 * t)[:, None] + 0.6 * np.sin(2.3 * t)[:, None]
+
+
+def _grass(size=128):
+    """(size, size, 3) uint8 grass-and-dirt checker texture."""
+    cells = np.indices((size, size)).sum(axis=0) // 16 % 2
+    g = 90 + 50 * cells + np.random.default_rng(7).integers(0, 25, (size, size))
+    return np.stack([g // 2, g, g // 4], axis=-1).astype(np.uint8)
+
+
+def _height(heights, field, x, z):
+    """Bilinear height of the field at world (x, z) (engine.scene.procedural.heightfield
+    places heights[i, j] at x = -field/2 + j field/(n-1), z likewise by rows)."""
+    n = heights.shape[0] - 1
+    fx, fz = (x / field + 0.5) * n, (z / field + 0.5) * n
+    j, i = min(int(fx), n - 1), min(int(fz), n - 1)
+    a, b = fx - j, fz - i
+    return float((heights[i, j] * (1 - a) + heights[i, j + 1] * a) * (1 - b)
+                 + (heights[i + 1, j] * (1 - a) + heights[i + 1, j + 1] * a) * b)
+
+
+def game_scene(size):
+    """The game scene: textured height field (96 x 96 cells, 80 units across) and 300
+    instanced spheres on it, a low follow camera behind a player at the field's centre."""
+    from engine import AmbientLight, DirectionalLight, Instances, Material, Texture
+    from engine.scene.procedural import heightfield, uv_sphere
+
+    scene = Scene(background="lightskyblue")
+    scene.add(DirectionalLight(intensity=0.9, position=(2, 5, 3))).look_at((0, 0, 0))
+    scene.add(AmbientLight("sky", color=(0.7, 0.8, 1.0), intensity=0.35))
+    field = 80.0
+    hills = _hills()
+    ground = heightfield(hills, size=(field, field), material=Material(texture=Texture(
+        _grass())))
+    ground = Mesh(ground.positions + ground.origin, ground.faces, normals=ground.normals,
+                  uvs=ground.uvs * 8, material=ground.material)  # the grass 8 times across
+    scene.add(Node("ground", geometry=ground))
+    rng = np.random.default_rng(0)
+    xz = rng.uniform(-field / 2 + 2, field / 2 - 2, (300, 2))
+    y = np.array([_height(hills, field, x, z) for x, z in xz]) + 0.6
+    scene.add(Instances(uv_sphere(0.6, 24, 12), name="balls",
+                        positions=np.column_stack([xz[:, 0], y, xz[:, 1]]),
+                        colors=rng.uniform(0.3, 1.0, (300, 3))))
+    eye_y = _height(hills, field, 0.0, 9.0) + 3.0
+    camera = scene.add(PerspectiveCamera(fov_y=60, aspect=size[0] / size[1], near=0.1,
+                                         far=200, position=(0.0, eye_y, 9.0)))
+    camera.look_at((0.0, _height(hills, field, 0.0, 0.0), 0.0))  # about 67% covered
+    return scene, camera
+
+
+def duck_scene(size):
+    """Duck.glb framed as ``frustum render`` frames it, or None without the asset."""
+    if not DUCK.is_file():
+        return None
+    from engine.io.sources import load_source
+
+    return load_source(str(DUCK), size[0] / size[1])
+
+
+def quad_scene(size, texture=True, **material):
+    """One lit quad filling the frame (uv 0..4 across), bilinear 256 x 256 texture."""
+    from engine import Material, Texture
+
+    scene = Scene(background=(0, 0, 0))
+    a = size[0] / size[1]
+    pos = np.array([[-a, -1, 0], [a, -1, 0], [a, 1, 0], [-a, 1, 0]], np.float32) * 1.2
+    uv = np.array([[0, 4], [4, 4], [4, 0], [0, 0]], np.float32)
+    tex = Texture(np.random.default_rng(0).integers(0, 256, (256, 256, 4), np.uint8)) \
+        if texture else None
+    scene.add(Node("quad", geometry=Mesh(pos, [[0, 1, 2], [0, 2, 3]], uvs=uv,
+                                         material=Material(texture=tex, **material))))
+    camera = scene.add(PerspectiveCamera(fov_y=60, aspect=a, position=(0, 0, 1.5)))
+    camera.look_at((0, 0, 0))
+    return scene, camera
+
+
+_SCENE_VERT = """#version 330 core
+uniform mat4 u_view_proj;
+uniform mat4 u_model;
+uniform bool u_instanced;
+in vec3 in_pos;
+in vec3 in_normal;
+in vec2 in_uv;
+in vec4 in_color;
+in mat4 in_instance;
+in vec4 in_tint;
+out vec3 v_normal;
+out vec2 v_uv;
+out vec4 v_color;
+void main() {
+    mat4 m = u_instanced ? u_model * in_instance : u_model;
+    gl_Position = u_view_proj * m * vec4(in_pos, 1.0);
+    v_normal = mat3(m) * in_normal;
+    v_uv = in_uv;
+    vec4 c = in_color * (u_instanced ? in_tint : vec4(1.0));
+    v_color = vec4(mix(c.rgb / 12.92, pow((c.rgb + 0.055) / 1.055, vec3(2.4)),
+                       step(0.04045, c.rgb)), c.a);
+}
+"""
+_SCENE_FRAG = """#version 330 core
+uniform sampler2D u_texture;
+uniform bool u_textured;
+uniform bool u_double_sided;
+uniform vec4 u_color;
+uniform vec3 u_ambient;
+uniform int u_n_lights;
+uniform vec3 u_to_light[4];
+uniform vec3 u_radiance[4];
+in vec3 v_normal;
+in vec2 v_uv;
+in vec4 v_color;
+out vec4 f_color;
+void main() {
+    vec4 base = u_color * v_color;
+    if (u_textured) base *= texture(u_texture, v_uv);
+    vec3 n = normalize(v_normal);
+    if (u_double_sided && !gl_FrontFacing) n = -n;
+    vec3 light = u_ambient;
+    for (int i = 0; i < u_n_lights; ++i) light += u_radiance[i] * max(dot(n, u_to_light[i]), 0.0);
+    vec3 l = clamp(base.rgb * light, 0.0, 1.0);
+    f_color = vec4(mix(l * 12.92, 1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055, step(0.0031308, l)),
+                   base.a);
+}
+"""
+
+
+def llvmpipe_scene(scene, camera, size):
+    """A callable drawing every mesh and instance set of ``scene`` with raw moderngl
+    (static buffers; per draw: its model matrix, material and texture), lit by the
+    engine's lights (ambient + Lambert, engine.render.shading.scene_lights), back faces
+    culled for single-sided materials as the engine culls them, the frame read back to
+    the host; and a release function. (None, None) without an EGL context."""
+    import moderngl
+
+    from engine import Instances
+    from engine.render.gl import GLUnavailable, create_egl_context
+    from engine.render.shading import scene_lights
+    from engine.scene.colorspace import srgb_to_linear
+    from engine.scene.transforms import trs_matrices
+
+    try:
+        ctx = create_egl_context()
+    except GLUnavailable:
+        return None, None
+    camera.set_viewport(*size)
+    prog = ctx.program(vertex_shader=_SCENE_VERT, fragment_shader=_SCENE_FRAG)
+    ambient, directional, _ = scene_lights(scene, camera, np.zeros(3))
+    prog["u_ambient"].value = tuple(float(a) for a in ambient)
+    prog["u_n_lights"].value = len(directional)
+    pad = [(0.0, 0.0, 0.0)] * (4 - len(directional))
+    prog["u_to_light"].write(np.array([d for d, _ in directional] + pad, np.float32))
+    prog["u_radiance"].write(np.array([e for _, e in directional] + pad, np.float32))
+    vp = camera.projection_matrix @ camera.view_matrix
+    prog["u_view_proj"].write(vp.T.astype(np.float32).tobytes())
+    owned, draws, textures = [prog], [], {}
+    for node in scene.traverse(visible_only=True):
+        g = getattr(node, "geometry", None)
+        if not isinstance(g, Mesh):
+            continue
+        n = len(g.positions)
+        uv = g.uvs if g.uvs is not None else np.zeros((n, 2))
+        col = g.colors if g.colors is not None and g.material.vertex_colors else \
+            np.full((n, 4), 255, np.uint8)
+        bufs = [ctx.buffer(np.ascontiguousarray(a, dt)) for a, dt in (
+            (g.positions, np.float32), (g.vertex_normals(), np.float32), (uv, np.float32),
+            (col, np.uint8))]
+        content = [(bufs[0], "3f", "in_pos"), (bufs[1], "3f", "in_normal"),
+                   (bufs[2], "2f", "in_uv"), (bufs[3], "4f1", "in_color")]
+        count = None
+        if isinstance(node, Instances):
+            on = node.active
+            local = trs_matrices(node.positions[on], node.rotations[on], node.scales[on])
+            inst = ctx.buffer(np.ascontiguousarray(local.transpose(0, 2, 1), np.float32))
+            tint = ctx.buffer(np.ascontiguousarray(node.colors[on], np.float32))
+            bufs += [inst, tint]
+            content += [(inst, "16f/i", "in_instance"), (tint, "4f/i", "in_tint")]
+            count = int(on.sum())
+        ibo = ctx.buffer(np.ascontiguousarray(g.faces, np.uint32))
+        vao = ctx.vertex_array(prog, content, ibo)
+        owned += [*bufs, ibo, vao]
+        model = node.world_matrix.copy()
+        model[:3, 3] += model[:3, :3] @ g.origin
+        m = g.material
+        tex = None
+        if m.texture is not None:
+            tex = textures.get(id(m.texture))
+            if tex is None:
+                t = m.texture
+                tex = ctx.texture(t.size, 4, t.image.tobytes(), internal_format=0x8C43)
+                f = moderngl.LINEAR if t.sampler.filter == "linear" else moderngl.NEAREST
+                tex.filter = (f, f)
+                tex.repeat_x = t.sampler.wrap_s != "clamp"
+                tex.repeat_y = t.sampler.wrap_t != "clamp"
+                textures[id(m.texture)] = tex
+                owned.append(tex)
+        color = (*srgb_to_linear(np.asarray(m.color[:3])), m.color[3])
+        draws.append((vao, model.T.astype(np.float32).tobytes(), tex, m.double_sided,
+                      tuple(float(c) for c in color), count))
+    fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer(size)],
+                          depth_attachment=ctx.depth_renderbuffer(size))
+    owned.append(fbo)
+    bg = scene.background
+    ctx.enable(moderngl.DEPTH_TEST)
+
+    def frame():
+        fbo.use()
+        fbo.clear(*bg[:3], 1.0, depth=1.0)
+        for vao, model, tex, double, color, count in draws:
+            prog["u_model"].write(model)
+            prog["u_instanced"].value = count is not None
+            prog["u_textured"].value = tex is not None
+            prog["u_double_sided"].value = double
+            prog["u_color"].value = color
+            if tex is not None:
+                tex.use(0)
+                prog["u_texture"].value = 0
+            if double:
+                ctx.disable(moderngl.CULL_FACE)
+            else:
+                ctx.enable(moderngl.CULL_FACE)
+            vao.render(instances=count if count is not None else -1)
+        return np.frombuffer(fbo.read(components=4), np.uint8)
+
+    def release():
+        for obj in reversed(owned):
+            obj.release()
+        ctx.release()
+
+    return frame, release
+
+
+class StageTimes:
+    """Times the backend's stage calls (vertex_stage, rasterize, resolve) of a Renderer:
+    the Backend contract's public methods, wrapped on the instance. Wall time, and the
+    process's CPU time (all threads together: what the stage costs the machine, less
+    sensitive to other processes than the wall time)."""
+
+    STAGES = ("vertex_stage", "rasterize", "resolve")
+
+    def __init__(self, renderer):
+        self.times = {k: [] for k in self.STAGES}
+        self.cpu = {k: [] for k in self.STAGES}
+        backend = renderer.backend
+        for name in self.STAGES:
+            setattr(backend, name, self._timed(name, getattr(backend, name)))
+
+    def _timed(self, name, fn):
+        def call(*args, **kw):
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = fn(*args, **kw)
+            self.times[name].append((time.perf_counter() - t0) * 1000)
+            self.cpu[name].append((time.process_time() - c0) * 1000)
+            return out
+        return call
+
+    def medians(self, cpu=False):
+        """{stage: median ms} of the wall (or CPU) times."""
+        times = self.cpu if cpu else self.times
+        return {k: statistics.median(v) for k, v in times.items() if v}
+
+
+def filled_rows(size, repeats=7):
+    """game, Duck and quad: the Numba frame against llvmpipe's same frame, interleaved
+    frame by frame so both see the same machine load; with the engine's stage times."""
+    rows = []
+    for name, build in (("game", game_scene), ("Duck", duck_scene), ("quad", quad_scene)):
+        made = build(size)
+        if made is None:
+            print(f"{name:<12} skipped: the asset is not there", flush=True)
+            continue
+        scene, camera = made
+        r = Renderer(scene, camera, size, backend="numba")
+        first = r.render()
+        covered = float((first.depth < 1).mean())
+        stages = StageTimes(r)
+        gl, release = llvmpipe_scene(scene, camera, size)
+        engine_ms, gl_ms = [], []
+        if gl:
+            gl()
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            r.render()
+            t1 = time.perf_counter()
+            if gl:
+                gl()
+            t2 = time.perf_counter()
+            engine_ms.append((t1 - t0) * 1000)
+            gl_ms.append((t2 - t1) * 1000)
+        if release:
+            release()
+        row = {"scene": name, "covered": covered, "numba_ms": statistics.median(engine_ms),
+               "llvmpipe_ms": statistics.median(gl_ms) if gl else None,
+               "stages_ms": stages.medians(), "stages_cpu_ms": stages.medians(cpu=True)}
+        row["ratio"] = row["numba_ms"] / row["llvmpipe_ms"] if gl else None
+        st = " ".join(f"{k} {v:.1f} ({row['stages_cpu_ms'][k]:.1f} CPU)"
+                      for k, v in row["stages_ms"].items())
+        ratio = f" ({row['ratio']:.2f}x llvmpipe {row['llvmpipe_ms']:.1f} ms)" if gl else ""
+        print(f"{name:<12} {covered:.0%} of pixels covered: numba {row['numba_ms']:.1f} ms"
+              f"{ratio}; stages ms: {st}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def resolve_costs(size, repeats=9):
+    """The Numba resolve stage alone on full-screen quads, on one thread: CPU ns per
+    covered pixel, median of ``repeats`` frames (one thread: what a pixel costs, without
+    the thread pool's waits that a busy machine adds)."""
+    from engine.render.backends.threads import set_threads, thread_count
+
+    threads = thread_count()
+    set_threads(1)
+    cases = {"unlit": {"texture": False, "shading": "unlit"}, "lit": {"texture": False},
+             "lit+specular": {"texture": False, "specular": 0.5},
+             "lit+texture": {}, "unlit+texture": {"shading": "unlit"}}
+    out = {}
+    for name, kw in cases.items():
+        scene, camera = quad_scene(size, **kw)
+        r = Renderer(scene, camera, size, backend="numba")
+        covered = int((r.render().depth < 1).sum())
+        stages = StageTimes(r)
+        for _ in range(repeats):
+            r.render()
+        out[name] = stages.medians(cpu=True)["resolve"] * 1e6 / covered
+    set_threads(threads)
+    print("resolve      CPU ns per covered pixel, full-screen quad, one thread: "
+          + ", ".join(f"{k} {v:.1f}" for k, v in out.items()), flush=True)
+    return out
 
 
 def cuda_available():
@@ -271,15 +624,23 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--frame", type=parse_size, default=(1280, 720), help="WIDTHxHEIGHT")
     p.add_argument("--quick", action="store_true", help="the bunny only")
+    p.add_argument("--filled", action="store_true",
+                   help="only the scenes that fill the screen and the resolve costs")
     p.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
     args = p.parse_args(argv)
-    rows = run(args.frame, args.quick)
-    points = None if args.quick else points_row(args.frame)
-    first = first_frame_row(args.frame)
+    filled = filled_rows(args.frame)
+    costs = resolve_costs(args.frame)
+    rows = points = first = None
+    if not args.filled:
+        rows = run(args.frame, args.quick)
+        points = None if args.quick else points_row(args.frame)
+        first = first_frame_row(args.frame)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"frame": list(args.frame), "rows": rows,
-                                         "points": points, "first_frame": first}, indent=2))
+                                         "points": points, "first_frame": first,
+                                         "filled": filled, "resolve_ns_per_px": costs},
+                                        indent=2))
     return 0
 
 

@@ -1,7 +1,10 @@
 // Resolve: one thread per pixel turns the key buffer into colour and depth, shading each
 // triangle pixel once (engine/render/shading.py): perspective-correct barycentrics from
-// the triangle's adjugate, base colour = material x vertex colour x texture, then unlit,
-// or ambient + Lambert + Blinn-Phong in linear space and sRGB-encoded.
+// the triangle's adjugate, base colour = material x vertex colour x texture in linear
+// light, then (unlit) as is, or ambient + Lambert + Blinn-Phong, and sRGB-encoded. One
+// thread per pixel gathers its triangle's vertices: on a GPU neighbouring threads share
+// them through the cache, and pow is a hardware exp2/log2, so the CPU resolve's runs of
+// pixels and specular tables (numba_shading.py) would buy nothing here.
 // Ids: [0, n_points) points, then n_tris triangles, then lines. 64-bit grid-stride loop.
 #include "raster.cuh"
 #include "shading.cuh"
@@ -17,7 +20,7 @@ extern "C" __global__ void resolve_surfaces(
     const double* __restrict__ vary, int n_vary,                               // (n, n_vary)
     const long long* __restrict__ offsets,                 // varyings' first columns
     const frustum::Material* __restrict__ materials,
-    const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info,
+    const float* __restrict__ texels, const long long* __restrict__ tex_info,
     const double* __restrict__ ambient, int n_dir, const double* __restrict__ dir_l,
     const double* __restrict__ dir_e, int n_pt, const double* __restrict__ pt_pos,
     const double* __restrict__ pt_e, const double* __restrict__ eye, int ortho,
@@ -47,13 +50,13 @@ extern "C" __global__ void resolve_surfaces(
         frustum::interpolate(M, vary, n_vary, v0, v1, v2, bc, vals);
         const int shading = M.shading;
         const int flags = M.flags;
-        const bool linear = shading != 0;
         double base[4];
-        frustum::base_color(M, linear, vals, offsets, texels, tex_info, base);
+        frustum::base_color(M, vals, offsets, texels, tex_info, base);
         const unsigned int alpha = FR_FRAME_ALPHA;  // opaque whatever base[3]
-        if (!linear) {
-            color_out[p] = frustum::unorm8(base[0]) | (frustum::unorm8(base[1]) << 8) |
-                           (frustum::unorm8(base[2]) << 16) | (alpha << 24);
+        if (shading == 0) {
+            color_out[p] = frustum::unorm8(frustum::srgb_encode(base[0])) |
+                           (frustum::unorm8(frustum::srgb_encode(base[1])) << 8) |
+                           (frustum::unorm8(frustum::srgb_encode(base[2])) << 16) | (alpha << 24);
             continue;
         }
         const double* w3 = vals + offsets[frustum::VARYING_POSITION];

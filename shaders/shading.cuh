@@ -1,5 +1,5 @@
-// Shading math shared by resolve.cu and its host builds: sRGB transfer functions
-// (IEC 61966-2-1), glTF/GL texture addressing and filtering, the engine's lighting model.
+// Shading math shared by resolve.cu and its host builds: the sRGB encode (IEC 61966-2-1),
+// glTF/GL texture addressing and filtering of linear float texels, the base colour.
 // Must stay identical to engine/render/shading.py and engine/scene/sampling.py.
 #pragma once
 #include "common.cuh"
@@ -14,60 +14,61 @@ __host__ __device__ inline double srgb_encode(double l) {
     return l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1.0 / 2.4) - 0.055;
 }
 
-__host__ __device__ inline double srgb_decode(double c) {
-    c = clamp01(c);
-    return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
-}
-
 __host__ __device__ inline unsigned int unorm8(double v) {
     return (unsigned int)rint(clamp01(v) * 255.0);
 }
 
-// texel index wrap: 0 repeat, 1 clamp to edge, 2 mirrored repeat
-__host__ __device__ inline long long wrap_index(long long i, long long n, long long mode) {
-    if (mode == 0) {
-        const long long m = i % n;
-        return m < 0 ? m + n : m;
+// One axis of a texel address (engine/scene/sampling.py _axis): GL's wrapped indices
+// (0 repeat, 1 clamp to edge, 2 mirrored repeat) computed once per sample and axis: one
+// float floor division for the period, selects, no integer modulo. Nearest: i1 = i0.
+__host__ __device__ inline void texel_axis(double u, long long n, long long mode, bool linear,
+                                           long long& i0, long long& i1, double& f) {
+    const double nn = (double)n;
+    double x = u * nn;
+    // clamp: one texel beyond each edge; repeat and mirror: +-2^40, exact float integers
+    const double lo = mode == 1 ? -1.0 : -1099511627776.0;
+    const double hi = mode == 1 ? nn + 1.0 : 1099511627776.0;
+    x = x < lo ? lo : (x > hi ? hi : x);
+    if (linear) x -= 0.5;
+    const double x0 = floor(x);
+    f = linear ? x - x0 : 0.0;
+    double a, b;
+    if (mode == 1) {
+        a = x0 < 0.0 ? 0.0 : (x0 > nn - 1.0 ? nn - 1.0 : x0);
+        b = x0 + 1.0 < 0.0 ? 0.0 : (x0 + 1.0 > nn - 1.0 ? nn - 1.0 : x0 + 1.0);
+    } else {
+        const double p = mode == 0 ? nn : 2.0 * nn;  // the period in texels
+        double m = x0 - p * floor(x0 / p);
+        m = m < 0.0 ? m + p : (m >= p ? m - p : m);
+        double m1 = m + 1.0 >= p ? 0.0 : m + 1.0;
+        if (mode == 2) {
+            m = m < nn ? m : p - 1.0 - m;
+            m1 = m1 < nn ? m1 : p - 1.0 - m1;
+        }
+        a = m;
+        b = m1;
     }
-    if (mode == 1) return i < 0 ? 0 : (i > n - 1 ? n - 1 : i);
-    long long m = i % (2 * n);
-    if (m < 0) m += 2 * n;
-    return m < n ? m : 2 * n - 1 - m;
+    i0 = (long long)a;
+    i1 = linear ? (long long)b : i0;
 }
 
-__host__ __device__ inline double texel(const unsigned char* texels, long long off, long long w,
-                                        long long row, long long col, int ch, bool linear) {
-    const double v = texels[4 * (off + row * w + col) + ch] / 255.0;
-    return (linear && ch < 3) ? srgb_decode(v) : v;
-}
-
+// texels: float RGBA in linear light, 4 per texel (engine/render/materials.py);
 // info = (offset, width, height, wrap_s, wrap_t, filter 0 nearest / 1 linear)
-__host__ __device__ inline void sample_texture(const unsigned char* texels, const long long* info,
-                                               double u, double v, bool linear, double out[4]) {
+__host__ __device__ inline void sample_texture(const float* texels, const long long* info,
+                                               double u, double v, double out[4]) {
     const long long off = info[0], w = info[1], h = info[2];
     if (!(FR_ISFINITE(u) && FR_ISFINITE(v))) { u = 0.0; v = 0.0; }
-    const double lim = 2147483648.0 / (double)(w > h ? w : h);
-    u = u < -lim ? -lim : (u > lim ? lim : u);
-    v = v < -lim ? -lim : (v > lim ? lim : v);
-    double x = u * (double)w, y = v * (double)h;
-    if (info[5] == 0) {
-        const long long col = wrap_index((long long)floor(x), w, info[3]);
-        const long long row = wrap_index((long long)floor(y), h, info[4]);
-        for (int ch = 0; ch < 4; ++ch) out[ch] = texel(texels, off, w, row, col, ch, linear);
-        return;
-    }
-    x -= 0.5;
-    y -= 0.5;
-    const double x0 = floor(x), y0 = floor(y), fx = x - x0, fy = y - y0;
-    const long long i0 = wrap_index((long long)x0, w, info[3]), i1 = wrap_index((long long)x0 + 1, w, info[3]);
-    const long long j0 = wrap_index((long long)y0, h, info[4]), j1 = wrap_index((long long)y0 + 1, h, info[4]);
-    for (int ch = 0; ch < 4; ++ch) {
-        const double top = texel(texels, off, w, j0, i0, ch, linear) * (1 - fx) +
-                           texel(texels, off, w, j0, i1, ch, linear) * fx;
-        const double bottom = texel(texels, off, w, j1, i0, ch, linear) * (1 - fx) +
-                              texel(texels, off, w, j1, i1, ch, linear) * fx;
-        out[ch] = top * (1 - fy) + bottom * fy;
-    }
+    long long i0, i1, j0, j1;
+    double fx, fy;
+    texel_axis(u, w, info[3], info[5] != 0, i0, i1, fx);
+    texel_axis(v, h, info[4], info[5] != 0, j0, j1, fy);
+    const float* a = texels + 4 * (off + j0 * w + i0);
+    const float* b = texels + 4 * (off + j0 * w + i1);
+    const float* c = texels + 4 * (off + j1 * w + i0);
+    const float* d = texels + 4 * (off + j1 * w + i1);
+    for (int ch = 0; ch < 4; ++ch)
+        out[ch] = ((double)a[ch] * (1 - fx) + (double)b[ch] * fx) * (1 - fy) +
+                  ((double)c[ch] * (1 - fx) + (double)d[ch] * fx) * fy;
 }
 
 // Perspective-correct barycentrics b of the triangle whose homogeneous adjugate is `a`
@@ -86,8 +87,7 @@ __host__ __device__ inline void pixel_barycentrics(const double* a, long long px
 // The varyings the kernels read: the index of each in the `offsets` array they take (its
 // first column in a varyings row, engine/render/attributes.py); cupy_surfaces reads this
 // enum to build that array in this order.
-enum Varying { VARYING_POSITION = 0, VARYING_NORMAL, VARYING_UV0, VARYING_COLOR,
-               VARYING_COLOR_LINEAR };
+enum Varying { VARYING_POSITION = 0, VARYING_NORMAL, VARYING_UV0, VARYING_COLOR_LINEAR };
 #define FR_MAX_VARYINGS 64
 
 // The varyings material M reads (columns M.span) of triangle (v0, v1, v2) at
@@ -103,23 +103,22 @@ __host__ __device__ inline void interpolate(const Material& M, const double* __r
 }
 
 // Base colour from the interpolated varyings `vals`: material colour x vertex colour x
-// texture, RGB linear when `linear` else sRGB-encoded, alpha as stored
-// (SurfaceShader._base).
-__host__ __device__ inline void base_color(const Material& M, bool linear, const double* vals,
+// texture, RGB in linear light, alpha as stored (SurfaceShader._base).
+__host__ __device__ inline void base_color(const Material& M, const double* vals,
                                            const long long* __restrict__ offsets,
-                                           const unsigned char* __restrict__ texels,
+                                           const float* __restrict__ texels,
                                            const long long* __restrict__ tex_info,
                                            double base[4]) {
-    const double* vc = vals + offsets[linear ? VARYING_COLOR_LINEAR : VARYING_COLOR];
+    const double* vc = vals + offsets[VARYING_COLOR_LINEAR];
     for (int ch = 0; ch < 4; ++ch) {
-        double c = linear ? M.color_linear[ch] : M.color[ch];
+        double c = M.color_linear[ch];
         if (M.flags & 1) c *= vc[ch];
         base[ch] = c;
     }
     if (M.texture >= 0) {
         const double* uv = vals + offsets[VARYING_UV0];
         double tex[4];
-        sample_texture(texels, tex_info + 6 * M.texture, uv[0], uv[1], linear, tex);
+        sample_texture(texels, tex_info + 6 * M.texture, uv[0], uv[1], tex);
         for (int ch = 0; ch < 4; ++ch) base[ch] *= tex[ch];
     }
 }

@@ -1,19 +1,18 @@
 #version 330 core
 // The engine's shading model (engine/render/shading.py) in GLSL: base colour = material
-// colour x vertex colour x texture; "unlit" writes the encoded product, "lit"/"flat" add
-// ambient + Lambert diffuse + Blinn-Phong specular in linear space and encode to sRGB.
+// colour x vertex colour x texture in linear light; "unlit" encodes it to sRGB as is,
+// "lit"/"flat" add ambient + Lambert diffuse + Blinn-Phong specular first.
 
 #define MAX_LIGHTS 8
 
-// the varyings (v_position, v_normal, v_uv0, v_color, v_color_linear), generated from the
+// the varyings (v_position, v_normal, v_uv0, v_color_linear), generated from the
 // attribute layout (engine/render/attributes.py)
 #pragma frustum varyings
 
 // the material record (engine/render/materials.py): a std140 block generated from its
 // dtype replaces this line when the source is loaded (engine.render.gl.glsl)
 #pragma frustum material_block
-uniform sampler2D u_texture;    // sRGB8_ALPHA8 for lit (decoded by GL before filtering),
-                                // RGBA8 for unlit (the encoded values)
+uniform sampler2D u_texture;    // SRGB8_ALPHA8: decoded by GL before filtering
 uniform bvec2 u_mirror;         // mirrored repeat per axis (the sampler then clamps)
 
 uniform vec3 u_ambient;
@@ -35,9 +34,8 @@ vec3 srgb_encode(vec3 l) {
 }
 
 void main() {
-    bool lit = u_material.shading != 0;
-    vec4 base = lit ? u_material.color_linear : u_material.color;
-    if ((u_material.flags & 1) != 0) base *= lit ? v_color_linear : v_color;
+    vec4 base = u_material.color_linear;
+    if ((u_material.flags & 1) != 0) base *= v_color_linear;
     if (u_material.texture >= 0) {
         // GL_MIRRORED_REPEAT on the coordinate: even periods as is, odd ones reflected
         vec2 period = floor(v_uv0);
@@ -48,8 +46,8 @@ void main() {
     }
     if (u_material.alpha_cutoff >= 0.0 && base.a < u_material.alpha_cutoff) discard;
     // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
-    if (!lit) {
-        f_color = vec4(clamp(base.rgb, 0.0, 1.0), 1.0);
+    if (u_material.shading == 0) {
+        f_color = vec4(srgb_encode(base.rgb), 1.0);
         return;
     }
     // geometric normal towards the viewer: the cross product of the screen-space

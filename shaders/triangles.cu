@@ -119,7 +119,7 @@ extern "C" __global__ void raster_masked_triangles(
     const long long* __restrict__ tris, const int* __restrict__ tri_material,
     const frustum::Material* __restrict__ materials,
     const double* __restrict__ vary, int n_vary, const long long* __restrict__ offsets,
-    const unsigned char* __restrict__ texels, const long long* __restrict__ tex_info)
+    const float* __restrict__ texels, const long long* __restrict__ tex_info)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long m = (long long)blockIdx.x * blockDim.x + threadIdx.x; m < m_count; m += stride) {
@@ -134,10 +134,7 @@ extern "C" __global__ void raster_masked_triangles(
                          double b[3], base[4], vals[FR_MAX_VARYINGS];
                          frustum::pixel_barycentrics(A, px, py, width, height, b);
                          frustum::interpolate(M, vary, n_vary, v0, v1, v2, b, vals);
-                         // alpha is never decoded: the material's own colour space gives
-                         // the same alpha (SurfaceShader.alpha_keep)
-                         frustum::base_color(M, M.shading != 0, vals, offsets, texels,
-                                             tex_info, base);
+                         frustum::base_color(M, vals, offsets, texels, tex_info, base);
                          return base[3] >= limit;
                      });
     }

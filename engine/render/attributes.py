@@ -72,10 +72,6 @@ def _uv0(g, colors):
     return g.uvs
 
 
-def _color(g, colors):
-    return colors / 255.0
-
-
 def _color_linear(g, colors):
     out = colors / 255.0
     out[:, :3] = srgb_to_linear(out[:, :3])
@@ -83,13 +79,13 @@ def _color_linear(g, colors):
 
 
 # Ordered so that what one material reads is a short contiguous span of the varyings
-# (``material_span``): lit reads position, normal, linear colour (and uv0 when
-# textured); unlit reads uv0 and the encoded colour.
+# (``material_span``): lit reads position, normal, the linear colour (and uv0 when
+# textured); unlit reads the linear colour and uv0. Colours are decoded per vertex and
+# interpolated in linear light, as GL interpolates a decoded vertex attribute.
 ATTRIBUTES = (
     Attribute("normal", 3, "normal", _normals),        # unit vertex normal
     Attribute("color_linear", 4, "none", _color_linear),  # vertex colour, RGB linear
     Attribute("uv0", 2, "none", _uv0),                 # texture coordinates (glTF TEXCOORD_n)
-    Attribute("color", 4, "none", _color),             # the same colour, sRGB-encoded
 )
 
 # varyings: the batch-frame position, then the attributes; name -> (offset, width)
@@ -109,13 +105,13 @@ def varying_offsets(names) -> np.ndarray:
 
 def material_span(material) -> tuple[int, int]:
     """(first, last + 1) varying columns the shading of ``material`` (an
-    engine.scene.Material) reads: position, normal and the linear colour when lit, the
-    encoded colour when unlit, uv0 when textured (the colours only with vertex colours).
-    Every resolve interpolates just this span for the material's pixels."""
+    engine.scene.Material) reads: position and normal when lit, the linear colour with
+    vertex colours, uv0 when textured. Every resolve interpolates just this span for the
+    material's pixels."""
     lit = material.shading != "unlit"
     names = ["position", "normal"] if lit else []
     if material.vertex_colors:
-        names.append("color_linear" if lit else "color")
+        names.append("color_linear")
     if material.texture is not None:
         names.append("uv0")
     if not names:

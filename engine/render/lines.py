@@ -12,10 +12,11 @@ centre ``p_r`` of a segment from ``p_a`` to ``p_b`` (window coordinates of the c
 ends), ``t = ((p_r - p_a) . (p_b - p_a)) / |p_b - p_a|^2`` (clamped to [0, 1]) and, with
 the clip w of the ends, ``f = ((1 - t) f_a / w_a + t f_b / w_b) / ((1 - t) / w_a + t /
 w_b)`` (perspective-correct). Lines are drawn unlit, and like the unlit surfaces
-(engine.render.shading) they interpolate the sRGB-encoded 8-bit colours of their two
-ends (``line_colors``), as GL interpolates the encoded vertex attribute. So a
+(engine.render.shading) they interpolate in linear light: the 8-bit colours of their two
+ends (``line_colors``) are decoded from sRGB, interpolated and encoded again, as the
+surfaces' vertex colours are (and as GL does with decoded vertex colours). So a
 red-to-blue line starting at a pixel centre is (255, 0, 0) at its first pixel and mostly
-blue at its last.
+blue at its last, and its middle is (188, 0, 188), not the encoded mean (128, 0, 128).
 
 Depth is the window depth interpolated linearly along the major axis, at the point of
 the segment under the fragment's major-axis pixel centre, minus ``LINE_DEPTH_BIAS`` so
@@ -41,7 +42,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..scene.colorspace import srgb_to_linear
+from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from .materials import FRAME_ALPHA
 from .triangles import _PLANES
 
@@ -157,11 +158,14 @@ def raster_lines(keys, clip, lines, size, id_base: int) -> LineFragments:
 
 def fragment_colors(ends, fragments: LineFragments) -> np.ndarray:
     """(F, 4) uint8 colour of each fragment: its segment's end colours ``ends`` (L, 2, 4)
-    uint8 (``line_colors``) interpolated at ``fragments.s`` (section 14.5.1, in the
-    encoded 8-bit values), rounded."""
-    c = ends[fragments.segment].astype(np.float64)
+    uint8 (``line_colors``) interpolated at ``fragments.s`` (section 14.5.1) in linear
+    light, encoded to sRGB and rounded; alpha is interpolated as it is."""
+    c = ends[fragments.segment] / 255.0
+    c[..., :3] = srgb_to_linear(c[..., :3])
     s = fragments.s[:, None]
-    return np.rint(c[:, 0] + s * (c[:, 1] - c[:, 0])).clip(0, 255).astype(np.uint8)
+    out = c[:, 0] + s * (c[:, 1] - c[:, 0])
+    out[:, :3] = linear_to_srgb(out[:, :3])
+    return to_unorm8(out)
 
 
 def relative_luminance(rgb) -> np.ndarray:

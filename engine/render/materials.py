@@ -20,9 +20,17 @@ uniform block generated from the same field table (``glsl_material_block``;
                                 interpolate only those
     pad           int32         0 (keeps the record a multiple of 8 bytes)
 
-Textures of all materials share one texel array: ``pack_materials`` returns it with a
-table of (offset, width, height, wrap_s, wrap_t, filter) rows (wrap 0 repeat, 1 clamp,
-2 mirror; filter 0 nearest, 1 linear); a texture used by several materials is stored once.
+Textures of all materials share one texel array in linear light: ``pack_materials``
+returns it with a table of (offset, width, height, wrap_s, wrap_t, filter) rows (wrap 0
+repeat, 1 clamp, 2 mirror; filter 0 nearest, 1 linear); a texture used by several
+materials is stored once. The texels are ``Texture.linear`` (float32 RGBA, RGB decoded
+from sRGB once per texture, alpha / 255), row-major from the image's top row, so a
+sampler reads four floats per texel and filters them as they are, for lit and unlit
+materials alike: no decode per texel and no 8-bit texel in any resolve. Why float32
+(16 bytes a texel, 4x the image) rather than 8 or 16 bits: a bilinear sample reads 4
+texels, which sit in one or two cache lines either way, and filtering needs no unpacking
+or decode table lookup per texel (16 per sample before); a mip chain appends its levels
+to the same array as further (offset, width, height) rows.
 
 Alpha: a pixel's base alpha (``color`` alpha x vertex colour alpha x texel alpha) decides
 only the MASK test (``alpha_cutoff``: drawn where base alpha >= cutoff). The frame's alpha
@@ -96,8 +104,9 @@ def std140_record(record) -> bytes:
 
 
 def pack_materials(materials):
-    """Materials -> (records (M,) MATERIAL, texels (sum of W*H, 4) uint8, texture table
-    (X, 6) int64 of (offset, width, height, wrap_s, wrap_t, filter)).
+    """Materials -> (records (M,) MATERIAL, texels (sum of W*H, 4) float32 linear RGBA
+    (``Texture.linear``), texture table (X, 6) int64 of (offset, width, height, wrap_s,
+    wrap_t, filter)).
 
     Raises nothing for valid ``engine.scene.Material`` objects (they check themselves)."""
     records = np.zeros(len(materials), MATERIAL)
@@ -124,9 +133,9 @@ def pack_materials(materials):
             s = t.sampler
             info.append((offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
                          FILTERS.index(s.filter)))
-            texels.append(t.image.reshape(-1, 4))
+            texels.append(t.linear.reshape(-1, 4))
             offset += w * h
         r["texture"] = seen[id(t)]
-    texels = np.concatenate(texels) if texels else np.zeros((1, 4), np.uint8)
+    texels = np.concatenate(texels) if texels else np.zeros((1, 4), np.float32)
     info = np.array(info, np.int64).reshape(-1, 6)
     return records, np.ascontiguousarray(texels), info

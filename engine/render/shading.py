@@ -17,11 +17,14 @@ vector ``H = normalize(L + V)``:
 (Lambert diffuse, Blinn-Phong specular: J. Blinn, "Models of light reflection for
 computer synthesized pictures", SIGGRAPH 1977), ``A`` the summed ambient radiance; then
 encoded to sRGB (engine.scene.colorspace) and rounded to 8 bits. Base colour =
-material colour x interpolated vertex colour x texture sample, each sRGB-decoded on its
-own. "flat" uses the triangle's geometric normal; a double-sided material's back faces
-use the reversed normal. "unlit" writes the product of the encoded factors. The alpha
-written is ``materials.FRAME_ALPHA`` (opaque) whatever the base alpha, which only the
-MASK test reads (engine.render.materials).
+material colour x interpolated vertex colour x texture sample, all in linear light: the
+factors decoded once per material and vertex, the texture filtered from its decoded
+texels (``Texture.linear``). "flat" uses the triangle's geometric normal; a
+double-sided material's back faces use the reversed normal. "unlit" writes the base
+colour encoded to sRGB (glTF 2.0 section 3.9.2 filters decoded texels: half-way between
+a red and a green texel is (188, 188, 0)).
+The alpha written is ``materials.FRAME_ALPHA`` (opaque) whatever the base alpha, which
+only the MASK test reads (engine.render.materials).
 
 World frame here means the batch frame (world minus ``batch.origin``): a translation,
 so directions, angles and distances are those of the world.
@@ -98,7 +101,7 @@ def _slot(name):
 
 
 _POSITION, _NORMAL, _UV0 = _slot("position"), _slot("normal"), _slot("uv0")
-_COLOR, _COLOR_LINEAR = _slot("color"), _slot("color_linear")
+_COLOR_LINEAR = _slot("color_linear")
 
 
 class SurfaceShader:
@@ -145,21 +148,15 @@ class SurfaceShader:
         return out
 
     @staticmethod
-    def _base(mat, vals, linear: bool):
-        """(M, 4) base colour: RGB linear when ``linear`` else sRGB-encoded; alpha.
-
-        Vertex colours were decoded per vertex and are interpolated in linear space (as
-        GL interpolates a decoded vertex attribute)."""
+    def _base(mat, vals):
+        """(M, 4) base colour: RGB linear, alpha as stored (never decoded)."""
+        c = np.empty((len(vals), 4))
+        c[:, :3] = srgb_to_linear(np.asarray(mat.color[:3], np.float64))
+        c[:, 3] = mat.color[3]
         if mat.vertex_colors:
-            vc = vals[:, _COLOR_LINEAR if linear else _COLOR]
-        else:
-            vc = np.ones((len(vals), 4))
-        c = np.broadcast_to(np.asarray(mat.color, np.float64), vc.shape).copy()
-        if linear:
-            c[:, :3] = srgb_to_linear(c[:, :3])
-        c *= vc
+            c *= vals[:, _COLOR_LINEAR]
         if mat.texture is not None:
-            c *= sample(mat.texture, vals[:, _UV0], linear=linear)
+            c *= sample(mat.texture, vals[:, _UV0], linear=True)
         return c
 
     def alpha_keep(self, t, px, py):
@@ -172,9 +169,7 @@ class SurfaceShader:
                 continue
             sel = np.flatnonzero(mats == m)
             vals = self.interpolate(t[sel], self.barycentrics(t[sel], px[sel], py[sel]), mat)
-            # alpha is never decoded: the material's own colour space gives the same alpha
-            lit = mat.shading != "unlit"
-            keep[sel] = self._base(mat, vals, linear=lit)[:, 3] >= mat.alpha_cutoff
+            keep[sel] = self._base(mat, vals)[:, 3] >= mat.alpha_cutoff
         return keep
 
     def shade(self, t, px, py):
@@ -186,13 +181,11 @@ class SurfaceShader:
             sel = np.flatnonzero(mats == m)
             ts = t[sel]
             vals = self.interpolate(ts, self.barycentrics(ts, px[sel], py[sel]), mat)
+            c = self._base(mat, vals)
             # a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
             out[sel, 3] = FRAME_ALPHA
-            if mat.shading == "unlit":
-                out[sel, :3] = to_unorm8(self._base(mat, vals, linear=False)[:, :3])
-                continue
-            c = self._base(mat, vals, linear=True)
-            out[sel, :3] = to_unorm8(linear_to_srgb(self._light(mat, ts, vals, c[:, :3])))
+            rgb = c[:, :3] if mat.shading == "unlit" else self._light(mat, ts, vals, c[:, :3])
+            out[sel, :3] = to_unorm8(linear_to_srgb(rgb))
         return out
 
     def _light(self, mat, t, vals, base):

@@ -10,14 +10,18 @@ Base colour sources multiply, as in glTF 2.0 (section 3.9.2, "baseColorFactor" t
 "baseColorTexture" times COLOR_0): ``color`` x per-vertex colours x the texture sample.
 
 Colour space: ``color``, vertex colours and texture texels are sRGB-encoded values in
-[0, 1] (what an image file or a colour picker holds); lit shading decodes them to linear,
-lights, and encodes the result to sRGB. Unlit output is the product of the encoded values
-(no decode/encode round trip), so an unlit colour comes out exactly as given.
+[0, 1] (what an image file or a colour picker holds). Every kind decodes them to linear,
+multiplies (and filters textures) there, lights when lit, and encodes the result to sRGB
+(glTF 2.0 section 3.9.2; KHR_materials_unlit computes the same base colour), so an unlit
+colour alone comes out exactly as given, and half-way between a red and a green texel is
+sRGB (188, 188, 0), not (128, 128, 0).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .colorspace import srgb_to_linear
 
 __all__ = ["FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture"]
 
@@ -60,7 +64,8 @@ class Texture:
         sampler: a ``Sampler`` (default: repeat, bilinear).
 
     Attributes:
-        image: (H, W, 4) uint8 RGBA, C-contiguous.
+        image: (H, W, 4) uint8 RGBA, C-contiguous. Treat it as read-only once the
+            texture has been drawn: ``linear`` is decoded from it once.
 
     Raises:
         ValueError: a wrong shape, an empty image, float values outside [0, 1].
@@ -85,6 +90,19 @@ class Texture:
     def size(self) -> tuple[int, int]:
         """(width, height) in texels."""
         return int(self.image.shape[1]), int(self.image.shape[0])
+
+    @property
+    def linear(self) -> np.ndarray:
+        """(H, W, 4) float32 texels in linear light: RGB decoded from sRGB (IEC 61966-2-1),
+        alpha / 255. Decoded once, on first use, and kept: every sampler filters these
+        (16 bytes a texel, 4x the image), so no pixel decodes a texel again."""
+        if getattr(self, "_linear", None) is None:
+            decode = np.concatenate([srgb_to_linear(np.arange(256) / 255.0)[:, None]
+                                     .repeat(3, 1), (np.arange(256) / 255.0)[:, None]], 1)
+            lin = decode[self.image, np.arange(4)].astype(np.float32)
+            lin.flags.writeable = False
+            self._linear = lin
+        return self._linear
 
 
 def _unit_float(name: str, v, lo=0.0, hi=1.0) -> float:

@@ -51,14 +51,19 @@ def test_packing_fills_every_field_and_shares_textures():
     assert r["span"].tolist() == [0, VARYINGS["uv0"][0] + 2]
     assert (rec[1]["shading"], rec[1]["flags"], rec[1]["alpha_cutoff"]) == (0, 1, -1.0)
     assert (rec[2]["shading"], rec[2]["shininess"], rec[2]["texture"]) == (1, 32.0, -1)
-    # lit with vertex colours: position, normal, linear colour; unlit: uv0 and the colour
+    # lit with vertex colours: position, normal, linear colour; unlit: the linear colour
+    # and uv0 (everything is multiplied in linear light)
     assert rec[2]["span"].tolist() == [0, VARYINGS["color_linear"][0] + 4]
-    assert rec[1]["span"].tolist() == [VARYINGS["uv0"][0], VARYINGS["color"][0] + 4]
+    assert rec[1]["span"].tolist() == [VARYINGS["color_linear"][0], VARYINGS["uv0"][0] + 2]
     assert rec["texture"].tolist() == [0, 0, -1, 1]  # one texture stored once for two
     # offset, width, height, wrap_s (1 clamp), wrap_t (2 mirror), filter (0 nearest)
     assert info.tolist() == [[0, 3, 2, 1, 2, 0], [6, 1, 1, 0, 0, 1]]
-    np.testing.assert_array_equal(texels[:6], img.reshape(-1, 4))
-    assert texels[6].tolist() == [9, 9, 9, 9]
+    # texels in linear light, float32: RGB decoded (IEC 61966-2-1), alpha / 255
+    assert texels.dtype == np.float32
+    want = img.reshape(-1, 4) / 255.0
+    want[:, :3] = _srgb_decode(want[:, :3])
+    np.testing.assert_allclose(texels[:6], want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(texels[6], [_srgb_decode(9 / 255)] * 3 + [9 / 255], rtol=1e-6)
 
 
 def _offset_asserts(offsetof: str) -> str:
@@ -151,5 +156,5 @@ def test_the_std140_block_reads_back_every_field_in_glsl():
 def test_the_kernels_name_their_varyings_in_the_order_they_are_given():
     # shaders/shading.cuh indexes the offsets array by its enum; cupy_surfaces builds
     # that array in the enum's order, read from the source
-    assert kernel_varyings() == ("position", "normal", "uv0", "color", "color_linear")
+    assert kernel_varyings() == ("position", "normal", "uv0", "color_linear")
     assert set(kernel_varyings()) <= set(VARYINGS)

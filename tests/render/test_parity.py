@@ -221,7 +221,12 @@ def _gradient_line_check(cam, ends, depths):
         c = np.stack([xs + 0.5, ys + 0.5], 1)
         t = ((c - pa) @ (pb - pa)) / ((pb - pa) @ (pb - pa))
         s = (t / wb) / ((1 - t) / wa + t / wb)
-        want = np.rint(np.stack([255 * (1 - s), 0 * s, 255 * s], 1))
+        # interpolated in linear light (engine.render.lines), sRGB-encoded here by the
+        # IEC 61966-2-1 formula written out
+        enc = np.where(s <= 0.0031308, 12.92 * s, 1.055 * np.power(s, 1 / 2.4) - 0.055)
+        enc_r = np.where(1 - s <= 0.0031308, 12.92 * (1 - s),
+                         1.055 * np.power(np.clip(1 - s, 0, 1), 1 / 2.4) - 0.055)
+        want = np.rint(np.stack([255 * enc_r, 0 * s, 255 * enc], 1))
         got = f.color[ys, xs, :3].astype(float)
         end = np.argmax(xs)
         first, last = f.color[int(pa[1]), int(pa[0])], f.color[ys[end], xs[end]]
@@ -317,6 +322,20 @@ def _wrap_scene(wrap, filt):
     return scene, _camera(scene), lambda f: len(np.unique(
         f.color[f.depth < 1].reshape(-1, 4), axis=0)) in (range(35, 36) if filt == "nearest"
                                                          else range(150, 10 ** 5))
+
+
+def unlit_texture_filtering():
+    # a red and a green texel, every pixel sampling half-way between their centres
+    # (u = 0.5): glTF 2.0 section 3.9.2 filters decoded texels, so the pixel is the
+    # linear (0.5, 0.5, 0) encoded, 1.055 * 0.5 ** (1 / 2.4) - 0.055 = 0.73536 -> 188,
+    # for an unlit material as for a lit one (filtering the encoded values gives 128)
+    img = np.array([[[255, 0, 0, 255], [0, 255, 0, 255]]], np.uint8)
+    scene = Scene(background=(0, 0, 0))
+    scene.add(Node("quad", geometry=_quad(uvs=np.full((4, 2), 0.5), shading="unlit",
+                                          texture=Texture(img, Sampler("clamp", "clamp")))))
+    want = round(255 * (1.055 * 0.5 ** (1 / 2.4) - 0.055))
+    return scene, _camera(scene), lambda f: want == 188 and _covered(f) > 2000 and (
+        f.color[f.depth < 1] == [want, want, 0, 255]).all()
 
 
 def _lit_ball(*lights):
@@ -474,6 +493,7 @@ FEATURES = {
     "double_sided": double_sided,
     **{f"wrap_{w}_{f}": (lambda w=w, f=f: _wrap_scene(w, f))
        for w in WRAP_MODES for f in FILTERS},
+    "unlit_texture_filtering": unlit_texture_filtering,
     "light_headlight": light_headlight, "light_directional": light_directional,
     "light_point": light_point, "light_ambient": light_ambient,
     "instances": instances, "points_and_surfaces": points_and_surfaces,

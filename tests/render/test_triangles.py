@@ -225,6 +225,93 @@ def test_sampler_wrap_modes_and_filters():
     assert got == pytest.approx((srgb_to_linear(85 / 255) + srgb_to_linear(170 / 255)) / 2)
 
 
+def _gl_index(i, n, mode):
+    """GL's wrap of integer texel indices (OpenGL 4.6 section 8.14.2), one at a time."""
+    if mode == "repeat":
+        return i % n
+    if mode == "clamp":
+        return min(max(i, 0), n - 1)
+    m = i % (2 * n)
+    return m if m < n else 2 * n - 1 - m
+
+
+@pytest.mark.parametrize("mode", ["repeat", "clamp", "mirror"])
+def test_sampler_reads_gls_texels_for_any_coordinate(mode):
+    # the sampler wraps once per axis with selects; it must read exactly the texels of
+    # GL's index rule, at texel boundaries too (u * W an integer) and far from [0, 1]
+    w = 5
+    img = np.zeros((1, w, 4), np.uint8)
+    img[0, :, 0] = [10, 60, 110, 160, 210]
+    img[..., 3] = 255
+    rng = np.random.default_rng(1)
+    u = np.concatenate([rng.uniform(-7, 7, 400), np.arange(-35, 36) / w, [1e9 + 0.3]])
+    uv = np.stack([u, np.full_like(u, 0.5)], 1)
+    near = sample(Texture(img, Sampler(mode, mode, "nearest")), uv, linear=False)[:, 0] * 255
+    want = [img[0, _gl_index(int(np.floor(x * w)), w, mode), 0] for x in u]
+    np.testing.assert_allclose(near, want, atol=1e-9)
+    got = sample(Texture(img, Sampler(mode, mode, "linear")), uv, linear=False)[:, 0] * 255
+    x = u * w - 0.5
+    i0, f = np.floor(x).astype(np.int64), x - np.floor(x)
+    want = [img[0, _gl_index(i, w, mode), 0] * (1 - t) + img[0, _gl_index(i + 1, w, mode), 0] * t
+            for i, t in zip(i0, f)]
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    # the Numba resolve's twin (a multiply by 1 / the period) picks the same indices
+    from engine.render.backends.numba_shading import _axis
+    from engine.scene.sampling import _axis as reference
+
+    code = {"repeat": 0, "clamp": 1, "mirror": 2}[mode]
+    for linear in (False, True):
+        want = reference(u, w, mode, linear)
+        rp = 1.0 / (2 * w if mode == "mirror" else w)
+        got = [_axis(x, w, code, linear, rp) for x in u]
+        assert [g[0] for g in got] == want[0].tolist()
+        assert [g[1] for g in got] == want[1].tolist()
+
+
+@pytest.mark.parametrize("raster", RASTERS)
+def test_unlit_factors_multiply_in_linear_light(raster):
+    # glTF 2.0 section 3.9.2: factor x vertex colour in linear light, then encoded. The
+    # factor 0.5 and the vertex colour 128/255 (stored as 8 bits): decode 0.21404 and
+    # 0.21586, product 0.046203, encoded 0.23800 -> 61; the product of the encoded
+    # values would be 0.2510 -> 64
+    scene, cam = _scene()
+    pos = np.array([[-1, -1, -2], [1, -1, -2], [1, 1, -2], [-1, 1, -2]], np.float32)
+    scene.add(Node("q", geometry=Mesh(pos, [[0, 1, 2], [0, 2, 3]],
+                                      colors=np.full((4, 3), 128 / 255),
+                                      material=Material(color=(0.5, 0.5, 0.5),
+                                                        shading="unlit"))))
+    frame = Renderer(scene, cam, (16, 16), backend=raster).render()
+    dec = lambda c: ((c + 0.055) / 1.055) ** 2.4
+    want = round(255 * (1.055 * (dec(0.5) * dec(128 / 255)) ** (1 / 2.4) - 0.055))
+    assert want == 61
+    assert frame.color[8, 8].tolist() == [want, want, want, 255]
+
+
+def test_texture_decoded_to_linear_once():
+    img = np.array([[[0, 128, 255, 64], [188, 10, 3, 255]]], np.uint8)
+    tex = Texture(img)
+    lin = tex.linear
+    assert lin.dtype == np.float32 and lin.shape == (1, 2, 4) and tex.linear is lin
+    c = img / 255.0
+    want = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)  # IEC 61966-2-1
+    want[..., 3] = c[..., 3]  # alpha is not decoded
+    np.testing.assert_allclose(lin, want, rtol=1e-6, atol=1e-9)
+
+
+def test_numba_specular_table_is_within_its_bound():
+    from engine.render.backends.numba_shading import SPECULAR_STEPS, specular_tables
+
+    for s in (1.0, 1.5, 2.0, 7.0, 32.0, 100.0, 1000.0, 10000.0):
+        (c,), (k,), (table,) = specular_tables([s])
+        assert c == pytest.approx(2.0 ** (-16 / s))
+        x = np.linspace(c, 1.0, 200_001)
+        pos = np.minimum((x - c) * k, SPECULAR_STEPS - 1e-9)
+        j = pos.astype(np.int64)
+        got = table[j] + (table[j + 1] - table[j]) * (pos - j)
+        assert np.abs(got - x**s).max() < 2e-5
+        assert c**s == pytest.approx(2.0**-16)  # below c the power is under 2**-16
+
+
 @pytest.mark.parametrize("raster", RASTERS)
 def test_lit_sphere_matches_the_lighting_model(raster):
     size = (96, 96)

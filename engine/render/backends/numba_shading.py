@@ -1,14 +1,38 @@
 """Resolve and shading compiled by Numba: the CPU fast path for engine.render.shading.
 
-One pass over the pixels (rows in parallel on Numba's threads): the key's id picks a
-point colour, a line colour, or a triangle to shade with the same model as the NumPy
-resolve (perspective-correct barycentrics, base colour = material x vertex colour x
-texture, sRGB decode, ambient + Lambert + Blinn-Phong, sRGB encode). Depth comes from the
-key unchanged; colours match the NumPy resolve within 1/255 (float operations are not all
-in the same order).
+The same model as the NumPy resolve (perspective-correct attributes, base colour =
+material x vertex colour x texture in linear light, ambient + Lambert + Blinn-Phong,
+sRGB encode), arranged so that a pixel costs its arithmetic:
 
-Materials are a record array of engine.render.materials.MATERIAL and textures one texel
-array with a table (``pack_materials``), so the kernel sees no Python objects.
+- Work: the screen in bands of ``BAND_ROWS`` rows, handed to Numba's threads one band at
+  a time (dynamic chunks of 1), so a thread that loses its core to another process
+  leaves its remaining bands to the others.
+- Attributes: a run of pixels of one triangle along a row shares one setup. The
+  homogeneous barycentrics ``b_i = adj_i . (x, y, 1)`` make every attribute a ratio of
+  two planes, ``a(x, y) = (sum_i a_i adj_i) . (x, y, 1) / (sum_i adj_i) . (x, y, 1)``
+  (the same perspective-correct value as ``sum_i a_i b_i / sum_i b_i``), so when the
+  triangle changes the kernel forms the numerator planes of the material's varyings
+  once (the three vertices read there, the row's y folded in); each pixel then costs
+  one reciprocal and one multiply-add and multiply per varying, with no vertex gather.
+  A flat normal is a constant plane; a double-sided back face's normal planes are
+  negated in the setup.
+- Textures: float32 linear texels (``Texture.linear``, engine.render.materials), wrap
+  modes computed once per sample and axis with the floor of one product (by the wrap
+  period's reciprocal) and selects (engine.scene.sampling), so no texel is decoded and
+  no index takes an integer modulo.
+- sRGB encode: linear interpolation in a 4097-entry table of the exact curve: at most
+  0.005/255 from the formula, so the 8-bit result differs from the NumPy resolve's in
+  about 2 of 100,000 values, by 1.
+- Specular: no ``pow`` per pixel. ``max(N.H, 0) ** s`` is 0 below the per-material
+  ``N.H = c = 2 ** (-16 / s)`` (there it is under 2**-16, 0.05 of an 8-bit step at
+  the encode's steepest slope, 12.92 x 255 x 2**-16) and above it is read by linear
+  interpolation from a per-material table of ``SPECULAR_STEPS + 1`` values at evenly
+  spaced ``N.H`` in [c, 1]. The interpolation error is at most h**2 / 8 times the
+  curve's second derivative, h = (1 - c) / SPECULAR_STEPS: below 2e-5 for every
+  shininess in [1, 10000] (checked in the tests), so the 8-bit colour stays within 1 of
+  the NumPy resolve's exact power.
+
+Depth comes from the key unchanged; colours match the NumPy resolve within 1/255.
 """
 
 from __future__ import annotations
@@ -18,71 +42,88 @@ import math
 import numba
 import numpy as np
 
-from ...scene.colorspace import linear_to_srgb, srgb_to_linear
+from ...scene.colorspace import linear_to_srgb
 from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
 from ..materials import FRAME_ALPHA, pack_materials
 from ..shading import light_arrays
 
-_opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
-_DECODE = srgb_to_linear(np.arange(256) / 255.0)
+__all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
+
+# contract: fused multiply-adds (the results stay within the 1/255 of the NumPy resolve)
+_opts = {"cache": True, "boundscheck": False, "error_model": "numpy",
+         "fastmath": {"contract"}}
+BAND_ROWS = 8
 # the varyings this resolve reads, by their index in the offsets array it is given
-_VARYINGS = ("position", "normal", "uv0", "color", "color_linear")
-_POSITION, _NORMAL, _UV0, _COLOR, _COLOR_LINEAR = range(len(_VARYINGS))
-
-
-@numba.njit(inline="always")
-def _wrap(i, n, mode):
-    if mode == 0:
-        return i % n
-    if mode == 1:
-        return min(max(i, 0), n - 1)
-    m = i % (2 * n)
-    return m if m < n else 2 * n - 1 - m
-
-
-@numba.njit(inline="always")
-def _texel(texels, off, w, row, col, ch, linear, decode):
-    v = texels[off + row * w + col, ch]
-    if linear and ch < 3:
-        return decode[v]
-    return v / 255.0
-
-
-@numba.njit(**_opts)
-def _sample(texels, info, k, u, v, linear, decode, out):
-    off, w, h, ws, wt, filt = info[k, 0], info[k, 1], info[k, 2], info[k, 3], info[k, 4], info[k, 5]
-    if not (np.isfinite(u) and np.isfinite(v)):
-        u, v = 0.0, 0.0
-    lim = 2.0**31 / max(w, h)
-    u = min(max(u, -lim), lim)
-    v = min(max(v, -lim), lim)
-    x, y = u * w, v * h
-    if filt == 0:
-        col = _wrap(np.int64(math.floor(x)), w, ws)
-        row = _wrap(np.int64(math.floor(y)), h, wt)
-        for ch in range(4):
-            out[ch] = _texel(texels, off, w, row, col, ch, linear, decode)
-        return
-    x -= 0.5
-    y -= 0.5
-    x0, y0 = math.floor(x), math.floor(y)
-    fx, fy = x - x0, y - y0
-    i0, i1 = _wrap(np.int64(x0), w, ws), _wrap(np.int64(x0) + 1, w, ws)
-    j0, j1 = _wrap(np.int64(y0), h, wt), _wrap(np.int64(y0) + 1, h, wt)
-    for ch in range(4):
-        top = (_texel(texels, off, w, j0, i0, ch, linear, decode) * (1 - fx)
-               + _texel(texels, off, w, j0, i1, ch, linear, decode) * fx)
-        bottom = (_texel(texels, off, w, j1, i0, ch, linear, decode) * (1 - fx)
-                  + _texel(texels, off, w, j1, i1, ch, linear, decode) * fx)
-        out[ch] = top * (1 - fy) + bottom * fy
-
-
-# linear -> sRGB by linear interpolation in a 4097-entry table of the exact curve: at most
-# 0.005/255 from the formula (engine.scene.colorspace), so the 8-bit result differs from
-# the NumPy resolve's in about 2 of 100,000 values, by 1
+_VARYINGS = ("position", "normal", "uv0", "color_linear")
+_POSITION, _NORMAL, _UV0, _COLOR_LINEAR = range(len(_VARYINGS))
 _ENCODE_STEPS = 4096
 _ENCODE = linear_to_srgb(np.linspace(0.0, 1.0, _ENCODE_STEPS + 1))
+_SPECULAR_FLOOR = 2.0**-16  # see the module docstring
+SPECULAR_STEPS = 1024
+# per-material float and integer columns (pack_materials records as plain arrays:
+# indexing a record's fields in the pixel loop cost Numba about 10% of the frame)
+_F_COLOR, _F_SPECULAR, _F_SPEC_FROM, _F_SPEC_SCALE = 0, 4, 5, 6
+_I_SHADING, _I_FLAGS, _I_TEXTURE = range(3)
+_PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
+
+
+@numba.njit(inline="always")
+def _axis(u, n, mode, linear, rp):
+    """Wrapped texel indices along one axis (engine.scene.sampling._axis): (i0, i1, f).
+    ``rp`` is 1 / the wrap period (n for repeat, 2n for mirror): a multiply, not a
+    division, per sample; the quotient's rounding is corrected by the selects."""
+    x = u * n
+    if mode == 1:
+        x = min(max(x, -1.0), n + 1.0)
+    else:
+        x = min(max(x, -2.0**40), 2.0**40)
+    if linear:
+        x -= 0.5
+    x0 = np.floor(x)
+    f = x - x0 if linear else 0.0
+    if mode == 1:
+        a = min(max(x0, 0.0), n - 1.0)
+        b = min(max(x0 + 1, 0.0), n - 1.0)
+    else:
+        p = n if mode == 0 else 2.0 * n
+        m = x0 - p * np.floor(x0 * rp)
+        m = m + p if m < 0 else (m - p if m >= p else m)
+        m1 = 0.0 if m + 1 >= p else m + 1
+        if mode == 2:
+            m = m if m < n else p - 1 - m
+            m1 = m1 if m1 < n else p - 1 - m1
+        a, b = m, m1
+    if not linear:
+        b = a
+    return np.int64(a), np.int64(b), f
+
+
+@numba.njit(inline="always")
+def _sample(texels, info, periods, k, u, v):
+    """Texture k at (u, v) -> linear (r, g, b, a) (engine.scene.sampling.sample);
+    ``periods[k]``: 1 / the wrap period along u and v (``_material_arrays``)."""
+    off, w, h = info[k, 0], info[k, 1], info[k, 2]
+    linear = info[k, 5] != 0
+    if not (math.isfinite(u) and math.isfinite(v)):
+        u, v = 0.0, 0.0
+    i0, i1, fx = _axis(u, w, info[k, 3], linear, periods[k, 0])
+    j0, j1, fy = _axis(v, h, info[k, 4], linear, periods[k, 1])
+    r0, r1 = off + j0 * w, off + j1 * w
+    # the blend in float32, as the texels are: no conversion per texel (1e-7 relative)
+    w00, w01 = np.float32((1.0 - fx) * (1.0 - fy)), np.float32(fx * (1.0 - fy))
+    w10, w11 = np.float32((1.0 - fx) * fy), np.float32(fx * fy)
+    a, b, c, d = r0 + i0, r0 + i1, r1 + i0, r1 + i1
+    return (texels[a, 0] * w00 + texels[b, 0] * w01 + texels[c, 0] * w10 + texels[d, 0] * w11,
+            texels[a, 1] * w00 + texels[b, 1] * w01 + texels[c, 1] * w10 + texels[d, 1] * w11,
+            texels[a, 2] * w00 + texels[b, 2] * w01 + texels[c, 2] * w10 + texels[d, 2] * w11,
+            texels[a, 3] * w00 + texels[b, 3] * w01 + texels[c, 3] * w10 + texels[d, 3] * w11)
+
+
+@numba.njit(inline="always")
+def _at(plane, c, xn, inv):
+    """Varying column c at the pixel: its numerator plane at x, over the denominator."""
+    return (plane[_PLANE * (c + 1)] * xn + plane[_PLANE * (c + 1) + 1]) * inv
 
 
 @numba.njit(inline="always")
@@ -91,143 +132,244 @@ def _encode(lin, table):
     i = min(np.int64(x), _ENCODE_STEPS - 1)
     f = x - i
     s = table[i] + (table[i + 1] - table[i]) * f
-    return np.uint8(np.rint(s * 255.0))
+    return np.uint32(np.rint(s * 255.0))
+
+
+@numba.njit(inline="always")
+def _columns(c0, c1, v0, v1, v2, vary, adj, t, r0, r1, r2, plane):
+    """Numerator planes of varying columns [c0, c1) (see _setup)."""
+    for c in range(c0, c1):
+        a0, a1, a2 = vary[v0, c], vary[v1, c], vary[v2, c]
+        plane[_PLANE * (c + 1)] = a0 * adj[t, 0, 0] + a1 * adj[t, 1, 0] + a2 * adj[t, 2, 0]
+        plane[_PLANE * (c + 1) + 1] = a0 * r0 + a1 * r1 + a2 * r2
+
+
+@numba.njit(inline="always")
+def _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets, position, plane):
+    """The planes of triangle t on row yn into plane[]: plane[0:2] the denominator's
+    x coefficient and the row's constant, then for each varying column c the material
+    reads, plane[2 (c + 1):2 (c + 2)], its numerator's: the position when ``position``
+    (point lights, the specular view vector), the normal when lit, the colour with
+    vertex colours, uv0 when textured. Flat normals become constant planes; back faces
+    of double-sided materials get negated normal planes."""
+    po, no = offsets[_POSITION], offsets[_NORMAL]
+    uo, co = offsets[_UV0], offsets[_COLOR_LINEAR]
+    v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
+    qa = adj[t, 0, 0] + adj[t, 1, 0] + adj[t, 2, 0]
+    qr = (adj[t, 0, 1] + adj[t, 1, 1] + adj[t, 2, 1]) * yn + (
+        adj[t, 0, 2] + adj[t, 1, 2] + adj[t, 2, 2])
+    plane[0], plane[1] = qa, qr
+    r0 = adj[t, 0, 1] * yn + adj[t, 0, 2]
+    r1 = adj[t, 1, 1] * yn + adj[t, 1, 2]
+    r2 = adj[t, 2, 1] * yn + adj[t, 2, 2]
+    shading, flags = mat_i[mi, _I_SHADING], mat_i[mi, _I_FLAGS]
+    if shading != 0 and position:
+        _columns(po, po + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if shading == 1:
+        _columns(no, no + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if flags & 1:
+        _columns(co, co + 4, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if mat_i[mi, _I_TEXTURE] >= 0:
+        _columns(uo, uo + 2, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if shading == 2:  # flat: the geometric normal, constant over the triangle
+        e1x, e1y, e1z = (vary[v1, po] - vary[v0, po], vary[v1, po + 1] - vary[v0, po + 1],
+                         vary[v1, po + 2] - vary[v0, po + 2])
+        e2x, e2y, e2z = (vary[v2, po] - vary[v0, po], vary[v2, po + 1] - vary[v0, po + 1],
+                         vary[v2, po + 2] - vary[v0, po + 2])
+        nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+        gl = math.sqrt(nx * nx + ny * ny + nz * nz)
+        g = (nx, ny, nz)
+        for r in range(3):  # a constant g is the plane g * (denominator plane)
+            k = _PLANE * (no + r + 1)
+            plane[k] = g[r] / gl * qa if gl > 0 else 0.0
+            plane[k + 1] = g[r] / gl * qr if gl > 0 else 0.0
+    if shading != 0 and (flags & 2) and not front[t]:
+        for r in range(3):
+            k = _PLANE * (no + r + 1)
+            plane[k] = -plane[k]
+            plane[k + 1] = -plane[k + 1]
 
 
 @numba.njit(**{**_opts, "parallel": True})
 def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, background,
-             tris, tri_material, adj, front, vary, offsets, materials, mat_color, spans, texels, tex_info, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir,
-             decode, encode, color_out, depth_out):
+             tris, tri_material, adj, front, vary, offsets, mat_f, mat_i, spec_table, texels,
+             tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir, encode, scratch,
+             color_out, depth_out):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
-    n_vary = vary.shape[1]
-    scratch = np.empty((height, 8 + n_vary))
-    # reciprocals instead of divisions in the pixel loop (colours need only agree with
-    # the NumPy resolve within 1/255)
+    n_dir = dir_l.shape[0]
+    n_light = n_dir + pt_pos.shape[0]
+    needs_position = pt_pos.shape[0] > 0
     x_scale, x_offset = 2.0 / width, 1.0 / width - 1.0
-    for py in numba.prange(height):
-        # the row's scratch (texel, base colour, varyings): allocated once, before the
-        # parallel loop (allocating in the worker threads cost a third of the frame in
-        # kernel time on some runs, measured)
-        tex, base, vals = scratch[py, :4], scratch[py, 4:8], scratch[py, 8:]
-        yn = 1.0 - (2.0 * py + 1.0) / height
-        for px in range(width):
-            p = py * width + px
-            k = keys[p]
-            if k == empty:
-                color_out[p] = background
-                depth_out[p] = np.uint32(0x3F800000)  # 1.0f
-                continue
-            depth_out[p] = np.uint32(k >> np.uint64(32))
-            i = np.int64(k & low_mask)
-            if i < n_points:
-                color_out[p] = point_rgba[i]
-                continue
-            if i >= n_surface:
-                color_out[p] = line_rgba[i - n_surface]
-                continue
-            t = i - n_points
-            xn = px * x_scale + x_offset
-            b0 = adj[t, 0, 0] * xn + adj[t, 0, 1] * yn + adj[t, 0, 2]
-            b1 = adj[t, 1, 0] * xn + adj[t, 1, 1] * yn + adj[t, 1, 2]
-            b2 = adj[t, 2, 0] * xn + adj[t, 2, 1] * yn + adj[t, 2, 2]
-            s = b0 + b1 + b2
-            if s != 0:
-                inv = 1.0 / s
-                b0, b1, b2 = b0 * inv, b1 * inv, b2 * inv
-            v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
-            mi = tri_material[t]
-            mat = materials[mi]
-            shading = np.int64(mat.shading)
-            flags = np.int64(mat.flags)
-            linear = shading != 0
-            for c in range(spans[mi, 0], spans[mi, 1]):  # what it reads, one generic loop
-                vals[c] = vary[v0, c] * b0 + vary[v1, c] * b1 + vary[v2, c] * b2
-            vc = offsets[_COLOR_LINEAR] if linear else offsets[_COLOR]
-            for ch in range(4):
-                c = mat_color[mi, 4 + ch] if linear else mat_color[mi, ch]
+    po, no, uo, co = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0], offsets[_COLOR_LINEAR]
+    n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
+    for band in numba.prange(n_bands):
+        # this band's planes, allocated once by the caller and reused: allocating in
+        # worker threads cost a third of the frame (measured)
+        plane = scratch[band]
+        for py in range(band * BAND_ROWS, min(height, (band + 1) * BAND_ROWS)):
+            yn = 1.0 - (2.0 * py + 1.0) / height
+            last = np.int64(-1)
+            mi = shading = flags = ti = np.int64(0)
+            for px in range(width):
+                p = py * width + px
+                k = keys[p]
+                if k == empty:
+                    color_out[p] = background
+                    depth_out[p] = np.uint32(0x3F800000)  # 1.0f
+                    continue
+                depth_out[p] = np.uint32(k >> np.uint64(32))
+                i = np.int64(k & low_mask)
+                if i < n_points:
+                    color_out[p] = point_rgba[i]
+                    continue
+                if i >= n_surface:
+                    color_out[p] = line_rgba[i - n_surface]
+                    continue
+                t = i - n_points
+                if t != last:  # a new run: this triangle's planes on this row
+                    last = t
+                    mi = np.int64(tri_material[t])
+                    shading, flags, ti = mat_i[mi, _I_SHADING], mat_i[mi, _I_FLAGS], \
+                        mat_i[mi, _I_TEXTURE]
+                    _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets,
+                           needs_position or (mat_f[mi, _F_SPECULAR] > 0 and not ortho),
+                           plane)
+                xn = px * x_scale + x_offset
+                q = plane[0] * xn + plane[1]
+                inv = 1.0 / q if q != 0 else 1.0
+                r, g = mat_f[mi, _F_COLOR], mat_f[mi, _F_COLOR + 1]
+                b, a = mat_f[mi, _F_COLOR + 2], mat_f[mi, _F_COLOR + 3]
                 if flags & 1:
-                    c *= vals[vc + ch]
-                base[ch] = c
-            ti = mat.texture
-            if ti >= 0:
-                uv = offsets[_UV0]
-                _sample(texels, tex_info, ti, vals[uv], vals[uv + 1], linear, decode, tex)
-                for ch in range(4):
-                    base[ch] *= tex[ch]
-            alpha = np.uint8(FRAME_ALPHA)  # a drawn pixel is opaque whatever base[3]
-            if not linear:
-                r = np.uint8(np.rint(min(max(base[0], 0.0), 1.0) * 255.0))
-                g = np.uint8(np.rint(min(max(base[1], 0.0), 1.0) * 255.0))
-                bb = np.uint8(np.rint(min(max(base[2], 0.0), 1.0) * 255.0))
-                color_out[p] = (np.uint32(r) | (np.uint32(g) << 8) | (np.uint32(bb) << 16)
-                                | (np.uint32(alpha) << 24))
-                continue
-            # position, geometric and shading normals in the batch frame
-            po, no = offsets[_POSITION], offsets[_NORMAL]
-            wx, wy, wz = vals[po], vals[po + 1], vals[po + 2]
-            nx = ny = nz = nl = 0.0
-            if shading != 2:
-                nx, ny, nz = vals[no], vals[no + 1], vals[no + 2]
-                nl = math.sqrt(nx * nx + ny * ny + nz * nz)
+                    r, g = r * _at(plane, co, xn, inv), g * _at(plane, co + 1, xn, inv)
+                    b, a = b * _at(plane, co + 2, xn, inv), a * _at(plane, co + 3, xn, inv)
+                if ti >= 0:
+                    tr, tg, tb, ta = _sample(texels, tex_info, tex_periods, ti,
+                                             _at(plane, uo, xn, inv),
+                                             _at(plane, uo + 1, xn, inv))
+                    r, g, b, a = r * tr, g * tg, b * tb, a * ta
+                alpha = np.uint32(FRAME_ALPHA)  # a drawn pixel is opaque whatever a (materials)
+                if shading == 0:
+                    color_out[p] = (_encode(r, encode) | (_encode(g, encode) << 8)
+                                    | (_encode(b, encode) << 16) | (alpha << 24))
+                    continue
+                nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
+                              _at(plane, no + 2, xn, inv))
+                nl = nx * nx + ny * ny + nz * nz
                 if nl > 0:
-                    inv = 1.0 / nl
-                    nx, ny, nz = nx * inv, ny * inv, nz * inv
-            if shading == 2 or not nl > 0:  # flat, or no usable normal: the geometric one
-                e1x, e1y, e1z = (vary[v1, po] - vary[v0, po], vary[v1, po + 1] - vary[v0, po + 1],
-                                 vary[v1, po + 2] - vary[v0, po + 2])
-                e2x, e2y, e2z = (vary[v2, po] - vary[v0, po], vary[v2, po + 1] - vary[v0, po + 1],
-                                 vary[v2, po + 2] - vary[v0, po + 2])
-                nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
-                gl = math.sqrt(nx * nx + ny * ny + nz * nz)
-                if gl > 0:
-                    nx, ny, nz = nx / gl, ny / gl, nz / gl
-            if (flags & 2) and not front[t]:
-                nx, ny, nz = -nx, -ny, -nz
-            if ortho:
-                vx, vy, vz = view_dir[0], view_dir[1], view_dir[2]
-            else:
-                vx, vy, vz = eye[0] - wx, eye[1] - wy, eye[2] - wz
-                vl = math.sqrt(vx * vx + vy * vy + vz * vz)
-                if vl > 0:
-                    inv = 1.0 / vl
-                    vx, vy, vz = vx * inv, vy * inv, vz * inv
-            dr, dg, db = ambient[0], ambient[1], ambient[2]
-            sr = sg = sb = 0.0
-            spec, shin = mat.specular, mat.shininess
-            for li in range(dir_l.shape[0] + pt_pos.shape[0]):
-                if li < dir_l.shape[0]:
-                    lx, ly, lz = dir_l[li, 0], dir_l[li, 1], dir_l[li, 2]
-                    er, eg, eb = dir_e[li, 0], dir_e[li, 1], dir_e[li, 2]
-                else:
-                    q = li - dir_l.shape[0]
-                    lx, ly, lz = pt_pos[q, 0] - wx, pt_pos[q, 1] - wy, pt_pos[q, 2] - wz
-                    r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
-                    ll = math.sqrt(lx * lx + ly * ly + lz * lz)
-                    if ll > 0:
-                        lx, ly, lz = lx / ll, ly / ll, lz / ll
-                    er, eg, eb = pt_e[q, 0] / r2, pt_e[q, 1] / r2, pt_e[q, 2] / r2
-                ndl = nx * lx + ny * ly + nz * lz
-                if ndl > 0:
-                    dr += er * ndl
-                    dg += eg * ndl
-                    db += eb * ndl
-                    if spec > 0:
-                        hx, hy, hz = lx + vx, ly + vy, lz + vz
-                        hl = math.sqrt(hx * hx + hy * hy + hz * hz)
-                        ndh = 0.0
-                        if hl > 0:
-                            ndh = max((nx * hx + ny * hy + nz * hz) / hl, 0.0)
-                        f = spec * ndh ** shin
-                        sr += er * f
-                        sg += eg * f
-                        sb += eb * f
-            r = _encode(base[0] * dr + sr, encode)
-            g = _encode(base[1] * dg + sg, encode)
-            bb = _encode(base[2] * db + sb, encode)
-            color_out[p] = (np.uint32(r) | (np.uint32(g) << 8) | (np.uint32(bb) << 16)
-                            | (np.uint32(alpha) << 24))
+                    k_n = 1.0 / math.sqrt(nl)
+                    nx, ny, nz = nx * k_n, ny * k_n, nz * k_n
+                else:  # no usable normal: the geometric one
+                    nx, ny, nz = _geometric(t, tris, vary, po, flags, front)
+                spec = mat_f[mi, _F_SPECULAR]
+                wx = wy = wz = 0.0
+                if needs_position or (spec > 0 and not ortho):  # point lights, view vector
+                    wx, wy, wz = (_at(plane, po, xn, inv), _at(plane, po + 1, xn, inv),
+                                  _at(plane, po + 2, xn, inv))
+                dr, dg, db = ambient[0], ambient[1], ambient[2]
+                sr = sg = sb = 0.0
+                if spec > 0:
+                    if ortho:
+                        vx, vy, vz = view_dir[0], view_dir[1], view_dir[2]
+                    else:
+                        vx, vy, vz = eye[0] - wx, eye[1] - wy, eye[2] - wz
+                        vl = vx * vx + vy * vy + vz * vz
+                        if vl > 0:
+                            k_v = 1.0 / math.sqrt(vl)
+                            vx, vy, vz = vx * k_v, vy * k_v, vz * k_v
+                for li in range(n_light):
+                    if li < n_dir:
+                        lx, ly, lz = dir_l[li, 0], dir_l[li, 1], dir_l[li, 2]
+                        er, eg, eb = dir_e[li, 0], dir_e[li, 1], dir_e[li, 2]
+                    else:
+                        qi = li - n_dir
+                        lx, ly, lz = pt_pos[qi, 0] - wx, pt_pos[qi, 1] - wy, pt_pos[qi, 2] - wz
+                        r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
+                        k_l = 1.0 / math.sqrt(r2)
+                        lx, ly, lz = lx * k_l, ly * k_l, lz * k_l
+                        k_l = 1.0 / r2
+                        er, eg, eb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
+                    ndl = nx * lx + ny * ly + nz * lz
+                    if ndl > 0:
+                        dr += er * ndl
+                        dg += eg * ndl
+                        db += eb * ndl
+                        if spec > 0:
+                            hx, hy, hz = lx + vx, ly + vy, lz + vz
+                            hl = hx * hx + hy * hy + hz * hz
+                            ndh = (nx * hx + ny * hy + nz * hz) / math.sqrt(hl) if hl > 0 else 0.0
+                            if ndh > mat_f[mi, _F_SPEC_FROM]:
+                                x = min((ndh - mat_f[mi, _F_SPEC_FROM]) * mat_f[mi, _F_SPEC_SCALE],
+                                        SPECULAR_STEPS - 1e-9)
+                                j = np.int64(x)
+                                lo = spec_table[mi, j]
+                                f = spec * (lo + (spec_table[mi, j + 1] - lo) * (x - j))
+                                sr += er * f
+                                sg += eg * f
+                                sb += eb * f
+                color_out[p] = (_encode(r * dr + sr, encode) | (_encode(g * dg + sg, encode) << 8)
+                                | (_encode(b * db + sb, encode) << 16) | (alpha << 24))
+
+
+@numba.njit(inline="always")
+def _geometric(t, tris, vary, po, flags, front):
+    """Unit geometric normal of triangle t (towards the viewer for a double-sided back
+    face), for a pixel whose interpolated normal is zero."""
+    v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
+    e1x, e1y, e1z = (vary[v1, po] - vary[v0, po], vary[v1, po + 1] - vary[v0, po + 1],
+                     vary[v1, po + 2] - vary[v0, po + 2])
+    e2x, e2y, e2z = (vary[v2, po] - vary[v0, po], vary[v2, po + 1] - vary[v0, po + 1],
+                     vary[v2, po + 2] - vary[v0, po + 2])
+    nx, ny, nz = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+    gl = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if gl > 0:
+        nx, ny, nz = nx / gl, ny / gl, nz / gl
+    if (flags & 2) and not front[t]:
+        nx, ny, nz = -nx, -ny, -nz
+    return nx, ny, nz
+
+
+def specular_tables(shininess):
+    """Per shininess s ((M,) float): (start c = 2 ** (-16 / s) (M,), scale
+    SPECULAR_STEPS / (1 - c) (M,), table (M, SPECULAR_STEPS + 1) of x ** s at
+    x = c + k (1 - c) / SPECULAR_STEPS). The resolve reads ``max(N.H, 0) ** s`` as 0
+    below c, else by linear interpolation at (N.H - c) * scale (module docstring)."""
+    s = np.asarray(shininess, np.float64).reshape(-1, 1)
+    start = _SPECULAR_FLOOR ** (1.0 / s)
+    x = start + (1.0 - start) * np.linspace(0.0, 1.0, SPECULAR_STEPS + 1)
+    return start[:, 0], SPECULAR_STEPS / (1.0 - start[:, 0]), x**s
+
+
+def _material_arrays(prims):
+    """(mat_f (M, 7) float64, mat_i (M, 3) int64, specular tables, texels, texture
+    table, (X, 2) float64 1 / the wrap period of each texture along u and v) of an
+    assembly, packed once and kept in ``prims.derived`` (textures are decoded once per
+    texture, engine.scene.material.Texture.linear)."""
+    packed = prims.derived.get("numba_materials")
+    if packed is None:
+        records, texels, info = pack_materials(prims.materials)
+        start, scale, table = specular_tables(records["shininess"])
+        mat_f = np.concatenate([records["color_linear"], records["specular"][:, None],
+                                start[:, None], scale[:, None]], axis=1)
+        mat_i = np.stack([records["shading"], records["flags"], records["texture"]], axis=1)
+        # wrap periods in texels: the size for repeat, twice it for mirror (clamp: unused)
+        size = info[:, 1:3].astype(np.float64)
+        periods = 1.0 / np.where(info[:, 3:5] == 2, 2.0 * size, size)
+        packed = prims.derived["numba_materials"] = (
+            np.ascontiguousarray(mat_f), np.ascontiguousarray(mat_i, np.int64),
+            np.ascontiguousarray(table), texels, info, np.ascontiguousarray(periods))
+    return packed
+
+
+def _scratch(prims, height):
+    """The bands' scratch rows, kept with the assembly (no allocation per frame)."""
+    n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
+    width = _PLANE * (VARYING_COUNT + 1)
+    s = prims.derived.get("numba_resolve_scratch")
+    if s is None or s.shape[0] < n_bands:
+        s = prims.derived["numba_resolve_scratch"] = np.zeros((n_bands, width))
+    return s
 
 
 def resolve_numba(keys, size, n_points, point_colors, background, shader, n_triangles=0,
@@ -247,25 +389,19 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
 
         shader = _EmptyShader(Primitives(len(point_colors)))
     prims, st = shader.prims, shader.setup
-    packed = prims.derived.get("numba_materials")
-    if packed is None:  # once per assembly, not per frame (textures are copied here)
-        records, texels, info = pack_materials(prims.materials)
-        # the record's array fields as plain (M, k) arrays: indexing an array field of a
-        # record in the pixel loop cost Numba about 10% of the frame (measured)
-        fields = (np.ascontiguousarray(np.concatenate([records["color"],
-                                                       records["color_linear"]], axis=1)),
-                  np.ascontiguousarray(records["span"], np.int64))
-        packed = prims.derived["numba_materials"] = (records, *fields, texels, info)
-    materials, mat_color, spans, texels, info = packed
+    mat_f, mat_i, spec_table, texels, info, periods = _material_arrays(prims)
     ambient, dl, de, pp, pe = light_arrays(shader.lights)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
-    _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
-             bg, prims.triangles, prims.tri_material, st.adj, st.front,
-             shader.varyings, varying_offsets(_VARYINGS), materials, mat_color, spans,
-             texels, info, ambient,
-             dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64), _DECODE, _ENCODE,
-             color.reshape(-1, 4).view(np.uint32).reshape(-1), depth.reshape(-1).view(np.uint32))
+    # bands handed out one at a time (balanced on a busy machine); only this call: the
+    # other kernels keep Numba's static split
+    with numba.parallel_chunksize(1):
+        _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
+                 bg, prims.triangles, prims.tri_material, st.adj, st.front,
+                 shader.varyings, varying_offsets(_VARYINGS), mat_f, mat_i, spec_table,
+                 texels, info, periods, ambient, dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64),
+                 _ENCODE, _scratch(prims, h), color.reshape(-1, 4).view(np.uint32).reshape(-1),
+                 depth.reshape(-1).view(np.uint32))
     return Frame(color, depth)
 
 

@@ -14,8 +14,8 @@ every frame:
 from host memory, or, on the cupy backend, device to device by CUDA-GL interop
 (``interop.py``; where it is unavailable the arrays are copied through the host, logged
 once).
-Textures are uploaded once per ``Texture`` object: sRGB8_ALPHA8 for lit materials (GL
-decodes before filtering, as engine.scene.sampling does) and RGBA8 for unlit ones.
+Textures are uploaded once per ``Texture`` object as SRGB8_ALPHA8 (GL decodes before
+filtering, as engine.scene.sampling does, for lit and unlit materials).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
+from ...scene.colorspace import srgb_to_linear
 from ...scene.material import Material
 from ..attributes import gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
@@ -61,7 +62,7 @@ class SurfacePainter:
         self._vao = None
         self._line_vao = None
         self._occluder_vao = None
-        self._textures: dict[tuple[int, bool], object] = {}
+        self._textures: dict[int, object] = {}
         self._samplers: dict[tuple[str, str, str], object] = {}
         self._groups: list[tuple[int, int, int]] = []  # (material, first index, count)
 
@@ -130,13 +131,15 @@ class SurfacePainter:
         self._buffer("index", tris.reshape(-1))
         self._static_key = key
 
-    def _texture(self, texture, lit: bool):
-        tex = self._textures.get((id(texture), lit))
+    def _texture(self, texture):
+        """The GL texture of ``texture``: SRGB8_ALPHA8, so GL decodes texels before
+        filtering for every material (lit and unlit alike, as the software resolves)."""
+        tex = self._textures.get(id(texture))
         if tex is None:
             w, h = texture.size
-            kw = {"internal_format": _GL_SRGB8_ALPHA8} if lit else {}
-            tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1, **kw)
-            self._textures[(id(texture), lit)] = tex
+            tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1,
+                                   internal_format=_GL_SRGB8_ALPHA8)
+            self._textures[id(texture)] = tex
         return tex
 
     def _sampler(self, sampler):
@@ -221,12 +224,16 @@ class SurfacePainter:
         ends = lines.reshape(-1)
         # one vertex per segment end: gathered on the host (device clip is copied here)
         self._buffer("line_clip", to_host(inputs.clip)[ends].astype(np.float32))
-        rgba = inputs.line_rgba.reshape(-1, 4)  # each end's colour, in segment order
-        self._buffer("line_color", np.ascontiguousarray(rgba, np.uint8))
+        # the shader multiplies linear colours and encodes the product (unlit): the ends
+        # carry their colours decoded, so each end shows the colour given and GL
+        # interpolates in linear light between them, as engine.render.lines does
+        rgba = inputs.line_rgba.reshape(-1, 4) / 255.0  # each end's colour
+        rgba[:, :3] = srgb_to_linear(rgba[:, :3])
+        self._buffer("line_color", np.ascontiguousarray(rgba, np.float32))
         if self._line_vao is None:
             self._line_vao = self.ctx.vertex_array(self.program, [
                 (self._buffers["line_clip"], "4f", "in_clip"),
-                (self._buffers["line_color"], "4f1", "in_color")])
+                (self._buffers["line_color"], "4f", "in_color_linear")])
         prog = self.program
         prog["u_depth_bias"].value = LINE_DEPTH_BIAS
         # unlit: GL interpolates the ends' encoded colours along the segment (OpenGL 4.6
@@ -268,7 +275,7 @@ class SurfacePainter:
         prog = self.program
         self._use_material(record)
         if mat.texture is not None:
-            self._texture(mat.texture, mat.shading != "unlit").use(0)
+            self._texture(mat.texture).use(0)
             self._sampler(mat.texture.sampler).use(0)
             prog["u_texture"].value = 0
             prog["u_mirror"].value = (int(mat.texture.sampler.wrap_s == "mirror"),
