@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numba
 
+from ..kernel_cache import cached
 
-@numba.njit(cache=True)
+
+@numba.njit(cache=cached())
 def monotone_rescale(d, m):
     """``interpolation._monotone_rescale`` compiled: the same operations in the same
     order, per segment and component."""

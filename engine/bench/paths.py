@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..kernel_cache import cached
 from .timing import cupy_sync, gl_sync, no_sync
 
 VIEWPORT = (1280, 720)
@@ -172,17 +173,17 @@ def naive_numba(w: Workload) -> Case:
     except ImportError as exc:
         raise Skip(f"Numba is not installed ({exc})") from None
     if "fn" not in _numba_naive and importlib.util.find_spec("scipy") is None:
-        _numba_naive["fn"] = numba.njit(cache=True)(naive_project_loops)
+        _numba_naive["fn"] = numba.njit(cache=cached())(naive_project_loops)
         _numba_naive["note"] = ("Numba compiles @ only with SciPy (not installed): timed the "
                                 "same math with the 3x3 matmul written as a loop")
     if "fn" not in _numba_naive:
-        literal = numba.njit(cache=True)(naive_project)
+        literal = numba.njit(cache=cached())(naive_project)
         try:
             literal(w.positions[:4], w.shift, w.rotation, w.focal)
             _numba_naive["fn"], _numba_naive["note"] = literal, "@njit of the literal function"
         except Exception as exc:  # noqa: BLE001 - Numba raises typing/lowering errors of many classes
             reason = str(exc).strip().splitlines()[-1][:80]
-            _numba_naive["fn"] = numba.njit(cache=True)(naive_project_loops)
+            _numba_naive["fn"] = numba.njit(cache=cached())(naive_project_loops)
             _numba_naive["note"] = (f"@njit of the literal function failed ({reason}); "
                                     "timed the same math with the matmul written as a loop")
     fn = _numba_naive["fn"]

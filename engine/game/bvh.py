@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from ..arrays import to_host
+from ..kernel_cache import cached
 
 __all__ = ["BVH", "LEAF_SIZE", "mesh_bvh"]
 
@@ -36,7 +37,7 @@ LEAF_SIZE = 4
 BARY_EPS = 1e-9  # barycentric slack: rays through shared edges hit one of the faces
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _grown(a, cap, fill=0):
     """``a`` copied into a new array of ``cap`` rows, the new rows set to ``fill``."""
     out = np.full((cap,) + a.shape[1:], fill, a.dtype)
@@ -44,7 +45,7 @@ def _grown(a, cap, fill=0):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _build(lo, hi, centre, leaf_size):
     """Node arrays of the BVH of M triangle boxes (lo, hi (M, 3)) with centroids
     ``centre``: (node_lo (K, 3), node_hi (K, 3), left (K,) int64 first child or -1 for a
@@ -124,7 +125,7 @@ def _build(lo, hi, centre, leaf_size):
         start[:nodes].copy(), count[:nodes].copy(), order, depth
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _refit(node_lo, node_hi, left, start, count, order, lo, hi):
     """Recompute every node box from new triangle boxes, children before parents."""
     for k in range(len(left) - 1, -1, -1):
@@ -144,7 +145,7 @@ def _refit(node_lo, node_hi, left, start, count, order, lo, hi):
                 node_hi[k, a] = max(node_hi[c, a], node_hi[c + 1, a])
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=cached(), inline="always")
 def _slab(o, inv, dzero, lo, hi, tmax):
     """Entry distance of the ray into box [lo, hi] if it enters within [0, tmax], else
     inf. ``dzero[a]``: the direction's component a is zero (then the origin must lie in
@@ -166,7 +167,7 @@ def _slab(o, inv, dzero, lo, hi, tmax):
     return t0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=cached(), inline="always")
 def _moller_trumbore(o, d, v0, e1, e2, tmax):
     """(t, u, v) of the ray o + t d and the triangle (v0, v0 + e1, v0 + e2), t = inf for
     no hit in [0, tmax] (Moeller and Trumbore 1997; see the module docstring)."""
@@ -193,7 +194,7 @@ def _moller_trumbore(o, d, v0, e1, e2, tmax):
     return t, u, v
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _intersect(origins, directions, tmax, node_lo, node_hi, left, start, count, order,
                v0, e1, e2, depth, out_t, out_tri):
     """Nearest hit of each ray: out_t (R,) distance in units of |direction| (inf for a
@@ -243,7 +244,7 @@ def _intersect(origins, directions, tmax, node_lo, node_hi, left, start, count, 
         out_tri[r] = best_tri
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _query_box(lo, hi, node_lo, node_hi, left, start, count, order, depth, tri_lo, tri_hi,
                out):
     """Indices of the triangles whose boxes overlap [lo, hi] into ``out``; returns their

@@ -20,6 +20,7 @@ import math
 import numba
 import numpy as np
 
+from ..kernel_cache import cached
 from .bvh import _moller_trumbore
 
 __all__ = ["box_closest_point", "segment_box", "segment_segment", "segment_triangles"]
@@ -28,18 +29,18 @@ _GOLDEN_STEPS = 64
 _INV_PHI = (math.sqrt(5.0) - 1.0) / 2.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _dot(a, b):
     """a . b of two (3,) vectors (Numba's ``@`` needs SciPy's BLAS)."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _clamp01(x):
     return 0.0 if x < 0.0 else (min(x, 1.0))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _point_segment(p, a, b):
     """Parameter t in [0, 1] of the point of segment ab nearest to p."""
     ab = b - a
@@ -49,7 +50,7 @@ def _point_segment(p, a, b):
     return _clamp01(_dot(p - a, ab) / den)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _segment_segment(p1, q1, p2, q2):
     """(s, t): parameters of the closest points p1 + s (q1 - p1) and p2 + t (q2 - p2)
     (Ericson 5.1.9, with its handling of degenerate segments)."""
@@ -74,7 +75,7 @@ def _segment_segment(p1, q1, p2, q2):
     return s, t
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _point_triangle(p, a, b, c):
     """The point of triangle abc nearest to p (Ericson 5.1.5, Voronoi regions)."""
     ab, ac, ap = b - a, c - a, p - a
@@ -102,7 +103,7 @@ def _point_triangle(p, a, b, c):
     return a + ab * (vb * den) + ac * (vc * den)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def segment_triangles(a, b, v0, v1, v2):
     """Closest points between segment ab ((3,) each) and K triangles (v0, v1, v2 (K, 3)):
     (distance (K,), point on the segment (K, 3), point on the triangle (K, 3)); distance 0
@@ -140,7 +141,7 @@ def segment_triangles(a, b, v0, v1, v2):
     return dist, qs, ps
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _box_point(p, centre, axes, half):
     """The point of the box (centre, unit axes as columns (3, 3), half extents) nearest
     to p: p in box coordinates, clamped."""
@@ -152,7 +153,7 @@ def _box_point(p, centre, axes, half):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=cached())
 def _segment_box(a, b, centre, axes, half):
     lo, hi = 0.0, 1.0
     d = b - a

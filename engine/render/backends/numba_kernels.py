@@ -10,13 +10,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ...kernel_cache import cached
 from .base import W_EPSILON
 
 # Vertices per parallel work item: small enough to balance two threads on 10^5
 # vertices, large enough that the per-item run search is negligible.
 CHUNK = 1 << 14
 
-_opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
+_opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(inline="always", **_opts)

@@ -17,10 +17,11 @@ import math
 import numba
 import numpy as np
 
+from ...kernel_cache import cached
 from ..frame import Frame, background_rgba, new_keys
 from ..points import check_points, splat_sizes
 
-_opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
+_opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(**_opts)

@@ -42,6 +42,7 @@ import math
 import numba
 import numpy as np
 
+from ...kernel_cache import cached
 from ...scene.colorspace import linear_to_srgb
 from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
@@ -51,7 +52,7 @@ from ..shading import light_arrays
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
 
 # contract: fused multiply-adds (the results stay within the 1/255 of the NumPy resolve)
-_opts = {"cache": True, "boundscheck": False, "error_model": "numpy",
+_opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy",
          "fastmath": {"contract"}}
 BAND_ROWS = 8
 # the varyings this resolve reads, by their index in the offsets array it is given

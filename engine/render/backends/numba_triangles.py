@@ -14,9 +14,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ...kernel_cache import cached
 from ..triangles import _PLANES, HALF, SUBPIXEL, TriangleSetup, Workspace
 
-_opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
+_opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(inline="always")

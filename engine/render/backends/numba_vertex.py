@@ -24,13 +24,14 @@ import numba
 import numpy as np
 from numba import literal_unroll
 
+from ...kernel_cache import cached
 from ..attributes import VARYING_COUNT, layout_rows, packed_offset
 from ..deform import kernel_tables
 from .base import W_EPSILON, Projection
 
 __all__ = ["BLOCK", "VertexBuffers", "surface_vertices_numba"]
 
-_opts = {"cache": True, "boundscheck": False, "error_model": "numpy"}
+_opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 #: Vertices per parallel work item.
 BLOCK = 2048
 _ROWS = tuple(tuple(int(v) for v in r) for r in layout_rows())

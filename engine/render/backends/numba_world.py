@@ -21,7 +21,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_opts = {"cache": True, "boundscheck": False}
+from ...kernel_cache import cached
+
+_opts = {"cache": cached(), "boundscheck": False}
 
 
 @numba.njit(inline="always", **_opts)
