@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -230,6 +231,74 @@ def split_obj_by_material(text: str) -> list[tuple[str | None, str]]:
     return out
 
 
+# The fast proof behind normalize_obj: a file whose every v/vt/vn/f line matches one of
+# these and whose face references stay within the final counts is left unchanged by the
+# line pass, which raises nothing for it. Anything these do not match (negative, zero or
+# signed references, w or 0-255 colours, mixed widths, stray characters) goes to the
+# line pass. They run on the text with a newline put in front: a line start is then the
+# literal "\n", which the regex engine finds by a fast search (a MULTILINE "^" is tried
+# at every character, twice as slow), followed by optional spaces and tabs (as the line
+# pass splits).
+_N = f"(?i:{_NUMBER.pattern})"
+_SP = "[ \t]+"
+_END = "[ \t]*$"
+_FIRST_TOKEN = re.compile(r"\n[ \t]*([^ \t\n]*)")
+_PLAIN = {
+    ("v", 3): re.compile(rf"(?m)\n[ \t]*v{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+    ("v", 6): re.compile(rf"(?m)\n[ \t]*v{_SP}{_N}{_SP}{_N}{_SP}{_N}"
+                         rf"{_SP}({_N}){_SP}({_N}){_SP}({_N}){_END}"),
+    ("vt", 2): re.compile(rf"(?m)\n[ \t]*vt{_SP}{_N}{_SP}{_N}{_END}"),
+    ("vt", 3): re.compile(rf"(?m)\n[ \t]*vt{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+    ("vn", 3): re.compile(rf"(?m)\n[ \t]*vn{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+}
+_INDEX = "[1-9][0-9]{0,17}"  # at most 18 digits: every one fits an int64
+_REF = f"{_INDEX}(?:/(?:{_INDEX})?(?:/{_INDEX})?)?"
+_PLAIN_FACE = re.compile(rf"(?m)\n[ \t]*f((?:{_SP}{_REF}){{3,}}){_END}")
+_LP_MINUS = re.compile(r"\n[ \t]*[lp][ \t][^\n]*-")  # rewritten by the line pass
+
+
+def _obj_is_plain(text: str) -> bool:
+    """True when ``normalize_obj``'s line pass would return ``text`` unchanged without
+    raising: every coordinate line is plain (``v`` all of 3 numbers, or all of 6 with
+    colours in 0-1; ``vt`` all of 2 or all of 3; ``vn`` of 3), every face line has 3 or
+    more positive references (``v``, ``v/vt``, ``v//vn``, ``v/vt/vn``) each within the
+    file's count of its kind, and no ``l``/``p`` line has a negative reference. False
+    means "not proven", not "bad"."""
+    text = "\n" + text
+    keys = Counter(_FIRST_TOKEN.findall(text))
+    if any(key[:1] == "f" and key != "f" for key in keys):
+        return False  # e.g. 'fo': an error of the line pass
+    if ("l" in keys or "p" in keys) and _LP_MINUS.search(text):
+        return False
+    counts = {key: keys.get(key, 0) for key in ("v", "vt", "vn", "f")}
+    if counts["v"] and counts["v"] != len(_PLAIN["v", 3].findall(text)):
+        colours = _PLAIN["v", 6].findall(text)
+        if len(colours) != counts["v"]:
+            return False
+        with np.errstate(invalid="ignore"):
+            if (np.array(colours, dtype=np.float64) > 1.0).any():
+                return False  # 0-255 colours: rescaled by the line pass
+    if counts["vt"] and all(counts["vt"] != len(_PLAIN["vt", w].findall(text)) for w in (2, 3)):
+        return False
+    if counts["vn"] and counts["vn"] != len(_PLAIN["vn", 3].findall(text)):
+        return False
+    faces = _PLAIN_FACE.findall(text)
+    if len(faces) != counts["f"]:
+        return False
+    if not faces:
+        return True
+    refs = " ".join(faces)
+    if "/" not in refs:  # v only: one integer parse of every reference
+        return int(np.fromstring(refs, dtype=np.int64, sep=" ").max()) <= counts["v"]
+    parts = np.array(re.findall(r"([0-9]+)/?([0-9]*)/?([0-9]*)", refs))
+    for k, key in enumerate(("v", "vt", "vn")):
+        column = parts[:, k]
+        column = column[column != ""]
+        if column.size and int(column.astype(np.int64).max()) > counts[key]:
+            return False
+    return True
+
+
 def normalize_obj(text: str) -> str:
     """OBJ text -> equivalent OBJ text that trimesh reads correctly (see module doc),
     after checking every face (``f``) line.
@@ -239,10 +308,20 @@ def normalize_obj(text: str) -> str:
     one: of the lines before it); a face needs 3 vertices. ``l`` and ``p`` lines only
     get negative references made absolute (trimesh does not load them).
 
+    A file that needs no change (``_obj_is_plain``: the common case, e.g. every
+    exporter's triangle mesh) is proven so by whole-text regular expressions and one
+    NumPy range check, without a Python loop over its lines; any other file takes the
+    line-by-line pass that rewrites it and names the first bad line.
+
     Raises ValueError starting with ``line N:`` (1-based line of the file) for a bad face
     reference or a non-numeric coordinate or colour on a ``v`` line that needs rewriting.
     """
     text = _join_continuations(text.replace("\r\n", "\n").replace("\r", "\n"))
+    return text if _obj_is_plain(text) else _normalize_lines(text)
+
+
+def _normalize_lines(text: str) -> str:
+    """``normalize_obj``'s line-by-line pass over LF text with continuations joined."""
     out = text.split("\n")
     counts = [0, 0, 0]  # v, vt, vn lines so far
     forward: list = []
