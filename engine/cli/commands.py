@@ -459,7 +459,7 @@ def _cmd_render(args) -> int:
         _aids(args, renderer)
         with Output(writer, 1) as out:
             t_frame = time.perf_counter()
-            frame = renderer.render()
+            frame = renderer.render(depth=False)  # only the colour is written
             t_done = time.perf_counter()
             out.write(frame.color)
     finally:
