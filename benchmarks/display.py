@@ -62,24 +62,28 @@ import numpy as np, trimesh, moderngl
 from PIL import Image
 W, H = SIZE
 m = trimesh.load(sys.argv[1])
-v = np.asarray(m.vertices, np.float32); n = np.asarray(m.vertex_normals, np.float32)
+v = np.asarray(m.vertices, np.float32); f = np.asarray(m.faces)
+# area-weighted vertex normals in NumPy (trimesh's own are a Python loop without SciPy)
+fn = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+n = np.zeros_like(v); np.add.at(n, f.reshape(-1), np.repeat(fn, 3, axis=0))
+n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
 ctx = moderngl.create_standalone_context(require=330, backend="egl")
 prog = ctx.program(vertex_shader=VERT, fragment_shader=FRAG)
 vao = ctx.vertex_array(prog, [(ctx.buffer(v), "3f", "in_pos"), (ctx.buffer(n), "3f", "in_normal")],
-                       ctx.buffer(np.asarray(m.faces, np.uint32)))
+                       ctx.buffer(f.astype(np.uint32)))
 fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer((W, H))],
                       depth_attachment=ctx.depth_renderbuffer((W, H)))
 lo, hi = v.min(0), v.max(0); c = (lo + hi) / 2; r = float(np.linalg.norm(hi - lo)) / 2
 eye = c + np.array([0.6, 0.4, 0.7]) / np.linalg.norm([0.6, 0.4, 0.7]) * 2.8 * r
-f = c - eye; f /= np.linalg.norm(f); s = np.cross(f, [0, 1, 0]); s /= np.linalg.norm(s)
-u = np.cross(s, f)
-view = np.eye(4); view[0, :3], view[1, :3], view[2, :3] = s, u, -f
+fw = c - eye; fw /= np.linalg.norm(fw); s = np.cross(fw, [0, 1, 0]); s /= np.linalg.norm(s)
+u = np.cross(s, fw)
+view = np.eye(4); view[0, :3], view[1, :3], view[2, :3] = s, u, -fw
 view[:3, 3] = -view[:3, :3] @ eye
 t = 1 / np.tan(np.radians(25)); near, far = 0.1 * r, 10 * r
 proj = np.array([[t * H / W, 0, 0, 0], [0, t, 0, 0],
                  [0, 0, (far + near) / (near - far), 2 * far * near / (near - far)], [0, 0, -1, 0]])
 prog["u_mvp"].write((proj @ view).T.astype(np.float32).tobytes())
-prog["u_light"].value = tuple(-f)
+prog["u_light"].value = tuple(-fw)
 fbo.use(); ctx.enable(moderngl.DEPTH_TEST); fbo.clear(0.04, 0.05, 0.08, 1.0)
 vao.render()
 img = np.frombuffer(fbo.read(components=4), np.uint8).reshape(H, W, 4)[::-1]

@@ -450,9 +450,12 @@ def _cmd_render(args) -> int:
     renderer = None
     try:
         t_load = time.perf_counter()
+        preload = _preload_kernels(args)
         scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up,
                                     root=args.root)
         t_setup = time.perf_counter()
+        if preload is not None:
+            preload.join()
         camera, clip, path, renderer = _staged(args, scene, camera, raster=args.raster)
         if animated:
             return _render_animation(args, scene, camera, renderer, path, clip)
@@ -481,6 +484,25 @@ def _cmd_render(args) -> int:
           f"renderer set-up {(t_frame - t_setup) * 1000:.0f} ms, "
           f"frame {(t_done - t_frame) * 1000:.0f} ms{total})")
     return 0
+
+
+def _preload_kernels(args):
+    """The thread loading the Numba kernels while the file loads
+    (``engine.render.warmup.preload``), or None where the frame will not run on Numba
+    (another --backend or $ENGINE_BACKEND, or GL raster)."""
+    import os
+
+    backend = (args.backend or os.environ.get("ENGINE_BACKEND") or "auto").strip().lower()
+    if backend not in ("auto", "numba") or args.raster != "software":
+        return None
+    if backend == "auto":
+        from ..render.backends.cupy_backend import cupy_unavailable_reason
+
+        if cupy_unavailable_reason() is None:
+            return None  # auto may pick the GPU
+    from ..render.warmup import preload
+
+    return preload()
 
 
 def process_seconds() -> float | None:
@@ -711,6 +733,23 @@ def _fly_speed(scene) -> float:
 
 
 def main(argv=None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status.
+
+    Called as the program (``argv`` None), it ends with ``gc.freeze()``: the
+    interpreter's shutdown then skips its full garbage collections over every object
+    the process made (Numba's and trimesh's included), which took 0.5-1.5 s after the
+    image was written (measured with gdb in ``Py_FinalizeEx``; docs/performance.md).
+    """
+    try:
+        return _main(argv)
+    finally:
+        if argv is None:
+            import gc
+
+            gc.freeze()
+
+
+def _main(argv) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,

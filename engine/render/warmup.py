@@ -12,6 +12,8 @@ real frame passes; later processes load them from the cache (a few hundred ms).
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -23,7 +25,9 @@ from ..scene.graph import Node, Scene
 from ..scene.material import Material, Texture
 from ..scene.procedural import box, icosphere
 
-__all__ = ["SCENES", "warm_up"]
+__all__ = ["SCENES", "preload", "warm_up"]
+
+log = logging.getLogger("engine")
 
 
 def _surfaces() -> Scene:
@@ -89,3 +93,34 @@ def warm_up(progress: Callable[[str], None] | None = None, size=(160, 120)) -> f
         finally:
             renderer.close()
     return time.perf_counter() - start
+
+
+def preload() -> threading.Thread:
+    """Start loading the surface kernels from Numba's disk cache in a daemon thread and
+    return it (join it before rendering on this process's own Renderer).
+
+    Why: a new process's first frame loads each cached kernel on its first call (about
+    0.3-0.5 s in all on 2 cores), after the file load. Most of that loading is LLVM
+    linking through llvmlite's ctypes calls, which run without the GIL, so it overlaps
+    the imports and file parsing of the main thread (``frustum render`` starts it before
+    loading the file). Any failure (no Numba, an empty cache: then it compiles) stays in
+    the thread: the main thread's own frame then does the work as before.
+    """
+    def run():
+        try:
+            scene = _surfaces()
+            camera = scene.add(PerspectiveCamera(fov_y=50, aspect=4 / 3))
+            camera.frame(scene.bounds())
+            from .renderer import Renderer
+
+            renderer = Renderer(scene, camera, (32, 24), backend="numba")
+            try:
+                renderer.render(depth=False)
+            finally:
+                renderer.close()
+        except Exception as exc:  # noqa: BLE001 - only a head start; the frame redoes it
+            log.debug("kernel preload: %s: %s", type(exc).__name__, exc)
+
+    thread = threading.Thread(target=run, name="frustum-kernel-preload", daemon=True)
+    thread.start()
+    return thread
