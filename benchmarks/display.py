@@ -107,7 +107,7 @@ def first_pixel_row(size, tmp: Path, runs=3):
     raw = (_RAW_FIRST.replace("SIZE", repr(tuple(size))).replace("VERT", repr(_VERT))
            .replace("FRAG", repr(_FRAG)))
     engine_cmd = [sys.executable, "-m", "engine", "render", str(BUNNY), "--out",
-                  str(tmp / "engine.png"), "--size", f"{size[0]}x{size[1]}"]
+                  str(tmp / "frustum-render.png"), "--size", f"{size[0]}x{size[1]}"]
     raw_cmd = [sys.executable, "-c", raw, str(BUNNY), str(tmp / "raw.png")]
     engine_s, raw_s = [], []
     subprocess.run(engine_cmd, check=True, capture_output=True, cwd=ROOT)  # disk caches

@@ -43,6 +43,9 @@ out vec4 f_color;
 #define N_DIRECTIONAL u_n_directional
 #define N_LIGHTS (u_n_directional + u_n_point)
 #endif
+// HAS_NORMALS (defined or not, in every program): every vertex drawn has a normal, so no
+// pixel needs the screen-derivative one (and v_position is read only where specular or
+// point lights need it)
 
 // sRGB encoding (IEC 61966-2-1). Measured on llvmpipe (docs/performance.md, "GL mode"):
 // neither an sRGB framebuffer (GL encoding on write: slower) nor a pow-free fit by square
@@ -74,8 +77,18 @@ void main() {
     // derivatives (window x right, y up) faces the eye whichever way the triangle winds;
     // the derivatives are taken here, in uniform control flow, and the normal is only
     // formed for flat shading or a pixel whose mesh has no normals
-    vec3 dpdx = dFdx(v_position), dpdy = dFdy(v_position);
     vec3 n;
+#if defined(HAS_NORMALS)
+    if (IS_FLAT) {
+        n = normalize(cross(dFdx(v_position), dFdy(v_position)));
+    } else {
+        // normals interpolated to exactly zero (opposite ones across a triangle) give 0:
+        // ambient light only, where the general program would use the geometric normal
+        n = v_normal * inversesqrt(max(dot(v_normal, v_normal), 1e-30));
+        if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
+    }
+#else
+    vec3 dpdx = dFdx(v_position), dpdy = dFdy(v_position);
     if (IS_FLAT) {
         n = normalize(cross(dpdx, dpdy));
     } else {
@@ -83,6 +96,7 @@ void main() {
         n = len > 0.0 ? v_normal / len : normalize(cross(dpdx, dpdy));
         if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
     }
+#endif
     vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_position);
     vec3 diffuse = u_ambient;
     vec3 spec = vec3(0.0);

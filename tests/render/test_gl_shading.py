@@ -53,7 +53,8 @@ def test_srgb_encode_matches_the_exact_curve():
 
 
 def _scene():
-    """Lit with specular, flat, unlit, textured and vertex-coloured materials, two lights."""
+    """Lit with specular, flat, unlit, textured and vertex-coloured materials, a mesh
+    with zero normals on some vertices, two lights."""
     scene = Scene(background=(0.1, 0.1, 0.1))
     ball, faces = icosphere(2)
     rng = np.random.default_rng(3)
@@ -69,6 +70,10 @@ def _scene():
         ball, faces, colors=np.abs(ball), material=Material(shading="unlit"))))
     scene.add(Node("tex", position=(0, -1.2, 0), geometry=box(
         material=Material(texture=Texture(image)))))
+    holes = ball.copy()
+    holes[::3] = 0  # a third of the vertices without a normal: those pixels use the
+    scene.add(Node("holes", position=(0, 0, 0.8), scale=0.5, geometry=Mesh(  # geometric one
+        ball, faces, normals=holes, material=Material(color=(0.3, 0.8, 0.3)))))
     for position, color, intensity in (((2, 2, 3), (1, 1, 1), 0.8), ((-3, 1, 2), (1, 0.8, 0.6), 0.5)):
         light = scene.add(DirectionalLight(color=color, intensity=intensity, position=position))
         light.look_at((0, 0, 0))
@@ -84,8 +89,11 @@ def test_specialised_programs_draw_what_the_general_program_draws(monkeypatch):
         special = r.render()
         painter = r._stages(r._assembly()).offscreen._surface_painter
         kinds = {d for d in painter._programs if d}
-        assert len(kinds) == 4  # spec, flat, unlit, textured: one program each
+        assert len(kinds) == 5  # spec, flat, unlit, textured, holes: one program each
         assert all("N_LIGHTS 2" in d for d in kinds)
+        # the mesh with zero normals is the one smooth lit program with the derivative one
+        lit = [d for d in kinds if "IS_LIT true" in d and "IS_FLAT false" in d]
+        assert sorted("HAS_NORMALS" in d for d in lit) == [False, True, True]
     finally:
         r.close()
     monkeypatch.setattr(surfaces, "variant_defines", lambda *a, **k: ())

@@ -24,7 +24,7 @@ import numpy as np
 
 from ...arrays import to_host
 from ...scene.material import Material
-from ..attributes import gl_buffer_format, glsl_varyings
+from ..attributes import VARYINGS, gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
 from ..materials import MATERIAL_STD140, glsl_material_block, pack_materials, std140_record
 from .glsl import load_glsl
@@ -56,7 +56,7 @@ class SurfacePainter:
         self._material_ubo = ctx.buffer(reserve=MATERIAL_STD140.itemsize)
         self._static_key = None
         self._sorted_triangles = np.zeros((0, 3), np.uint32)
-        self._white: tuple = (None, {})
+        self._facts: tuple = (None, {})
         self._buffers: dict[str, object] = {}
         self._line_vao = None
         self._occluder_vao = None
@@ -143,7 +143,7 @@ class SurfacePainter:
             self._groups = [(int(mats[s]), int(s) * 3, int(e - s) * 3) for s, e in zip(starts, ends)]
         self._records = pack_materials(prims.materials)[0]  # the MATERIAL records
         self._sorted_triangles = tris
-        self._white = (None, {})  # (host colours, {material: all its vertices white})
+        self._facts = (None, {})  # (host colours, {material: _group_facts})
         self._buffer("index", tris.reshape(-1))
         self._static_key = key
 
@@ -197,8 +197,9 @@ class SurfacePainter:
         for m, first, count in self._groups:
             mat = prims.materials[m]
             record = self._records[m]
-            defines = variant_defines(record, len(directional), len(point),
-                                      white=self._all_white(inputs.host_colors, m, first, count))
+            white, normals = self._group_facts(inputs, m, first, count)
+            defines = variant_defines(record, len(directional), len(point), white=white,
+                                      normals=normals)
             prog = self._program(defines)
             if defines not in ready:
                 self._set_frame_uniforms(prog, shader)
@@ -214,19 +215,25 @@ class SurfacePainter:
             self._triangle_vao(defines, prog).render(mgl.TRIANGLES, vertices=count, first=first)
         self.ctx.disable(mgl.CULL_FACE)
 
-    def _all_white(self, host_colors, material, first, count) -> bool:
-        """True when every vertex of the draw group (``first``/``count`` indices of the
-        sorted index buffer) has the colour (255, 255, 255, 255): multiplying it in
-        changes nothing, so its program neither interpolates nor reads it. Cached while
-        the assembly and the host colour array (kept per vertex revision) stay."""
+    def _group_facts(self, inputs, material, first, count) -> tuple[bool, bool]:
+        """(every vertex of the draw group is white (255, 255, 255, 255), every one has a
+        non-zero normal) for the group's ``first``/``count`` indices of the sorted index
+        buffer: then its program neither reads the vertex colour (multiplying by 1
+        changes nothing) nor forms the screen-derivative normal. Cached while the assembly
+        and the host colour array (kept per vertex revision) stay: a rigid motion turns
+        normals but never makes one zero or non-zero."""
+        host_colors = inputs.host_colors
         if host_colors is None:
-            return False
-        if self._white[0] is not host_colors:
-            self._white = (host_colors, {})
-        known = self._white[1]
+            return False, False
+        if self._facts[0] is not host_colors:
+            self._facts = (host_colors, {})
+        known = self._facts[1]
         if material not in known:
             used = self._sorted_triangles[first // 3:(first + count) // 3].reshape(-1)
-            known[material] = bool((host_colors[used] == 255).all())
+            start, width = VARYINGS["normal"]
+            normals = to_host(inputs.shader.varyings)[used, start:start + width]
+            known[material] = (bool((host_colors[used] == 255).all()),
+                               bool((np.abs(normals).max(axis=1) > 0).all()))
         return known[material]
 
     def _triangle_vao(self, defines, prog):
@@ -337,15 +344,16 @@ def _set(prog, name, value):
         prog[name].value = value
 
 
-def variant_defines(record, n_directional: int, n_point: int,
-                    white: bool = False) -> tuple[str, ...]:
+def variant_defines(record, n_directional: int, n_point: int, white: bool = False,
+                    normals: bool = False) -> tuple[str, ...]:
     """The ``#define`` lines (shaders/surface.frag) of the program drawing one MATERIAL
     ``record`` (engine.render.materials) lit by ``n_directional`` directional and
     ``n_point`` point lights: what the record's fields decide (lit or not, flat, vertex
     colours, a texture, an alpha cutoff, specular) and the light loop's bound, as
     constants (``white``: the vertices drawn are all white, so vertex colours are left
-    out even where the record multiplies them). One program per distinct tuple is
-    compiled and kept."""
+    out even where the record multiplies them; ``normals``: every vertex drawn has a
+    non-zero normal, so no pixel forms the screen-derivative one). One program per
+    distinct tuple is compiled and kept."""
     def flag(value) -> str:
         return "true" if value else "false"
 
@@ -358,4 +366,4 @@ def variant_defines(record, n_directional: int, n_point: int,
             f"HAS_CUTOFF {flag(float(record['alpha_cutoff']) >= 0.0)}",
             f"HAS_SPECULAR {flag(float(record['specular']) > 0.0)}",
             f"N_DIRECTIONAL {int(n_directional)}",
-            f"N_LIGHTS {int(n_directional + n_point)}")
+            f"N_LIGHTS {int(n_directional + n_point)}") + (("HAS_NORMALS",) if normals else ())
