@@ -13,8 +13,9 @@
                  moderngl drawing the same mesh (static buffers, Lambert, no culling:
                  the engine draws the open bunny's back faces) and reading the colour
                  back; both in one EGL process, interleaved, medians.
-    window       ``frustum view``'s frame (``Viewer.step``: the software frame, its upload
-                 and drawing to the window, the buffer swap) under Xvfb against the
+    window       ``frustum view``'s frame (one iteration of ``Viewer.run``: pyglet's clock
+                 and events, the software frame, its upload and drawing to the window,
+                 the buffer swap; vsync off) under Xvfb against the
                  offscreen frame (``Renderer.render(depth=False)``) of the same renderer,
                  interleaved in one process, medians; needs ``xvfb-run``.
 
@@ -202,7 +203,13 @@ from display import _bunny_renderer, _interleaved
 from engine.display.window import Viewer
 r = _bunny_renderer(SIZE, "software")
 v = Viewer(r, raster="software", vsync=False, aids=False)
-offscreen_ms, window_ms = _interleaved(lambda: r.render(depth=False), lambda: v.step(0.0))
+import pyglet
+def loop_iteration():  # what Viewer.run does per frame
+    pyglet.clock.tick()
+    v.window.switch_to()
+    v.window.dispatch_events()
+    v.step(0.0)
+offscreen_ms, window_ms = _interleaved(lambda: r.render(depth=False), loop_iteration, 21)
 v.close()
 print(json.dumps({"offscreen_ms": offscreen_ms, "window_ms": window_ms}))
 """

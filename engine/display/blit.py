@@ -1,10 +1,8 @@
 """Shows a software-rasterized image: upload to an RGBA8 texture, draw a full-screen quad.
 
 The texture is created once and reallocated only when the image size changes; each
-frame writes into it. The image must be the viewport's size: each pixel reads its own
-texel (``texelFetch``, shaders/blit.frag), so the window shows the same bytes, with no
-interpolation or filtering per pixel (on llvmpipe this pass is part of every window
-frame's cost).
+frame writes into it. With nearest filtering and texture size = viewport, each image
+pixel lands on exactly one framebuffer pixel, so the window shows the same bytes.
 
 A device (CuPy) image, the cupy backend's frame from ``Renderer.render(host=False)``, is
 copied into the texture by CUDA-GL interop (device to device); where interop is
@@ -77,7 +75,6 @@ class ImageBlit:
             self.host_uploads += 1
         tex.use(0)
         self._program["u_image"].value = 0
-        self._program["u_origin"].value = tuple(self.ctx.viewport[:2])
         self.ctx.disable(self._mgl.DEPTH_TEST)
         self._vao.render(self._mgl.TRIANGLE_STRIP, vertices=4)
 
