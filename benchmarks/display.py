@@ -2,6 +2,10 @@
 
     .venv/bin/python benchmarks/display.py [--frame 1280x720] [--json PATH] [--only NAME,...]
 
+    obj load     ``engine.io.load`` of the bunny against ``trimesh.load`` (its reader)
+                 in one process, imports done, interleaved, medians; with the share of
+                 ``engine.io.fixups.normalize_obj`` (the checks and repairs before trimesh
+                 parses the text).
     first pixel  a new process running ``frustum render bunny.obj --out x.png`` (after
                  ``frustum warmup``) against a new process that loads the same file with
                  ``trimesh.load``, draws it with raw moderngl on an EGL context (Lambert
@@ -12,7 +16,8 @@
     gl mode      ``Renderer(raster="gl").render(depth=False)`` of the bunny against raw
                  moderngl drawing the same mesh (static buffers, Lambert, no culling:
                  the engine draws the open bunny's back faces) and reading the colour
-                 back; both in one EGL process, interleaved, medians.
+                 back; both in one EGL process, interleaved, medians. Also the GL mode
+                 as it was before (the general program, depth read back) in the same run.
     window       ``frustum view``'s frame (one iteration of ``Viewer.run``: pyglet's clock
                  and events, the software frame, its upload and drawing to the window,
                  the buffer swap; vsync off) under Xvfb against the
@@ -128,6 +133,24 @@ def first_pixel_row(size, tmp: Path, runs=3):
     return row
 
 
+def obj_load_row():
+    """``engine.io.load`` of the bunny against ``trimesh.load`` of it, in this process
+    (imports done), interleaved, medians; and normalize_obj's share."""
+    import trimesh
+
+    from engine.io import fixups, load
+
+    text = fixups.decode_text(BUNNY.read_bytes())
+    engine_ms, trimesh_ms = _interleaved(lambda: load(BUNNY), lambda: trimesh.load(str(BUNNY)),
+                                         repeats=7)
+    check_ms, _ = _interleaved(lambda: fixups.normalize_obj(text), lambda: None, repeats=7)
+    row = {"engine_load_ms": engine_ms, "trimesh_load_ms": trimesh_ms,
+           "normalize_obj_ms": check_ms, "ratio": engine_ms / trimesh_ms}
+    print(f"obj load     engine.io.load {engine_ms:.0f} ms (normalize_obj {check_ms:.0f} ms) vs "
+          f"trimesh.load {trimesh_ms:.0f} ms: {row['ratio']:.2f}x", flush=True)
+    return row
+
+
 def _bunny_renderer(size, raster):
     from engine import Renderer
     from engine.io.sources import load_source
@@ -186,13 +209,33 @@ def _interleaved(a, b, repeats=9):
 
 
 def gl_mode_row(size):
+    """GL mode against raw moderngl; also, in the same run, the GL mode as it was before
+    its programs were specialised and its depth readback made optional: the general
+    program (``variant_defines`` giving no defines) and ``render()`` with depth."""
+    from engine.render.gl import surfaces
+
     r = _bunny_renderer(size, "gl")
     raw = _raw_gl(r)
+    general = _bunny_renderer(size, "gl")
+    specialise = surfaces.variant_defines
+
+    def general_frame():
+        surfaces.variant_defines = lambda *a, **k: ()
+        try:
+            general.render()
+        finally:
+            surfaces.variant_defines = specialise
+
     engine_ms, raw_ms = _interleaved(lambda: r.render(depth=False), raw)
+    general_ms, raw2_ms = _interleaved(general_frame, raw)
     r.close()
-    row = {"engine_gl_ms": engine_ms, "raw_moderngl_ms": raw_ms, "ratio": engine_ms / raw_ms}
+    general.close()
+    row = {"engine_gl_ms": engine_ms, "raw_moderngl_ms": raw_ms, "ratio": engine_ms / raw_ms,
+           "general_depth_ms": general_ms, "raw_moderngl_ms_beside_general": raw2_ms,
+           "general_ratio": general_ms / raw2_ms}
     print(f"gl mode      Renderer(raster='gl') {engine_ms:.1f} ms vs raw moderngl + readback "
-          f"{raw_ms:.1f} ms: {row['ratio']:.2f}x", flush=True)
+          f"{raw_ms:.1f} ms: {row['ratio']:.2f}x (general program + depth readback: "
+          f"{general_ms:.1f} ms, {row['general_ratio']:.2f}x)", flush=True)
     return row
 
 
@@ -240,13 +283,15 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--frame", default="1280x720")
     p.add_argument("--json", default=None, help="write the rows here")
-    p.add_argument("--only", default="first,gl,window",
-                   help="comma-separated sections: first, gl, window")
+    p.add_argument("--only", default="load,first,gl,window",
+                   help="comma-separated sections: load, first, gl, window")
     args = p.parse_args(argv)
     size = parse_size(args.frame)
     only = set(args.only.split(","))
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
+        if "load" in only:
+            rows["obj_load"] = obj_load_row()
         if "first" in only:
             rows["first_pixel"] = first_pixel_row(size, Path(tmp))
         if "gl" in only:
@@ -254,7 +299,11 @@ def main(argv=None):
         if "window" in only:
             rows["window"] = window_row(size)
     if args.json:
-        Path(args.json).write_text(json.dumps({"frame": list(size), "rows": rows}, indent=1))
+        import os
+
+        meta = {"frame": list(size), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "load_average_1min": os.getloadavg()[0], "cpus": os.cpu_count()}
+        Path(args.json).write_text(json.dumps({**meta, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
