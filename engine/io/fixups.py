@@ -63,6 +63,7 @@ __all__ = [
     "decode_text",
     "fan_binary_ply_faces",
     "normalize_obj",
+    "normalize_obj_parsed",
     "read_ply_header",
     "split_obj_by_material",
     "stl_is_binary",
@@ -259,44 +260,82 @@ _LP_MINUS = re.compile(r"\n[ \t]*[lp][ \t][^\n]*-")  # rewritten by the line pas
 
 def _obj_is_plain(text: str) -> bool:
     """True when ``normalize_obj``'s line pass would return ``text`` unchanged without
-    raising: every coordinate line is plain (``v`` all of 3 numbers, or all of 6 with
+    raising (``_plain_obj``). False means "not proven", not "bad"."""
+    return _plain_obj(text)[0]
+
+
+def _plain_obj(text: str) -> tuple[bool, tuple[np.ndarray, np.ndarray] | None]:
+    """(proven, triangles) for LF OBJ text with continuations joined.
+
+    ``proven``: every coordinate line is plain (``v`` all of 3 numbers, or all of 6 with
     colours in 0-1; ``vt`` all of 2 or all of 3; ``vn`` of 3), every face line has 3 or
     more positive references (``v``, ``v/vt``, ``v//vn``, ``v/vt/vn``) each within the
-    file's count of its kind, and no ``l``/``p`` line has a negative reference. False
-    means "not proven", not "bad"."""
+    file's count of its kind, and no ``l``/``p`` line has a negative reference: the line
+    pass would change nothing and raise nothing.
+
+    ``triangles``: for a proven file of ``v x y z`` and ``f a b c`` lines only (no
+    texture coordinates, normals, colours, n-gons or ``usemtl``), the arrays trimesh's
+    ``load_obj`` would build from it, parsed from the matches the proof made: (V, 3)
+    float64 vertices that faces reference, in file order, and (F, 3) int64 faces
+    indexing them; else None.
+    """
     text = "\n" + text
     keys = Counter(_FIRST_TOKEN.findall(text))
     if any(key[:1] == "f" and key != "f" for key in keys):
-        return False  # e.g. 'fo': an error of the line pass
+        return False, None  # e.g. 'fo': an error of the line pass
     if ("l" in keys or "p" in keys) and _LP_MINUS.search(text):
-        return False
+        return False, None
     counts = {key: keys.get(key, 0) for key in ("v", "vt", "vn", "f")}
-    if counts["v"] and counts["v"] != len(_PLAIN["v", 3].findall(text)):
+    xyz = _PLAIN["v", 3].findall(text) if counts["v"] else []
+    if counts["v"] and counts["v"] != len(xyz):
+        xyz = []
         colours = _PLAIN["v", 6].findall(text)
         if len(colours) != counts["v"]:
-            return False
+            return False, None
         with np.errstate(invalid="ignore"):
             if (np.array(colours, dtype=np.float64) > 1.0).any():
-                return False  # 0-255 colours: rescaled by the line pass
+                return False, None  # 0-255 colours: rescaled by the line pass
     if counts["vt"] and all(counts["vt"] != len(_PLAIN["vt", w].findall(text)) for w in (2, 3)):
-        return False
+        return False, None
     if counts["vn"] and counts["vn"] != len(_PLAIN["vn", 3].findall(text)):
-        return False
+        return False, None
     faces = _PLAIN_FACE.findall(text)
     if len(faces) != counts["f"]:
-        return False
+        return False, None
     if not faces:
-        return True
+        return True, None
     refs = " ".join(faces)
     if "/" not in refs:  # v only: one integer parse of every reference
-        return int(np.fromstring(refs, dtype=np.int64, sep=" ").max()) <= counts["v"]
+        index = np.fromstring(refs, dtype=np.int64, sep=" ")
+        if int(index.max()) > counts["v"]:
+            return False, None
+        return True, _triangles(xyz, index, counts, "usemtl" in keys)
     parts = np.array(re.findall(r"([0-9]+)/?([0-9]*)/?([0-9]*)", refs))
     for k, key in enumerate(("v", "vt", "vn")):
         column = parts[:, k]
         column = column[column != ""]
         if column.size and int(column.astype(np.int64).max()) > counts[key]:
-            return False
-    return True
+            return False, None
+    return True, None
+
+
+def _triangles(xyz: list[str], index: np.ndarray, counts: dict, materials: bool):
+    """The (vertices, faces) of ``_plain_obj`` from its ``v`` line matches and the
+    1-based face references, or None when the file is not triangles of ``v x y z``
+    only. Unreferenced vertices are dropped and the rest keep their order, as trimesh's
+    ``load_obj`` does (a mask over the vertices, then renumbered faces)."""
+    if (materials or counts["vt"] or counts["vn"] or len(xyz) != counts["v"]
+            or index.size != 3 * counts["f"]):
+        return None
+    # the matches are "\nv x y z" with optional spaces and tabs: no number holds a 'v'
+    vertices = np.fromstring(" ".join(xyz).replace("v", " "), dtype=np.float64, sep=" ")
+    if vertices.size != 3 * counts["v"]:
+        return None
+    faces = index.reshape(-1, 3) - 1
+    used = np.zeros(counts["v"], bool)
+    used[faces] = True
+    renumber = np.cumsum(used) - 1
+    return vertices.reshape(-1, 3)[used], renumber[faces]
 
 
 def normalize_obj(text: str) -> str:
@@ -316,8 +355,16 @@ def normalize_obj(text: str) -> str:
     Raises ValueError starting with ``line N:`` (1-based line of the file) for a bad face
     reference or a non-numeric coordinate or colour on a ``v`` line that needs rewriting.
     """
+    return normalize_obj_parsed(text)[0]
+
+
+def normalize_obj_parsed(text: str) -> tuple[str, tuple[np.ndarray, np.ndarray] | None]:
+    """``normalize_obj(text)`` and, for a file of plain triangles of ``v x y z`` only
+    (``_plain_obj``), its (vertices, faces) as trimesh's reader would give them, parsed
+    by the same pass that proved the file needs no change; else None."""
     text = _join_continuations(text.replace("\r\n", "\n").replace("\r", "\n"))
-    return text if _obj_is_plain(text) else _normalize_lines(text)
+    proven, triangles = _plain_obj(text)
+    return (text, triangles) if proven else (_normalize_lines(text), None)
 
 
 def _normalize_lines(text: str) -> str:

@@ -175,26 +175,13 @@ def _read_wrapped(path: Path, suffix: str, fmt: str, size: float,
 
 # --------------------------------------------------------------------------- formats
 def _load_obj(path: Path, point_size: float, refs: References) -> Model:
-    from trimesh.exchange.obj import load_obj
-
     notes = Notes(path)
-    text = fixups.normalize_obj(fixups.decode_text(path.read_bytes()))
+    text, triangles = fixups.normalize_obj_parsed(fixups.decode_text(path.read_bytes()))
     library = _obj_materials(path, text, notes, refs)
-    # trimesh parses the geometry and splits it by `usemtl`; it is handed a library
-    # that only names the materials (so it keeps the names and loads no images), and
-    # the materials themselves come from engine.io.mtl
-    used = sorted({m.group(1).strip() for m in re.finditer(r"(?m)^usemtl[ \t]+(.*)$", text)}
-                  if "usemtl" in text else ())
-    # trimesh names each part after its material only when a library declares the
-    # materials; otherwise every part is named after the file and uniquified by a
-    # linear search per part (quadratic: 20,000 parts took 95 s). So it always gets a
-    # library line to ask the resolver for (the file's own, or this one).
-    head = "" if "mtllib" in text or not used else "mtllib material-names.mtl\n"
-    vertices = text.count("\nv ") + text.startswith("v ")
-    if len(used) > 1 and len(used) * vertices > _SPLIT_WORK:
-        kw = _load_obj_by_material(text, path.name)
+    if triangles is not None:  # plain triangles: parsed already, trimesh is not needed
+        kw = {"geometry": {path.name: {"vertices": triangles[0], "faces": triangles[1]}}}
     else:
-        kw = load_obj(io.StringIO(head + text), resolver=_MaterialNames(used, path.name))
+        kw = _trimesh_obj(path, text)
     if "geometry" not in kw:  # no faces: a point cloud
         colors = kw.get("vertex_colors")
         return Model(path.stem, source=path, geometry=PointCloud(
@@ -216,6 +203,27 @@ def _load_obj(path: Path, point_size: float, refs: References) -> Model:
         model.geometry = model.remove(model.children[0]).geometry
     notes.emit(model)
     return model
+
+
+def _trimesh_obj(path: Path, text: str) -> dict:
+    """trimesh's ``load_obj`` result for normalised OBJ ``text`` (parts split by
+    material)."""
+    from trimesh.exchange.obj import load_obj
+
+    # trimesh parses the geometry and splits it by `usemtl`; it is handed a library
+    # that only names the materials (so it keeps the names and loads no images), and
+    # the materials themselves come from engine.io.mtl
+    used = sorted({m.group(1).strip() for m in re.finditer(r"(?m)^usemtl[ \t]+(.*)$", text)}
+                  if "usemtl" in text else ())
+    # trimesh names each part after its material only when a library declares the
+    # materials; otherwise every part is named after the file and uniquified by a
+    # linear search per part (quadratic: 20,000 parts took 95 s). So it always gets a
+    # library line to ask the resolver for (the file's own, or this one).
+    head = "" if "mtllib" in text or not used else "mtllib material-names.mtl\n"
+    vertices = text.count("\nv ") + text.startswith("v ")
+    if len(used) > 1 and len(used) * vertices > _SPLIT_WORK:
+        return _load_obj_by_material(text, path.name)
+    return load_obj(io.StringIO(head + text), resolver=_MaterialNames(used, path.name))
 
 
 #: Parts x vertices above which an OBJ is parsed one material at a time
@@ -317,14 +325,14 @@ def _obj_geometry(path: Path, part: dict, uv, mtl, raw_colors, point_size: float
     """One part of an OBJ as trimesh's ``load_obj`` parses it (``vertices``, ``faces``,
     optional ``vertex_normals``; ``uv`` from its visual) -> engine Mesh with its MTL
     material (see engine.io.mtl for the mapping)."""
-    from trimesh.geometry import triangulate_quads
-
     from .textures import sample_texture, to_rgba8
 
     vertices = np.asarray(part["vertices"], dtype=np.float64).reshape(-1, 3)
     faces = np.asarray(part["faces"], dtype=np.int64)
     if faces.ndim == 2 and faces.shape[1] != 3:  # quads and n-gons: fans, as trimesh's
-        faces = triangulate_quads(faces)  # Trimesh(faces=...) makes them
+        from trimesh.geometry import triangulate_quads  # Trimesh(faces=...) makes them
+
+        faces = triangulate_quads(faces)
     faces = faces.reshape(-1, 3)
     n = len(vertices)
     normals = _vertex_normals(vertices, faces, part.get("vertex_normals"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from engine.io import fixups
@@ -91,3 +92,52 @@ def test_seeded_mutations_never_prove_a_file_the_line_pass_changes():
 def test_reference_meshes_take_the_fast_path(ref_assets, name):
     text = fixups.decode_text((ref_assets / name).read_bytes())
     assert _agree(fixups._join_continuations(text.replace("\r\n", "\n").replace("\r", "\n")))
+
+
+def _trimesh_arrays(text):
+    import io
+
+    from trimesh.exchange.obj import load_obj
+
+    parts = list(load_obj(io.StringIO(text))["geometry"].values())
+    assert len(parts) == 1
+    return np.asarray(parts[0]["vertices"]), np.asarray(parts[0]["faces"])
+
+
+@pytest.mark.parametrize("name", ["classic/stanford-bunny.obj", "classic/armadillo.obj",
+                                  "classic/teapot.obj"])
+def test_plain_triangles_are_the_arrays_trimesh_reads(ref_assets, name):
+    text = fixups.decode_text((ref_assets / name).read_bytes())
+    same, triangles = fixups.normalize_obj_parsed(text)
+    assert triangles is not None  # the fast path: no trimesh parse
+    vertices, faces = triangles
+    want_v, want_f = _trimesh_arrays(same)
+    np.testing.assert_array_equal(vertices, want_v)
+    np.testing.assert_array_equal(faces, want_f)
+
+
+def test_plain_triangles_drop_unreferenced_vertices_in_order():
+    text = "v 0 0 0\nv 9 9 9\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 4\nf 5 4 3\n"
+    vertices, faces = fixups.normalize_obj_parsed(text)[1]
+    np.testing.assert_array_equal(vertices, [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(faces, [[0, 1, 2], [3, 2, 1]])
+    want_v, want_f = _trimesh_arrays(text)
+    np.testing.assert_array_equal(vertices, want_v)
+    np.testing.assert_array_equal(faces, want_f)
+    # lines indented by spaces and tabs are the same lines (trimesh's own reader fails
+    # on an indented `v` line with an IndexError; the line pass reads it as a vertex)
+    indented = text.replace("\nv 0 1 0", "\n  v\t0 1 0").replace("\nf 5", "\n\tf 5")
+    got = fixups.normalize_obj_parsed(indented)[1]
+    np.testing.assert_array_equal(got[0], vertices)
+    np.testing.assert_array_equal(got[1], faces)
+
+
+@pytest.mark.parametrize("text", [
+    "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 4 3\n",                 # a quad
+    "v 0 0 0\nv 1 0 0\nv 0 1 0\nvn 0 0 1\nf 1//1 2//1 3//1\n",         # normals
+    "v 0 0 0 1 0 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 1\nf 1 2 3\n",          # colours
+    "v 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl red\nf 1 2 3\n",                # a material
+    "v 0 0 0\nv 1 0 0\nv 0 1 0\n",                                     # no faces
+])
+def test_other_files_are_left_to_trimesh(text):
+    assert fixups.normalize_obj_parsed(text) == (text, None)
