@@ -102,3 +102,14 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q -e ".[$EXTRAS]"
   echo "$want" > "$stamp"
 fi
+
+# The CPU backend's kernels (Numba) compile on first use, tens of seconds on 2 cores:
+# compile them here, once per change of their sources, so no first picture waits for
+# them (engine.render.warmup; the cache lives beside the modules or in NUMBA_CACHE_DIR).
+warm_stamp=".venv/.frustum-kernels"
+warm_want="$(cat $(grep -rl --include='*.py' 'njit' engine | sort) pyproject.toml | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$warm_stamp" ] || [ "$(cat "$warm_stamp")" != "$warm_want" ]; then
+  echo "setup: compiling the CPU kernels once (Numba; about 10-30 s)" >&2
+  .venv/bin/frustum warmup >&2
+  echo "$warm_want" > "$warm_stamp"
+fi

@@ -193,6 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only show the timing trap: unsynchronised vs synchronised GPU/GL work")
     b.set_defaults(func=cmd_bench)
 
+    w = sub.add_parser(
+        "warmup", parents=[common], help="compile the CPU (Numba) kernels once, so the "
+                                         "first picture does not wait for them",
+        description="Render one small frame of each kernel path on the Numba backend so "
+                    "its kernels are compiled into Numba's on-disk cache (tens of seconds, "
+                    "once per install; scripts/setup.sh runs it). Later processes load "
+                    "them in a few hundred ms.")
+    w.set_defaults(func=cmd_warmup)
+
     e = sub.add_parser(
         "example", parents=[common], help="run an example scene or game from examples/ (list them without NAME)",
         description="Run examples/NAME.py with ARGS, e.g. 'frustum example asteroids' (a "
@@ -212,6 +221,17 @@ def cmd_example(args) -> int:
         print("\n".join(list_examples()))
         return 0
     return run_example_script(args.name, args.args)
+
+
+def cmd_warmup(args) -> int:
+    from ..render.warmup import warm_up
+
+    def step(what):
+        print(f"frustum: compiling the CPU kernels: {what}", file=sys.stderr, flush=True)
+
+    seconds = warm_up(step)
+    print(f"kernels ready ({seconds:.1f} s; cached for later processes)")
+    return 0
 
 
 def cmd_bench(args) -> int:
@@ -434,16 +454,21 @@ def _cmd_render(args) -> int:
     writer = None if animated else open_writer(args.out, args.size)
     renderer = None
     try:
+        t_load = time.perf_counter()
+        preload = _preload_kernels(args)
         scene, camera = load_source(args.source, args.size[0] / args.size[1], up=args.up,
                                     root=args.root)
+        t_setup = time.perf_counter()
+        if preload is not None:
+            preload.join()
         camera, clip, path, renderer = _staged(args, scene, camera, raster=args.raster)
         if animated:
             return _render_animation(args, scene, camera, renderer, path, clip)
         _aids(args, renderer)
         with Output(writer, 1) as out:
-            t0 = time.perf_counter()
-            frame = renderer.render()
-            dt = time.perf_counter() - t0
+            t_frame = time.perf_counter()
+            frame = renderer.render(depth=False)  # only the colour is written
+            t_done = time.perf_counter()
             out.write(frame.color)
     finally:
         if renderer is not None:
@@ -456,10 +481,49 @@ def _cmd_render(args) -> int:
         print(f"frustum: {how}; nothing written to {Path(args.out).resolve()}",
               file=sys.stderr)
         return 128 + (result.stop_signal or signal.SIGINT)
+    age = process_seconds()
+    total = "" if age is None else f", {age:.2f} s since the process started"
     print(f"wrote {Path(args.out).resolve()} ({args.size[0]}x{args.size[1]}, "
           f"{_contents(renderer)}, backend {renderer.projector.name}, "
-          f"raster {renderer.raster}, {dt * 1000:.0f} ms)")
+          f"raster {renderer.raster}; load {(t_setup - t_load) * 1000:.0f} ms, "
+          f"renderer set-up {(t_frame - t_setup) * 1000:.0f} ms, "
+          f"frame {(t_done - t_frame) * 1000:.0f} ms{total})")
     return 0
+
+
+def _preload_kernels(args):
+    """The thread loading the Numba kernels while the file loads
+    (``engine.render.warmup.preload``), or None where the frame will not run on Numba
+    (another --backend or $ENGINE_BACKEND, or GL raster)."""
+    import os
+
+    backend = (args.backend or os.environ.get("ENGINE_BACKEND") or "auto").strip().lower()
+    if backend not in ("auto", "numba") or args.raster != "software":
+        return None
+    if backend == "auto":
+        from ..render.backends.cupy_backend import cupy_unavailable_reason
+
+        if cupy_unavailable_reason() is None:
+            return None  # auto may pick the GPU
+    from ..render.warmup import preload
+
+    return preload()
+
+
+def process_seconds() -> float | None:
+    """Wall-clock seconds since this process was created (interpreter start-up and
+    imports included), from Linux's ``/proc/self/stat`` (field 22, ``starttime``, in
+    clock ticks after boot; proc(5)) against ``CLOCK_BOOTTIME``, the clock it counts on;
+    None where that file does not exist. Resolution: one clock tick (10 ms)."""
+    import os
+
+    try:
+        with open("/proc/self/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()  # after the command name
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22; fields[0] is 3
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
@@ -674,6 +738,23 @@ def _fly_speed(scene) -> float:
 
 
 def main(argv=None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status.
+
+    Called as the program (``argv`` None), it ends with ``gc.freeze()``: the
+    interpreter's shutdown then skips its full garbage collections over every object
+    the process made (Numba's and trimesh's included), which took 0.5-1.5 s after the
+    image was written (measured with gdb in ``Py_FinalizeEx``; docs/performance.md).
+    """
+    try:
+        return _main(argv)
+    finally:
+        if argv is None:
+            import gc
+
+            gc.freeze()
+
+
+def _main(argv) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,

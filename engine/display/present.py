@@ -77,8 +77,8 @@ def present(renderer, raster="auto", out="frustum-view.png", controller=None,
     if raster != "software":
         renderer.raster = "gl"
         try:
-            return save_image(path, renderer.render().color)
+            return save_image(path, renderer.render(depth=False).color)
         except GLUnavailable as exc:
             log.info("offscreen GL is unavailable (%s); using the software rasterizer", exc)
     renderer.raster = "software"
-    return save_image(path, renderer.render().color)
+    return save_image(path, renderer.render(depth=False).color)

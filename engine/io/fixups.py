@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,7 @@ __all__ = [
     "decode_text",
     "fan_binary_ply_faces",
     "normalize_obj",
+    "normalize_obj_parsed",
     "read_ply_header",
     "split_obj_by_material",
     "stl_is_binary",
@@ -230,6 +232,112 @@ def split_obj_by_material(text: str) -> list[tuple[str | None, str]]:
     return out
 
 
+# The fast proof behind normalize_obj: a file whose every v/vt/vn/f line matches one of
+# these and whose face references stay within the final counts is left unchanged by the
+# line pass, which raises nothing for it. Anything these do not match (negative, zero or
+# signed references, w or 0-255 colours, mixed widths, stray characters) goes to the
+# line pass. They run on the text with a newline put in front: a line start is then the
+# literal "\n", which the regex engine finds by a fast search (a MULTILINE "^" is tried
+# at every character, twice as slow), followed by optional spaces and tabs (as the line
+# pass splits).
+_N = f"(?i:{_NUMBER.pattern})"
+_SP = "[ \t]+"
+_END = "[ \t]*$"
+_FIRST_TOKEN = re.compile(r"\n[ \t]*([^ \t\n]*)")
+_PLAIN = {
+    ("v", 3): re.compile(rf"(?m)\n[ \t]*v{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+    ("v", 6): re.compile(rf"(?m)\n[ \t]*v{_SP}{_N}{_SP}{_N}{_SP}{_N}"
+                         rf"{_SP}({_N}){_SP}({_N}){_SP}({_N}){_END}"),
+    ("vt", 2): re.compile(rf"(?m)\n[ \t]*vt{_SP}{_N}{_SP}{_N}{_END}"),
+    ("vt", 3): re.compile(rf"(?m)\n[ \t]*vt{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+    ("vn", 3): re.compile(rf"(?m)\n[ \t]*vn{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+}
+_INDEX = "[1-9][0-9]{0,17}"  # at most 18 digits: every one fits an int64
+_REF = f"{_INDEX}(?:/(?:{_INDEX})?(?:/{_INDEX})?)?"
+_PLAIN_FACE = re.compile(rf"(?m)\n[ \t]*f((?:{_SP}{_REF}){{3,}}){_END}")
+_LP_MINUS = re.compile(r"\n[ \t]*[lp][ \t][^\n]*-")  # rewritten by the line pass
+
+
+def _obj_is_plain(text: str) -> bool:
+    """True when ``normalize_obj``'s line pass would return ``text`` unchanged without
+    raising (``_plain_obj``). False means "not proven", not "bad"."""
+    return _plain_obj(text)[0]
+
+
+def _plain_obj(text: str) -> tuple[bool, tuple[np.ndarray, np.ndarray] | None]:
+    """(proven, triangles) for LF OBJ text with continuations joined.
+
+    ``proven``: every coordinate line is plain (``v`` all of 3 numbers, or all of 6 with
+    colours in 0-1; ``vt`` all of 2 or all of 3; ``vn`` of 3), every face line has 3 or
+    more positive references (``v``, ``v/vt``, ``v//vn``, ``v/vt/vn``) each within the
+    file's count of its kind, and no ``l``/``p`` line has a negative reference: the line
+    pass would change nothing and raise nothing.
+
+    ``triangles``: for a proven file of ``v x y z`` and ``f a b c`` lines only (no
+    texture coordinates, normals, colours, n-gons or ``usemtl``), the arrays trimesh's
+    ``load_obj`` would build from it, parsed from the matches the proof made: (V, 3)
+    float64 vertices that faces reference, in file order, and (F, 3) int64 faces
+    indexing them; else None.
+    """
+    text = "\n" + text
+    keys = Counter(_FIRST_TOKEN.findall(text))
+    if any(key[:1] == "f" and key != "f" for key in keys):
+        return False, None  # e.g. 'fo': an error of the line pass
+    if ("l" in keys or "p" in keys) and _LP_MINUS.search(text):
+        return False, None
+    counts = {key: keys.get(key, 0) for key in ("v", "vt", "vn", "f")}
+    xyz = _PLAIN["v", 3].findall(text) if counts["v"] else []
+    if counts["v"] and counts["v"] != len(xyz):
+        xyz = []
+        colours = _PLAIN["v", 6].findall(text)
+        if len(colours) != counts["v"]:
+            return False, None
+        with np.errstate(invalid="ignore"):
+            if (np.array(colours, dtype=np.float64) > 1.0).any():
+                return False, None  # 0-255 colours: rescaled by the line pass
+    if counts["vt"] and all(counts["vt"] != len(_PLAIN["vt", w].findall(text)) for w in (2, 3)):
+        return False, None
+    if counts["vn"] and counts["vn"] != len(_PLAIN["vn", 3].findall(text)):
+        return False, None
+    faces = _PLAIN_FACE.findall(text)
+    if len(faces) != counts["f"]:
+        return False, None
+    if not faces:
+        return True, None
+    refs = " ".join(faces)
+    if "/" not in refs:  # v only: one integer parse of every reference
+        index = np.fromstring(refs, dtype=np.int64, sep=" ")
+        if int(index.max()) > counts["v"]:
+            return False, None
+        return True, _triangles(xyz, index, counts, "usemtl" in keys)
+    parts = np.array(re.findall(r"([0-9]+)/?([0-9]*)/?([0-9]*)", refs))
+    for k, key in enumerate(("v", "vt", "vn")):
+        column = parts[:, k]
+        column = column[column != ""]
+        if column.size and int(column.astype(np.int64).max()) > counts[key]:
+            return False, None
+    return True, None
+
+
+def _triangles(xyz: list[str], index: np.ndarray, counts: dict, materials: bool):
+    """The (vertices, faces) of ``_plain_obj`` from its ``v`` line matches and the
+    1-based face references, or None when the file is not triangles of ``v x y z``
+    only. Unreferenced vertices are dropped and the rest keep their order, as trimesh's
+    ``load_obj`` does (a mask over the vertices, then renumbered faces)."""
+    if (materials or counts["vt"] or counts["vn"] or len(xyz) != counts["v"]
+            or index.size != 3 * counts["f"]):
+        return None
+    # the matches are "\nv x y z" with optional spaces and tabs: no number holds a 'v'
+    vertices = np.fromstring(" ".join(xyz).replace("v", " "), dtype=np.float64, sep=" ")
+    if vertices.size != 3 * counts["v"]:
+        return None
+    faces = index.reshape(-1, 3) - 1
+    used = np.zeros(counts["v"], bool)
+    used[faces] = True
+    renumber = np.cumsum(used) - 1
+    return vertices.reshape(-1, 3)[used], renumber[faces]
+
+
 def normalize_obj(text: str) -> str:
     """OBJ text -> equivalent OBJ text that trimesh reads correctly (see module doc),
     after checking every face (``f``) line.
@@ -239,10 +347,28 @@ def normalize_obj(text: str) -> str:
     one: of the lines before it); a face needs 3 vertices. ``l`` and ``p`` lines only
     get negative references made absolute (trimesh does not load them).
 
+    A file that needs no change (``_obj_is_plain``: the common case, e.g. every
+    exporter's triangle mesh) is proven so by whole-text regular expressions and one
+    NumPy range check, without a Python loop over its lines; any other file takes the
+    line-by-line pass that rewrites it and names the first bad line.
+
     Raises ValueError starting with ``line N:`` (1-based line of the file) for a bad face
     reference or a non-numeric coordinate or colour on a ``v`` line that needs rewriting.
     """
+    return normalize_obj_parsed(text)[0]
+
+
+def normalize_obj_parsed(text: str) -> tuple[str, tuple[np.ndarray, np.ndarray] | None]:
+    """``normalize_obj(text)`` and, for a file of plain triangles of ``v x y z`` only
+    (``_plain_obj``), its (vertices, faces) as trimesh's reader would give them, parsed
+    by the same pass that proved the file needs no change; else None."""
     text = _join_continuations(text.replace("\r\n", "\n").replace("\r", "\n"))
+    proven, triangles = _plain_obj(text)
+    return (text, triangles) if proven else (_normalize_lines(text), None)
+
+
+def _normalize_lines(text: str) -> str:
+    """``normalize_obj``'s line-by-line pass over LF text with continuations joined."""
     out = text.split("\n")
     counts = [0, 0, 0]  # v, vt, vn lines so far
     forward: list = []

@@ -118,15 +118,25 @@ class OffscreenGL:
             draw_frame(self.ctx, inputs, (w, h), point_size, self.painter, self._surface_painter,
                        colors_revision)
 
-    def read_frame(self, size) -> Frame:
-        """The framebuffer drawn by ``draw_frame`` -> host Frame (colour, depth), row 0 at
-        the top."""
+    def read_frame(self, size, depth: bool = True) -> Frame:
+        """The framebuffer drawn by ``draw_frame`` -> host Frame (colour, and depth unless
+        ``depth`` is False: then None, and the depth buffer is not read), row 0 at the
+        top."""
         w, h = (int(v) for v in size)
         with self.ctx:
             fbo = self._framebuffer((w, h))
             color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
-            zbuf = np.frombuffer(fbo.depth_attachment.read(alignment=1), np.float32).reshape(h, w)
-            return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
+            zbuf = self.read_depth((w, h)) if depth else None
+            return Frame(np.ascontiguousarray(color[::-1]), zbuf)
+
+    def read_depth(self, size) -> np.ndarray:
+        """(H, W) float32 window depth of the framebuffer drawn by ``draw_frame``, row 0
+        at the top."""
+        w, h = (int(v) for v in size)
+        with self.ctx:
+            att = self._framebuffer((w, h)).depth_attachment
+            zbuf = np.frombuffer(att.read(alignment=1), np.float32).reshape(h, w)
+            return np.ascontiguousarray(zbuf[::-1])
 
     @property
     def _surface_painter(self):

@@ -25,13 +25,13 @@ import numpy as np
 from ...arrays import to_host
 from ...scene.colorspace import srgb_to_linear
 from ...scene.material import Material
-from ..attributes import gl_buffer_format, glsl_varyings
+from ..attributes import VARYINGS, gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
 from ..materials import MATERIAL_STD140, glsl_material_block, pack_materials, std140_record
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array
 
-__all__ = ["MAX_LIGHTS", "SurfacePainter"]
+__all__ = ["MAX_LIGHTS", "SurfacePainter", "variant_defines"]
 
 MAX_LIGHTS = 8
 _GL_SRGB8_ALPHA8 = 0x8C43
@@ -49,22 +49,36 @@ class SurfacePainter:
         self._interop = InteropSlot() if interop_factory is None else InteropSlot(interop_factory)
         self.host_uploads = 0  # per-frame vertex arrays written from host memory
         self._mgl = moderngl
-        self.program = ctx.program(
-            vertex_shader=load_glsl("surface.vert", blocks={"varyings": glsl_varyings("vertex")}),
-            fragment_shader=load_glsl("surface.frag", blocks={
-                "varyings": glsl_varyings("fragment"), "material_block": glsl_material_block()}))
+        self._programs: dict[tuple[str, ...], object] = {}  # by variant_defines
+        self._vaos: dict[tuple[str, ...], object] = {}  # the triangles' VAO per program
+        self.program = self._program(())  # the general one: lines, occluders
         # the material record of the current draw: one std140 block, rewritten per draw
         # (64 bytes, far inside the 16 KiB every GL driver guarantees)
         self._material_ubo = ctx.buffer(reserve=MATERIAL_STD140.itemsize)
-        self.program["Material"].binding = 0
         self._static_key = None
+        self._sorted_triangles = np.zeros((0, 3), np.uint32)
+        self._facts: tuple = (None, {})
         self._buffers: dict[str, object] = {}
-        self._vao = None
         self._line_vao = None
         self._occluder_vao = None
         self._textures: dict[int, object] = {}
         self._samplers: dict[tuple[str, str, str], object] = {}
         self._groups: list[tuple[int, int, int]] = []  # (material, first index, count)
+
+    def _program(self, defines: tuple[str, ...]):
+        """The surface program compiled with ``defines`` (``variant_defines``; () for the
+        general program), compiled once per painter, its material block bound to 0."""
+        prog = self._programs.get(defines)
+        if prog is None:
+            prog = self.ctx.program(
+                vertex_shader=load_glsl("surface.vert",
+                                        blocks={"varyings": glsl_varyings("vertex")}),
+                fragment_shader=load_glsl("surface.frag", defines, blocks={
+                    "varyings": glsl_varyings("fragment"),
+                    "material_block": glsl_material_block()}))
+            prog["Material"].binding = 0
+            self._programs[defines] = prog
+        return prog
 
     # --- buffers ------------------------------------------------------------------------
     def _buffer(self, name, data):
@@ -110,10 +124,11 @@ class SurfacePainter:
         return self._interop.interop
 
     def _release_vaos(self):
-        for vao in (self._vao, self._line_vao, self._occluder_vao):
+        for vao in (*self._vaos.values(), self._line_vao, self._occluder_vao):
             if vao is not None:
                 vao.release()
-        self._vao = self._line_vao = self._occluder_vao = None
+        self._vaos.clear()
+        self._line_vao = self._occluder_vao = None
 
     def _upload_static(self, prims):
         key = (prims.key, id(prims))
@@ -128,6 +143,8 @@ class SurfacePainter:
             ends = np.r_[starts[1:], len(mats)]
             self._groups = [(int(mats[s]), int(s) * 3, int(e - s) * 3) for s, e in zip(starts, ends)]
         self._records = pack_materials(prims.materials)[0]  # the MATERIAL records
+        self._sorted_triangles = tris
+        self._facts = (None, {})  # (host colours, {material: _group_facts})
         self._buffer("index", tris.reshape(-1))
         self._static_key = key
 
@@ -175,26 +192,65 @@ class SurfacePainter:
         self._upload_static(prims)
         self._vertex_buffer("clip", inputs.clip)
         self._vertex_buffer("varyings", shader.varyings)  # (N, V): one interleaved buffer
-        prog = self.program
-        if self._vao is None:
-            fmt, names = gl_buffer_format()
-            content = [(self._buffers["clip"], "4f", "in_clip"),
-                       (self._buffers["varyings"], fmt, *names)]
-            self._vao = self.ctx.vertex_array(prog, content, self._buffers["index"],
-                                              index_element_size=4)
-        self._set_frame_uniforms(shader)
-        prog["u_depth_bias"].value = 0.0
+        _, directional, point = shader.lights
+        if len(directional) > MAX_LIGHTS or len(point) > MAX_LIGHTS:
+            raise ValueError(f"the GL path draws at most {MAX_LIGHTS} directional and "
+                             f"{MAX_LIGHTS} point lights")
+        ready = set()  # programs whose frame uniforms are set
         for m, first, count in self._groups:
             mat = prims.materials[m]
-            self._set_material(mat, self._records[m])
+            record = self._records[m]
+            white, normals = self._group_facts(inputs, m, first, count)
+            defines = variant_defines(record, len(directional), len(point), white=white,
+                                      normals=normals)
+            prog = self._program(defines)
+            if defines not in ready:
+                self._set_frame_uniforms(prog, shader)
+                _set(prog, "u_depth_bias", 0.0)
+                ready.add(defines)
+            self._set_material(prog, mat, self._records[m])
             if mat.double_sided:
                 self.ctx.disable(mgl.CULL_FACE)
             else:
                 self.ctx.enable(mgl.CULL_FACE)
                 self.ctx.front_face = "ccw"
                 self.ctx.cull_face = "back"
-            self._vao.render(mgl.TRIANGLES, vertices=count, first=first)
+            self._triangle_vao(defines, prog).render(mgl.TRIANGLES, vertices=count, first=first)
         self.ctx.disable(mgl.CULL_FACE)
+
+    def _group_facts(self, inputs, material, first, count) -> tuple[bool, bool]:
+        """(every vertex of the draw group is white (255, 255, 255, 255), every one has a
+        non-zero normal) for the group's ``first``/``count`` indices of the sorted index
+        buffer: then its program neither reads the vertex colour (multiplying by 1
+        changes nothing) nor forms the screen-derivative normal. Cached while the assembly
+        and the host colour array (kept per vertex revision) stay: a rigid motion turns
+        normals but never makes one zero or non-zero."""
+        host_colors = inputs.host_colors
+        if host_colors is None:
+            return False, False
+        if self._facts[0] is not host_colors:
+            self._facts = (host_colors, {})
+        known = self._facts[1]
+        if material not in known:
+            used = self._sorted_triangles[first // 3:(first + count) // 3].reshape(-1)
+            start, width = VARYINGS["normal"]
+            normals = to_host(inputs.shader.varyings)[used, start:start + width]
+            known[material] = (bool((host_colors[used] == 255).all()),
+                               bool((np.abs(normals).max(axis=1) > 0).all()))
+        return known[material]
+
+    def _triangle_vao(self, defines, prog):
+        """The vertex array of the triangles for ``prog``: attributes its variant does not
+        read are inactive in it, and skipped (the buffer layout stays the same)."""
+        vao = self._vaos.get(defines)
+        if vao is None:
+            fmt, names = gl_buffer_format()
+            content = [(self._buffers["clip"], "4f", "in_clip"),
+                       (self._buffers["varyings"], fmt, *names)]
+            vao = self._vaos[defines] = self.ctx.vertex_array(
+                prog, content, self._buffers["index"], index_element_size=4,
+                skip_errors=True)
+        return vao
 
     def _draw_occluders(self, inputs, viewport):
         """Hidden-line removal: the occluder faces into the depth buffer only."""
@@ -241,53 +297,80 @@ class SurfacePainter:
         self._use_material(_LINE_MATERIAL)
         self._line_vao.render(mgl.LINES, vertices=len(ends))
 
-    def _set_frame_uniforms(self, shader):
-        prog = self.program
+    def _set_frame_uniforms(self, prog, shader):
+        """The lights and the eye of this frame into ``prog`` (uniforms its variant does
+        not use are inactive there, and skipped)."""
         ambient, directional, point = shader.lights
-        if len(directional) > MAX_LIGHTS or len(point) > MAX_LIGHTS:
-            raise ValueError(f"the GL path draws at most {MAX_LIGHTS} directional and "
-                             f"{MAX_LIGHTS} point lights")
-        prog["u_ambient"].value = tuple(float(a) for a in ambient)
-        prog["u_n_directional"].value = len(directional)
-        prog["u_n_point"].value = len(point)
+        _set(prog, "u_ambient", tuple(float(a) for a in ambient))
+        _set(prog, "u_n_directional", len(directional))
+        _set(prog, "u_n_point", len(point))
         pad = [(0.0, 0.0, 0.0)] * MAX_LIGHTS
         for name, values in (("u_dir_to_light", [d for d, _ in directional]),
                              ("u_dir_radiance", [e for _, e in directional]),
                              ("u_point_position", [q for q, _ in point]),
                              ("u_point_radiance", [e for _, e in point])):
-            if name in prog:
+            if name in prog:  # a variant's compiler may keep only the elements it reads
                 vals = [tuple(float(c) for c in v) for v in values] + pad[len(values):]
-                prog[name].value = vals
-        if "u_eye" in prog:
-            prog["u_eye"].value = tuple(float(c) for c in shader.eye)
-        if "u_ortho" in prog:
-            prog["u_ortho"].value = shader.view_dir is not None
-        if "u_view_dir" in prog:
-            vd = shader.view_dir if shader.view_dir is not None else np.zeros(3)
-            prog["u_view_dir"].value = tuple(float(c) for c in vd)
+                n = prog[name].array_length
+                prog[name].value = vals[:n] if n > 1 else vals[0]
+        _set(prog, "u_eye", tuple(float(c) for c in shader.eye))
+        _set(prog, "u_ortho", shader.view_dir is not None)
+        vd = shader.view_dir if shader.view_dir is not None else np.zeros(3)
+        _set(prog, "u_view_dir", tuple(float(c) for c in vd))
 
     def _use_material(self, record):
         """Write one MATERIAL record into the std140 block and bind it."""
         self._material_ubo.write(std140_record(record))
         self._material_ubo.bind_to_uniform_block(0)
 
-    def _set_material(self, mat, record):
-        prog = self.program
+    def _set_material(self, prog, mat, record):
         self._use_material(record)
         if mat.texture is not None:
             self._texture(mat.texture).use(0)
             self._sampler(mat.texture.sampler).use(0)
-            prog["u_texture"].value = 0
-            prog["u_mirror"].value = (int(mat.texture.sampler.wrap_s == "mirror"),
-                                      int(mat.texture.sampler.wrap_t == "mirror"))
+            _set(prog, "u_texture", 0)
+            _set(prog, "u_mirror", (int(mat.texture.sampler.wrap_s == "mirror"),
+                                    int(mat.texture.sampler.wrap_t == "mirror")))
 
     def release(self):
         """Free the program, buffers, vertex arrays, textures and interop registrations."""
         self._interop.release()
         self._release_vaos()
         for obj in [*self._buffers.values(), *self._textures.values(),
-                    *self._samplers.values(), self._material_ubo, self.program]:
+                    *self._samplers.values(), self._material_ubo, *self._programs.values()]:
             obj.release()
+        self._programs.clear()
         self._buffers.clear()
         self._textures.clear()
         self._samplers.clear()
+
+
+def _set(prog, name, value):
+    """Set uniform ``name`` of ``prog`` when the program has it active."""
+    if name in prog:
+        prog[name].value = value
+
+
+def variant_defines(record, n_directional: int, n_point: int, white: bool = False,
+                    normals: bool = False) -> tuple[str, ...]:
+    """The ``#define`` lines (shaders/surface.frag) of the program drawing one MATERIAL
+    ``record`` (engine.render.materials) lit by ``n_directional`` directional and
+    ``n_point`` point lights: what the record's fields decide (lit or not, flat, vertex
+    colours, a texture, an alpha cutoff, specular) and the light loop's bound, as
+    constants (``white``: the vertices drawn are all white, so vertex colours are left
+    out even where the record multiplies them; ``normals``: every vertex drawn has a
+    non-zero normal, so no pixel forms the screen-derivative one). One program per
+    distinct tuple is compiled and kept."""
+    def flag(value) -> str:
+        return "true" if value else "false"
+
+    shading = int(record["shading"])
+    return ("VARIANT",
+            f"IS_LIT {flag(shading != 0)}",
+            f"IS_FLAT {flag(shading == 2)}",
+            f"HAS_VERTEX_COLORS {flag(int(record['flags']) & 1 and not white)}",
+            f"HAS_TEXTURE {flag(int(record['texture']) >= 0)}",
+            f"HAS_CUTOFF {flag(float(record['alpha_cutoff']) >= 0.0)}",
+            f"HAS_SPECULAR {flag(float(record['specular']) > 0.0)}",
+            f"N_DIRECTIONAL {int(n_directional)}",
+            f"N_LIGHTS {int(n_directional + n_point)}") + (("HAS_NORMALS",) if normals else ())
