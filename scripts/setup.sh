@@ -104,10 +104,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 # The CPU backend's kernels (Numba) compile on first use, tens of seconds on 2 cores:
-# compile them here, once per change of their sources, so no first picture waits for
-# them (engine.render.warmup; the cache lives beside the modules or in NUMBA_CACHE_DIR).
+# compile them here, once per change of the package's sources (the fingerprint the
+# kernel cache itself is keyed on: engine.render.backends.kernel_cache), so no first
+# picture waits for them (engine.render.warmup; the cache lives beside the modules or in
+# NUMBA_CACHE_DIR).
 warm_stamp=".venv/.frustum-kernels"
-warm_want="$(cat $(grep -rl --include='*.py' 'njit' engine | sort) pyproject.toml | sha256sum | cut -d' ' -f1)"
+warm_want="$(.venv/bin/python -c 'from engine.render.backends.kernel_cache import source_fingerprint; print(source_fingerprint())')"
 if [ ! -f "$warm_stamp" ] || [ "$(cat "$warm_stamp")" != "$warm_want" ]; then
   echo "setup: compiling the CPU kernels once (Numba; about 10-30 s)" >&2
   .venv/bin/frustum warmup >&2

@@ -1,7 +1,7 @@
 """The package layering of engine/ (README "Package map"), checked on every import
 statement in the source, including the lazy ones inside functions:
 
-    helpers (errors, arrays, progress, kernel_cache)  <- scene <- render <- io <- animation <- controls
+    helpers (errors, arrays, progress)  <- scene <- render <- io <- animation <- controls
         <- display <- bench <- game <- cli
     animation <- distributed (Dask) <- cli;  controls <- notebook (Jupyter)
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parents[1] / "engine"
-HELPERS = {"errors", "arrays", "progress", "kernel_cache"}
+HELPERS = {"errors", "arrays", "progress"}
 ALLOWED = {
     "scene": set(),
     "render": {"scene"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numba
 
-from ..kernel_cache import cached
+from ..render.backends.kernel_cache import cached
 
 
 @numba.njit(cache=cached())

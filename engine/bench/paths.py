@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernel_cache import cached
+from ..render.backends.kernel_cache import cached
 from .timing import cupy_sync, gl_sync, no_sync
 
 VIEWPORT = (1280, 720)

@@ -29,7 +29,7 @@ import numba
 import numpy as np
 
 from ..arrays import to_host
-from ..kernel_cache import cached
+from ..render.backends.kernel_cache import cached
 
 __all__ = ["BVH", "LEAF_SIZE", "mesh_bvh"]
 

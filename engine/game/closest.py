@@ -20,7 +20,7 @@ import math
 import numba
 import numpy as np
 
-from ..kernel_cache import cached
+from ..render.backends.kernel_cache import cached
 from .bvh import _moller_trumbore
 
 __all__ = ["box_closest_point", "segment_box", "segment_segment", "segment_triangles"]

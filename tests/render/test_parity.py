@@ -544,6 +544,15 @@ def _render(backend, scene, cam, monkeypatch, native_dir):
     return r.render(), r.visibility(), backend
 
 
+# GL colour tolerances (8-bit levels) other than 2, each with the driver behaviour it covers
+GL_COLOR_TOLERANCE = {
+    # llvmpipe interpolates a line's varyings by the major-axis parameter, not section
+    # 14.5.1's projected t (engine.render.lines): up to 0.01 apart on this line, which in
+    # linear light is up to 5 encoded levels where a channel is dark (measured: 5)
+    "line_gradient": 5,
+}
+
+
 @pytest.mark.parametrize("feature", list(FEATURES))
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_parity(backend, feature, monkeypatch, native_dir, tmp_path, request):
@@ -566,7 +575,7 @@ def test_parity(backend, feature, monkeypatch, native_dir, tmp_path, request):
     if backend == "gl":
         covered = (want.depth < 1) | (got.depth < 1)
         diff = np.abs(want.color.astype(int) - got.color.astype(int)).max(axis=-1)
-        agree = 1 - (covered & (diff > 2)).sum() / covered.sum()
+        agree = 1 - (covered & (diff > GL_COLOR_TOLERANCE.get(feature, 2))).sum() / covered.sum()
         assert agree >= 0.995, f"{feature}: GL agrees on {agree:.2%} of covered pixels"
         return
     np.testing.assert_array_equal(keys, want_keys)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ...kernel_cache import cached
 from .base import W_EPSILON
+from .kernel_cache import cached
 
 # Vertices per parallel work item: small enough to balance two threads on 10^5
 # vertices, large enough that the per-item run search is negligible.

@@ -17,9 +17,9 @@ import math
 import numba
 import numpy as np
 
-from ...kernel_cache import cached
 from ..frame import Frame, background_rgba, new_keys
 from ..points import check_points, splat_sizes
+from .kernel_cache import cached
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 

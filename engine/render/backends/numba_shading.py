@@ -42,12 +42,12 @@ import math
 import numba
 import numpy as np
 
-from ...kernel_cache import cached
 from ...scene.colorspace import linear_to_srgb
 from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
 from ..materials import FRAME_ALPHA, pack_materials
 from ..shading import light_arrays
+from .kernel_cache import cached
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
 

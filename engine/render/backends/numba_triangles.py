@@ -14,8 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ...kernel_cache import cached
 from ..triangles import _PLANES, HALF, SUBPIXEL, TriangleSetup, Workspace
+from .kernel_cache import cached
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 

@@ -24,10 +24,10 @@ import numba
 import numpy as np
 from numba import literal_unroll
 
-from ...kernel_cache import cached
 from ..attributes import VARYING_COUNT, layout_rows, packed_offset
 from ..deform import kernel_tables
 from .base import W_EPSILON, Projection
+from .kernel_cache import cached
 
 __all__ = ["BLOCK", "VertexBuffers", "surface_vertices_numba"]
 

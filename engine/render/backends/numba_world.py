@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ...kernel_cache import cached
+from .kernel_cache import cached
 
 _opts = {"cache": cached(), "boundscheck": False}
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 __all__ = ["cached", "source_fingerprint"]
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[2]  # engine/
 
 
 @lru_cache(maxsize=1)

@@ -1,4 +1,4 @@
-"""engine.kernel_cache: a cached kernel that bakes in another module's constant compiles
+"""engine.render.backends.kernel_cache: a cached kernel that bakes in another module's constant compiles
 again when only that module changes (Numba alone keys the cache on the kernel's own
 file, and the stale kernel then indexed arrays with the old attribute layout)."""
 
@@ -10,16 +10,16 @@ from pathlib import Path
 
 import numba
 
-from engine import kernel_cache
+from engine.render.backends import kernel_cache
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # a kernel reading a constant of another module, cached the engine's way (argv[2]
 # "engine") or Numba's own way; the package root is pointed at a temporary folder
 RUN = textwrap.dedent("""
     import sys
     from pathlib import Path
-    import engine.kernel_cache as kc
+    import engine.render.backends.kernel_cache as kc
     root = Path(sys.argv[1])
     kc._PACKAGE = (root / "pkg").resolve()
     sys.path[:0] = [str(root / "pkg"), str(root / "other")]
@@ -30,7 +30,7 @@ RUN = textwrap.dedent("""
 KERN = textwrap.dedent("""
     import numba
     from consts import N
-    from engine.kernel_cache import cached
+    from engine.render.backends.kernel_cache import cached
 
     @numba.njit(cache=cached())
     def engine_way():
