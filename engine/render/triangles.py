@@ -24,8 +24,8 @@ Stages, all on the (T, 3) packed index buffer of ``engine.render.primitives``:
    the same 64-bit key as points, so points and triangles share one depth buffer and
    ties go to the lowest id. ``engine.render.shading`` then shades each winner once.
 
-The Numba twin (``engine.render.backends.numba_triangles``) consumes the same setup and
-gives the same keys.
+The Numba twin (``engine.render.backends.numba_triangles``) builds the same setup, bit
+for bit, in compiled passes and reused arrays, and gives the same keys.
 """
 
 from __future__ import annotations
@@ -132,19 +132,17 @@ class Workspace:
         return buf[:n].reshape(shape)
 
 
-def setup_triangles(clip, triangles, cull_back, size, classify=None,
-                    workspace: Workspace | None = None) -> TriangleSetup:
-    """Cull, clip and snap the (T, 3) ``triangles`` of the (N, 4) ``clip`` vertices.
+def setup_triangles(clip, triangles, cull_back, size) -> TriangleSetup:
+    """Cull, clip and snap the (T, 3) ``triangles`` of the (N, 4) ``clip`` vertices
+    (the NumPy reference: new arrays every call, clipping in Python per clipped
+    triangle; engine.render.backends.numba_triangles.setup_triangles_numba is its
+    compiled twin).
 
     Args:
         clip: (N, 4) float64 clip-space vertices.
         triangles: (T, 3) int64 vertex indices.
         cull_back: (T,) bool, True where back faces are dropped (single-sided material).
         size: (width, height) of the viewport in pixels.
-        classify: the per-triangle pass (``classify_triangles`` or its Numba twin, which
-            takes ``workspace`` too).
-        workspace: a Workspace to build the setup in (views of it are returned, valid
-            until its next use), or None for new arrays.
 
     Pieces are ordered: the unclipped triangles in index order, then the pieces of the
     clipped ones; pieces whose snapped area is 0 are dropped.
@@ -152,18 +150,10 @@ def setup_triangles(clip, triangles, cull_back, size, classify=None,
     clip = np.ascontiguousarray(clip, np.float64)
     triangles = np.ascontiguousarray(triangles, np.int64)
     cull_back = np.ascontiguousarray(cull_back, np.bool_)
-    if classify is None or workspace is None:
-        parts = (classify or classify_triangles)(clip, triangles, cull_back,
-                                                 float(size[0]), float(size[1]))
-    else:
-        parts = classify(clip, triangles, cull_back, float(size[0]), float(size[1]),
-                         workspace=workspace)
-    adj, det, z, w, status, x, y, area = parts
+    adj, det, z, w, status, x, y, area = classify_triangles(
+        clip, triangles, cull_back, float(size[0]), float(size[1]))
     whole = np.flatnonzero((status == 1) & (area != 0))
-    ws = workspace if workspace is not None else Workspace()
-    xw = np.take(x, whole, axis=0, out=ws.array("x_whole", (len(whole), 3), np.int64))
-    yw = np.take(y, whole, axis=0, out=ws.array("y_whole", (len(whole), 3), np.int64))
-    front = np.greater(det, 0, out=ws.array("front", det.shape, np.bool_))
+    front = det > 0
     extra_tri, extra = [], []
     for t in np.flatnonzero(status == 2):
         poly = _clip_polygon([clip[triangles[t, k]] for k in range(3)])
@@ -171,12 +161,12 @@ def setup_triangles(clip, triangles, cull_back, size, classify=None,
             extra_tri.append(t)
             extra.append((poly[0], poly[k], poly[k + 1]))
     if not extra:  # the common case: no triangle crosses a clip plane
-        return TriangleSetup(whole, xw, yw, adj, z, w, front)
+        return TriangleSetup(whole, x[whole], y[whole], adj, z, w, front)
     px, py, pa = _snap(np.asarray(extra, np.float64), size)
     keep = pa != 0
     return TriangleSetup(np.concatenate([whole, np.asarray(extra_tri, np.int64)[keep]]),
-                         np.concatenate([xw, px[keep]]), np.concatenate([yw, py[keep]]),
-                         adj, z, w, front)
+                         np.concatenate([x[whole], px[keep]]),
+                         np.concatenate([y[whole], py[keep]]), adj, z, w, front)
 
 
 def _snap(p, size):

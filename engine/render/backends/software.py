@@ -5,7 +5,7 @@ Numba (the CPU fast path). One pipeline, two sets of stage functions::
     points: projection        NumpyProjector                    NumbaProjector
     surfaces: vertex stage    surface_vertices                  numba_vertex
     points: splat             points.splat_keys                 numba_raster.splat_into
-    triangles: classify       triangles.classify_triangles      numba_triangles
+    triangles: setup          triangles.setup_triangles         numba_triangles
     triangles: raster         triangles.raster_triangles        numba_triangles
     alpha-cutoff pieces       triangles.raster_triangles(keep)  the same (NumPy)
     lines: raster             lines.raster_lines                the same (NumPy)
@@ -26,7 +26,7 @@ from ..lines import occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
 from ..shading import resolve as resolve_surfaces
 from ..surface_vertices import surface_vertices
-from ..triangles import Workspace, classify_triangles, raster_triangles, setup_triangles
+from ..triangles import Workspace, raster_triangles, setup_triangles
 from .base import OutputBuffers
 from .numpy_backend import NumpyProjector
 from .stages import Backend
@@ -53,9 +53,13 @@ class SoftwareBackend(Backend):
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
     _splat = staticmethod(splat_keys)
-    _classify = staticmethod(classify_triangles)
     _raster_triangles = staticmethod(raster_triangles)
     reuses_setup = False  # the NumPy reference allocates its setup every frame
+
+    @staticmethod
+    def _setup(clip, triangles, cull_back, size, workspace=None):
+        """The NumPy reference's triangle setup (it allocates: ``workspace`` unused)."""
+        return setup_triangles(clip, triangles, cull_back, size)
 
     def project_points(self, batch, view):
         return self.projector.project(to_host(batch.positions), to_host(batch.object_id),
@@ -91,8 +95,8 @@ class SoftwareBackend(Backend):
             self._splat(keys, xy, z, vis, view.point_size, size)
         if len(prims.triangles):
             double = np.array([m.double_sided for m in prims.materials], bool)
-            setup = inputs.shader.setup = setup_triangles(
-                inputs.clip, prims.triangles, ~double[prims.tri_material], size, self._classify,
+            setup = inputs.shader.setup = self._setup(
+                inputs.clip, prims.triangles, ~double[prims.tri_material], size,
                 self._setup_workspace)
             masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
             if not masked.any():
@@ -109,8 +113,7 @@ class SoftwareBackend(Backend):
             # (engine.render.lines.occluder_clip); their keys become background below
             corners = occluder_clip(inputs.clip, prims.occluders, size)
             faces = np.arange(len(corners), dtype=np.int64).reshape(-1, 3)
-            occ = setup_triangles(corners, faces, np.zeros(len(faces), bool), size,
-                                  self._classify)
+            occ = self._setup(corners, faces, np.zeros(len(faces), bool), size)
             self._raster_triangles(keys, occ, size, occ_base)
         if len(prims.lines):
             raster_lines(keys, inputs.clip, prims.lines, size, n + len(prims.triangles))
@@ -167,7 +170,7 @@ class NumbaBackend(SoftwareBackend):
         self._surface_vertices = partial(numba_vertex.surface_vertices_numba,
                                          out=numba_vertex.VertexBuffers())
         self._splat = numba_raster.splat_into
-        self._classify = numba_triangles.classify_triangles_numba
+        self._setup = numba_triangles.setup_triangles_numba
         self._raster_triangles = numba_triangles.raster_triangles_numba
         self._resolve = numba_shading.resolve_numba
         self._resolve_points = numba_raster.resolve_point_keys

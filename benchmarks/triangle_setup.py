@@ -1,0 +1,203 @@
+"""Triangle setup, memory per triangle and thread use under load, in one run:
+
+    .venv/bin/python benchmarks/triangle_setup.py [clip] [rss] [busy] [--frame 1280x720] [--json PATH]
+
+Sections (all by default):
+
+    clip   the Numba triangle setup (cull, clip, snap, compact) of 200,000 triangles in
+           view, once with every triangle inside the frustum and once with CLIPPED of them
+           crossing the near plane; (difference) / CLIPPED is the cost per clipped
+           triangle. Same run, interleaved, medians.
+    rss    a new process builds a 4 * 10^6-triangle height field (1415 x 1415 vertices)
+           and renders one Numba frame; its peak RSS increase over the RSS before
+           loading, against the mesh data (float32 positions + int32 indices, what a GL
+           program holds: 72 MB).
+    busy   the bunny (or an icosphere) on the Numba path and on Mesa llvmpipe, each
+           timed alone and then with one competitor process spinning on a core; each
+           path's slowdown (busy / idle median) and the ratio of the two slowdowns.
+
+Compare ratios, never absolute times from other runs (shared, noisy machines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+CLIPPED = 2000
+
+
+def _clip_scene(n, clipped, rng):
+    """(clip (3n, 4) float64, tris (n, 3)): small triangles in view; the first
+    ``clipped`` have their first vertex behind the near plane (z < -w)."""
+    centre = rng.uniform(-0.9, 0.9, (n, 1, 2))
+    xy = centre + rng.uniform(-0.01, 0.01, (n, 3, 2))
+    w = rng.uniform(1.0, 2.0, (n, 3, 1))
+    z = rng.uniform(-0.5, 0.5, (n, 3, 1))
+    c = np.concatenate([xy * w, z * w, w], axis=2)
+    c[:clipped, 0, 2] = -1.5 * c[:clipped, 0, 3]
+    return np.ascontiguousarray(c.reshape(-1, 4)), np.arange(3 * n).reshape(n, 3)
+
+
+def clip_section(size, n=200_000, repeats=9):
+    from engine.render.backends import numba_triangles as nt
+    from engine.render.triangles import Workspace
+
+    rng = np.random.default_rng(1)
+    whole, tris = _clip_scene(n, 0, rng)
+    cut = whole.reshape(n, 3, 4).copy()
+    cut[:CLIPPED, 0, 2] = -1.5 * cut[:CLIPPED, 0, 3]
+    cut = cut.reshape(-1, 4)
+    cull = np.zeros(n, bool)
+    ws = Workspace()
+
+    def run(clip):
+        t0 = time.perf_counter()
+        s = nt.setup_triangles_numba(clip, tris, cull, size, workspace=ws)
+        return time.perf_counter() - t0, len(s.piece_tri)
+
+    run(whole), run(cut)  # compile / load, grow the workspace
+    a, b = [], []
+    for _ in range(repeats):
+        a.append(run(whole)[0])
+        dt, pieces = run(cut)
+        b.append(dt)
+    row = {"triangles": n, "clipped": CLIPPED, "pieces": pieces,
+           "setup_ms": statistics.median(a) * 1e3,
+           "setup_clipped_ms": statistics.median(b) * 1e3}
+    row["us_per_clipped"] = (row["setup_clipped_ms"] - row["setup_ms"]) * 1e3 / CLIPPED
+    row["ns_per_triangle"] = row["setup_ms"] * 1e6 / n
+    print(f"clip   {n:,} triangles: setup {row['setup_ms']:.2f} ms "
+          f"({row['ns_per_triangle']:.1f} ns/triangle); with {CLIPPED} crossing the near "
+          f"plane {row['setup_clipped_ms']:.2f} ms: {row['us_per_clipped']:.2f} us per "
+          f"clipped triangle", flush=True)
+    return row
+
+
+_RSS = r"""
+import os, resource, sys
+import numpy as np
+def rss():
+    return int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+from engine import Mesh, Node, PerspectiveCamera, Renderer, Scene
+import engine.render.backends.numba_triangles, engine.render.backends.numba_vertex
+start = rss()
+k = 1415
+u = np.linspace(-1.0, 1.0, k, dtype=np.float32)
+gx, gz = np.meshgrid(u, u)
+pos = np.stack([gx, 0.05 * np.sin(8 * gx) * np.cos(8 * gz), gz], -1).reshape(-1, 3)
+i = np.arange(k * k).reshape(k, k)[:-1, :-1].reshape(-1)
+faces = np.concatenate([np.stack([i, i + k, i + 1], 1), np.stack([i + 1, i + k, i + k + 1], 1)])
+data = pos.nbytes + faces.shape[0] * 3 * 4
+scene = Scene()
+scene.add(Node('field', geometry=Mesh(pos, faces)))
+del pos, faces, gx, gz, i
+cam = scene.add(PerspectiveCamera(fov_y=50, aspect=__SIZE__[0] / __SIZE__[1], position=(0, 1.2, 1.6)))
+cam.look_at((0, 0, 0))
+r = Renderer(scene, cam, __SIZE__, backend='numba')
+r.render(depth=False)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(len(scene.find('field').geometry.faces), data, peak - start)
+"""
+
+
+def rss_section(size):
+    out = subprocess.run([sys.executable, "-c", _RSS.replace("__SIZE__", repr(tuple(size)))],
+                         check=True, capture_output=True, text=True, cwd=ROOT).stdout.split()
+    tris, data, grown = (int(x) for x in out[-3:])
+    row = {"triangles": tris, "mesh_bytes": data, "rss_increase_bytes": grown,
+           "ratio": grown / data, "bytes_per_triangle": grown / tris}
+    print(f"rss    {tris:,} triangles: peak RSS +{grown / 2**20:.0f} MiB for "
+          f"{data / 2**20:.0f} MiB of mesh data ({row['ratio']:.1f}x, "
+          f"{row['bytes_per_triangle']:.0f} B per triangle)", flush=True)
+    return row
+
+
+def _spin(stop):
+    x = 0
+    while not stop.is_set():
+        x += 1
+
+
+def _timed_ms(fn, repeats):
+    fn()
+    t = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        t.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(t)
+
+
+def busy_section(size, repeats=15):
+    from triangles import base_mesh, llvmpipe_frame, make_scene
+
+    from engine import Renderer
+
+    v, f = base_mesh()
+    scene, camera = make_scene(v, f, size)
+    r = Renderer(scene, camera, size, backend="numba")
+    engine_frame = lambda: r.render(depth=False)
+    gl_frame, release = llvmpipe_frame(scene, camera, size)
+    row = {"triangles": len(f)}
+    for state in ("idle", "busy"):
+        stop = multiprocessing.Event()
+        comp = None
+        if state == "busy":
+            comp = multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
+            comp.start()
+            time.sleep(0.2)
+        row[f"numba_{state}_ms"] = _timed_ms(engine_frame, repeats)
+        if gl_frame:
+            row[f"llvmpipe_{state}_ms"] = _timed_ms(gl_frame, repeats)
+        if comp:
+            stop.set()
+            comp.join()
+    if release:
+        release()
+    row["numba_slowdown"] = row["numba_busy_ms"] / row["numba_idle_ms"]
+    line = (f"busy   bunny {len(f):,} tris, one competitor process: numba "
+            f"{row['numba_idle_ms']:.1f} -> {row['numba_busy_ms']:.1f} ms "
+            f"({row['numba_slowdown']:.2f}x)")
+    if gl_frame:
+        row["llvmpipe_slowdown"] = row["llvmpipe_busy_ms"] / row["llvmpipe_idle_ms"]
+        row["slowdown_ratio"] = row["numba_slowdown"] / row["llvmpipe_slowdown"]
+        line += (f", llvmpipe {row['llvmpipe_idle_ms']:.1f} -> {row['llvmpipe_busy_ms']:.1f} ms "
+                 f"({row['llvmpipe_slowdown']:.2f}x): {row['slowdown_ratio']:.2f}x llvmpipe's "
+                 "slowdown")
+    print(line, flush=True)
+    return row
+
+
+def main(argv=None):
+    from engine.render.renderer import parse_size
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("sections", nargs="*", choices=["clip", "rss", "busy"],
+                   default=["clip", "rss", "busy"])
+    p.add_argument("--frame", type=parse_size, default=(1280, 720), help="WIDTHxHEIGHT")
+    p.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
+    args = p.parse_args(argv)
+    rows = {}
+    for name in args.sections or ["clip", "rss", "busy"]:
+        rows[name] = {"clip": clip_section, "rss": rss_section,
+                      "busy": busy_section}[name](args.frame)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"frame": list(args.frame), **rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
