@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
+from ..culling import FrustumCuller, mark_culled
 from ..frame import EMPTY_KEY, Frame, cleared_keys
 from ..lines import occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
@@ -49,11 +50,13 @@ class SoftwareBackend(Backend):
         self._points_out = OutputBuffers(np)  # the points' projection, reused
         # the frame's triangle setup in reused arrays where the classify pass takes one
         self._setup_workspace = Workspace() if self.reuses_setup else None
+        self._culler = FrustumCuller()
 
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
     _splat = staticmethod(splat_keys)
     _raster_triangles = staticmethod(raster_triangles)
+    _mark_culled = staticmethod(mark_culled)
     reuses_setup = False  # the NumPy reference allocates its setup every frame
 
     @staticmethod
@@ -61,24 +64,42 @@ class SoftwareBackend(Backend):
         """The NumPy reference's triangle setup (it allocates: ``workspace`` unused)."""
         return setup_triangles(clip, triangles, cull_back, size)
 
+    def in_view(self, batch, view) -> np.ndarray:
+        """(R,) bool over ``batch.runs``: the runs whose bounds can meet the view
+        frustum (engine.render.culling); the others get no vertex work this frame."""
+        return self._culler.visible(batch, to_host(batch.positions), view.view_projection)
+
     def project_points(self, batch, view):
+        runs = batch.runs
+        model = to_host(batch.model)
+        if len(runs):
+            # a culled run points past the model array: not visible, not transformed
+            runs = runs.copy()
+            runs[~self.in_view(batch, view), 2] = len(model)
         return self.projector.project(to_host(batch.positions), to_host(batch.object_id),
-                                      to_host(batch.model), view.view_projection, view.size,
-                                      runs=batch.runs)
+                                      model, view.view_projection, view.size, runs=runs)
 
     def surface_vertices(self, batch, prims, view, attributes, with_shading, points):
         """(clip, varyings, Projection or None) of one pass over the vertices: the objects
         drawn as surfaces, and with ``points`` every object (a point cloud beside a mesh
-        is projected in the same pass; without points it costs nothing)."""
+        is projected in the same pass; without points it costs nothing). Runs outside
+        the view frustum are skipped: their clip rows are zero (the null slot's) and
+        their points not visible (engine.render.culling)."""
         runs = batch.runs
         shaded = prims.surface_mask[runs[:, 0]] if len(runs) else np.zeros(0, bool)
-        if not points:
-            runs, shaded = runs[shaded], None
+        drawn = self.in_view(batch, view) if len(runs) else np.zeros(0, bool)
+        culled = runs[~drawn & (shaded | points)]
+        if points:
+            runs, shaded = runs[drawn], shaded[drawn]
+        else:
+            runs, shaded = runs[shaded & drawn], None
         screen = (view.size, self._points_out.get(batch.vertex_count)) if points else None
         clip, vary = self._surface_vertices(to_host(batch.positions), to_host(batch.object_id),
                                             to_host(batch.model), view.view_projection,
                                             attributes, runs, with_shading=with_shading,
                                             points=screen, shaded=shaded)
+        if len(culled):
+            self._mark_culled(clip, screen[1].visible if points else None, culled)
         return clip, vary, (screen[1] if points else None)
 
     def rasterize(self, inputs, view):
@@ -171,6 +192,16 @@ class NumbaBackend(SoftwareBackend):
                                          out=numba_vertex.VertexBuffers())
         self._splat = numba_raster.splat_into
         self._setup = numba_triangles.setup_triangles_numba
+        self._mark_culled = _numba_mark_culled
         self._raster_triangles = numba_triangles.raster_triangles_numba
         self._resolve = numba_shading.resolve_numba
         self._resolve_points = numba_raster.resolve_point_keys
+
+
+def _numba_mark_culled(clip, visible, runs):
+    """engine.render.culling.mark_culled compiled (no index arrays)."""
+    from .numba_kernels import mark_culled as kernel
+
+    kernel(np.zeros((1, 4)) if clip is None else clip,
+           np.zeros(1, np.bool_) if visible is None else visible,
+           np.ascontiguousarray(runs, np.int64), clip is not None, visible is not None)
