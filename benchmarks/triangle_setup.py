@@ -13,8 +13,9 @@ Sections (all by default):
            loading, against the mesh data (float32 positions + int32 indices, what a GL
            program holds: 72 MB).
     busy   the bunny (or an icosphere) on the Numba path and on Mesa llvmpipe, each
-           timed alone and then with one competitor process spinning on a core; each
-           path's slowdown (busy / idle median) and the ratio of the two slowdowns.
+           timed alone and then with one competitor process spinning on a core (20
+           frames of warm-up in each state, then the median of 15); each path's
+           slowdown (busy / idle median) and the ratio of the two slowdowns.
 
 Compare ratios, never absolute times from other runs (shared, noisy machines).
 """
@@ -130,8 +131,9 @@ def _spin(stop):
         x += 1
 
 
-def _timed_ms(fn, repeats):
-    fn()
+def _timed_ms(fn, repeats, warm=20):
+    for _ in range(warm):  # the engine's per-stage thread choice adapts to the load here
+        fn()
     t = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -159,6 +161,8 @@ def busy_section(size, repeats=15):
             comp.start()
             time.sleep(0.2)
         row[f"numba_{state}_ms"] = _timed_ms(engine_frame, repeats)
+        row[f"numba_{state}_threads"] = {s: r.backend.stage_threads.choice(s) for s in
+                                         ("vertex", "setup", "raster", "resolve")}
         if gl_frame:
             row[f"llvmpipe_{state}_ms"] = _timed_ms(gl_frame, repeats)
         if comp:
@@ -177,7 +181,16 @@ def busy_section(size, repeats=15):
                  f"({row['llvmpipe_slowdown']:.2f}x): {row['slowdown_ratio']:.2f}x llvmpipe's "
                  "slowdown")
     print(line, flush=True)
+    print(f"       stage threads idle {row['numba_idle_threads']}, busy "
+          f"{row['numba_busy_threads']}; load before: {_load()}", flush=True)
     return row
+
+
+def _load():
+    try:
+        return open("/proc/loadavg").read().split()[0]
+    except OSError:
+        return "?"
 
 
 def main(argv=None):

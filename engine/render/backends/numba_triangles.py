@@ -345,9 +345,6 @@ def _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, row
                 e2 -= dy2 * step
 
 
-PARALLEL_MIN_PIECES = 2000
-
-
 def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, pieces=None):
     """Numba twin of ``engine.render.triangles.raster_triangles`` (without ``keep``):
     same arguments, the same keys written into ``keys`` in place."""
@@ -357,8 +354,9 @@ def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, piece
     y = np.ascontiguousarray(setup.y[sel])
     if len(x) == 0:
         return keys
-    # one band per thread, but not for small jobs, where waking the pool costs more
-    bands = numba.get_num_threads() if len(x) >= PARALLEL_MIN_PIECES else 1
+    # one band per thread; the caller picks the thread count (the Numba backend: from
+    # measured time per piece, engine.render.backends.threads.StageThreads)
+    bands = numba.get_num_threads()
     _raster(x, y, np.ascontiguousarray(setup.piece_tri[sel]), setup.adj, setup.z, setup.w,
             w, h, np.int64(id_base), keys, bands)
     return keys

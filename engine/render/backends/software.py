@@ -187,14 +187,23 @@ class NumbaBackend(SoftwareBackend):
         from functools import partial
 
         from . import numba_raster, numba_shading, numba_triangles, numba_vertex
+        from .threads import StageThreads
 
-        self._surface_vertices = partial(numba_vertex.surface_vertices_numba,
-                                         out=numba_vertex.VertexBuffers())
+        # each surface stage on one thread or all, whichever costs less lately
+        # (engine.render.backends.threads.StageThreads: a busy machine makes the
+        # parallel choice wait for a core)
+        self.stage_threads = st = StageThreads()
+        self._surface_vertices = _chosen_threads(
+            st, "vertex", lambda a: len(a[0]),
+            partial(numba_vertex.surface_vertices_numba, out=numba_vertex.VertexBuffers()))
         self._splat = numba_raster.splat_into
-        self._setup = numba_triangles.setup_triangles_numba
+        self._setup = _chosen_threads(st, "setup", lambda a: len(a[1]),
+                                      numba_triangles.setup_triangles_numba)
         self._mark_culled = _numba_mark_culled
-        self._raster_triangles = numba_triangles.raster_triangles_numba
-        self._resolve = numba_shading.resolve_numba
+        self._raster_triangles = _chosen_threads(st, "raster", lambda a: len(a[1].piece_tri),
+                                                 numba_triangles.raster_triangles_numba)
+        self._resolve = _chosen_threads(st, "resolve", lambda a: a[1][0] * a[1][1],
+                                        numba_shading.resolve_numba)
         self._resolve_points = numba_raster.resolve_point_keys
 
 
@@ -205,3 +214,11 @@ def _numba_mark_culled(clip, visible, runs):
     kernel(np.zeros((1, 4)) if clip is None else clip,
            np.zeros(1, np.bool_) if visible is None else visible,
            np.ascontiguousarray(runs, np.int64), clip is not None, visible is not None)
+
+
+def _chosen_threads(stages, name, work, fn):
+    """``fn`` run through ``stages.run(name, work(args), ...)``."""
+    def call(*args, **kwargs):
+        return stages.run(name, work(args), fn, *args, **kwargs)
+
+    return call
