@@ -183,9 +183,10 @@ class CudaSurfaces:
                      np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
         whole = xp.flatnonzero((status == 1) & (area != 0))
         piece_tri, px, py = [whole], [x[whole]], [y[whole]]
-        cut = xp.flatnonzero(status == 2)
-        n_cut = int(cut.shape[0])  # the one value that travels back
+        to_clip = status == 2
+        n_cut = int(to_clip.sum())  # the one value that travels back (a wait)
         if n_cut:
+            cut = xp.flatnonzero(to_clip)
             slots = MAX_PIECES * n_cut
             cx, cy = xp.empty((slots, 3), np.int64), xp.empty((slots, 3), np.int64)
             ctri, carea = xp.empty(slots, np.int64), xp.empty(slots, np.int64)
