@@ -94,15 +94,18 @@ def rasterize_points_numba(screen_xy, depth, visible, colors, size, point_size=1
     return resolve_point_keys(keys, col, (w, h), background)
 
 
-def resolve_point_keys(keys, colors, size, background) -> Frame:
+def resolve_point_keys(keys, colors, size, background, out: Frame | None = None) -> Frame:
     """Numba twin of ``engine.render.points.resolve_keys``: (H * W,) uint64 keys of points
-    -> Frame(colour of each pixel's winning point or the background, its depth)."""
+    -> Frame(colour of each pixel's winning point or the background, its depth), written
+    into ``out`` (a Frame of C-contiguous (H, W, 4) uint8 and (H, W) float32 arrays) when
+    given, else into new arrays."""
     w, h = size
-    color = np.empty((h, w, 4), np.uint8)
-    depth_out = np.empty((h, w), np.float32)
+    if out is None:
+        out = Frame(np.empty((h, w, 4), np.uint8), np.empty((h, w), np.float32))
+    color, depth_out = out.color, out.depth
     bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
     resolve = _resolve_parallel if numba.get_num_threads() > 1 else _resolve
     resolve(keys, np.ascontiguousarray(colors, np.uint8).view(np.uint32).reshape(-1), bg,
             color.reshape(-1, 4).view(np.uint32).reshape(-1),
             depth_out.reshape(-1).view(np.uint32))
-    return Frame(color, depth_out)
+    return out

@@ -51,6 +51,7 @@ class SoftwareBackend(Backend):
         # the frame's triangle setup in reused arrays where the classify pass takes one
         self._setup_workspace = Workspace() if self.reuses_setup else None
         self._culler = FrustumCuller()
+        self._frame_out = None  # points-only frames of render(copy=False)
 
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
@@ -148,7 +149,14 @@ class SoftwareBackend(Backend):
         prims = inputs.prims
         if not prims.has_surfaces:
             col = np.ascontiguousarray(to_host(inputs.colors), np.uint8)
-            return self._resolve_points(keys, col, view.size, view.background)
+            out = None
+            if view.reuse_output:  # render(copy=False): the same arrays every frame
+                w, h = view.size
+                if self._frame_out is None or self._frame_out.color.shape[:2] != (h, w):
+                    self._frame_out = Frame(np.empty((h, w, 4), np.uint8),
+                                            np.empty((h, w), np.float32))
+                out = self._frame_out
+            return self._resolve_points(keys, col, view.size, view.background, out)
         col = inputs.host_colors
         return self._resolve(keys, view.size, len(col), col, view.background, inputs.shader,
                              len(prims.triangles), inputs.line_rgba)
@@ -156,7 +164,8 @@ class SoftwareBackend(Backend):
     _resolve = staticmethod(resolve_surfaces)
 
     @staticmethod
-    def _resolve_points(keys, colors, size, background) -> Frame:
+    def _resolve_points(keys, colors, size, background, out=None) -> Frame:
+        """The NumPy reference's point resolve (it allocates: ``out`` unused)."""
         w, h = size
         return resolve_keys(keys.reshape(h, w), colors, background)
 

@@ -19,7 +19,7 @@ thread or on one, whichever has lately cost less time per unit of its work (vert
 triangles, pieces, pixels) in this process, trying the other choice now and then (after
 8 calls, then 16, ... up to 64 while it keeps losing). A competing process makes the
 parallel choice wait for a core; the stage then moves to one thread within a few frames,
-and back when the machine is free again (measured with benchmarks/triangle_setup.py
+and back when the machine is free again (measured with benchmarks/frame_costs.py
 ``busy``).
 
 Configuration:

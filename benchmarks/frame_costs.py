@@ -1,6 +1,7 @@
-"""Triangle setup, memory per triangle and thread use under load, in one run:
+"""Frame costs besides shading: triangle setup, memory per triangle, thread use under
+load and whole points frames, in one run:
 
-    .venv/bin/python benchmarks/triangle_setup.py [clip] [rss] [busy] [--frame 1280x720] [--json PATH]
+    .venv/bin/python benchmarks/frame_costs.py [clip] [rss] [busy] [points] [--frame 1280x720] [--json PATH]
 
 Sections (all by default):
 
@@ -16,6 +17,11 @@ Sections (all by default):
            timed alone and then with one competitor process spinning on a core (20
            frames of warm-up in each state, then the median of 15); each path's
            slowdown (busy / idle median) and the ratio of the two slowdowns.
+    points whole Numba frames of 10^6 and 10^4 coloured points (projection, splat,
+           resolve), ``render(copy=False)`` (no allocation) and ``render()`` (a new
+           frame the caller owns), interleaved with the naive NumPy projection alone of
+           the same number of points (engine.bench.paths.naive_project); the fixed cost
+           is the 10^4 frame less 10^4 points at the per-point slope between the two.
 
 Compare ratios, never absolute times from other runs (shared, noisy machines).
 """
@@ -29,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -193,24 +200,70 @@ def _load():
         return "?"
 
 
+def _points_renderer(n, size):
+    from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
+
+    scene = Scene(background=(0.05, 0.05, 0.1))
+    pts = np.random.default_rng(0).uniform(-1, 1, (n, 3)).astype(np.float32)
+    scene.add(Node("cloud", geometry=PointCloud(pts, colors=(pts + 1) / 2)))
+    camera = scene.add(PerspectiveCamera(fov_y=60, aspect=size[0] / size[1],
+                                         position=(2.5, 2.0, 3.5)))
+    camera.look_at((0, 0, 0))
+    return Renderer(scene, camera, size, backend="numba")
+
+
+def points_section(size, repeats=9):
+    from engine.bench.paths import make_workload, naive_project
+
+    row = {}
+    for n in (10**6, 10**4):
+        r = _points_renderer(n, size)
+        w = make_workload(n)
+        fns = {"frame_ms": partial(r.render, copy=False), "owned_frame_ms": r.render,
+               "naive_projection_ms": partial(naive_project, w.positions, w.shift, w.rotation,
+                                              w.focal)}
+        t = {k: [] for k in fns}
+        for fn in fns.values():
+            fn()
+        for _ in range(repeats):  # interleaved: all see the same machine load
+            for k, fn in fns.items():
+                t0 = time.perf_counter()
+                fn()
+                t[k].append((time.perf_counter() - t0) * 1e3)
+        row[n] = {k: statistics.median(v) for k, v in t.items()}
+        row[n]["ratio"] = row[n]["frame_ms"] / row[n]["naive_projection_ms"]
+        row[n]["owned_ratio"] = row[n]["owned_frame_ms"] / row[n]["naive_projection_ms"]
+    big, small = row[10**6], row[10**4]
+    slope = (big["frame_ms"] - small["frame_ms"]) / (10**6 - 10**4)
+    fixed = small["frame_ms"] - 10**4 * slope
+    out = {"1e6": big, "1e4": small, "fixed_ms": fixed}
+    print(f"points 10^6: frame {big['frame_ms']:.1f} ms (copy=False), {big['owned_frame_ms']:.1f} "
+          f"ms (owned) vs naive NumPy projection alone {big['naive_projection_ms']:.1f} ms: "
+          f"{big['ratio']:.2f}x ({big['owned_ratio']:.2f}x owned); 10^4: "
+          f"{small['frame_ms']:.2f} ms, fixed cost {fixed:.2f} ms at {size[0]}x{size[1]}",
+          flush=True)
+    return out
+
+
 def main(argv=None):
     from engine.render.renderer import parse_size
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("sections", nargs="*", choices=["clip", "rss", "busy"],
-                   default=["clip", "rss", "busy"])
+    p.add_argument("sections", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     p.add_argument("--frame", type=parse_size, default=(1280, 720), help="WIDTHxHEIGHT")
     p.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
     args = p.parse_args(argv)
     rows = {}
-    for name in args.sections or ["clip", "rss", "busy"]:
-        rows[name] = {"clip": clip_section, "rss": rss_section,
-                      "busy": busy_section}[name](args.frame)
+    for name in args.sections or SECTIONS:
+        rows[name] = SECTIONS[name](args.frame)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"frame": list(args.frame), **rows}, indent=2))
     return 0
 
+
+SECTIONS = {"clip": clip_section, "rss": rss_section, "busy": busy_section,
+            "points": points_section}
 
 if __name__ == "__main__":
     raise SystemExit(main())
