@@ -128,13 +128,13 @@ def test_culled_points_and_instances(backend):
     cam = scene.add(PerspectiveCamera(fov_y=60, aspect=1.0))
     r = Renderer(scene, cam, size, backend=backend)
     seen_runs = []
-    project = r.backend.projector.project
+    project = r.backend._project
 
     def spy(*args, **kwargs):
         seen_runs.append(np.array(kwargs["runs"]))
         return project(*args, **kwargs)
 
-    r.backend.projector.project = spy
+    r.backend._project = spy
     frame = r.render()
     (runs,) = seen_runs
     k_past = len(r.batch.model_host)

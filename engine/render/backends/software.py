@@ -46,6 +46,7 @@ class SoftwareBackend(Backend):
     def __init__(self, projector):
         super().__init__()
         self.projector = projector
+        self._project = projector.project  # the points' projection (NumbaBackend: timed)
         self._keys = None
         self._points_out = OutputBuffers(np)  # the points' projection, reused
         # the frame's triangle setup in reused arrays where the classify pass takes one
@@ -77,8 +78,8 @@ class SoftwareBackend(Backend):
             # a culled run points past the model array: not visible, not transformed
             runs = runs.copy()
             runs[~self.in_view(batch, view), 2] = len(model)
-        return self.projector.project(to_host(batch.positions), to_host(batch.object_id),
-                                      model, view.view_projection, view.size, runs=runs)
+        return self._project(to_host(batch.positions), to_host(batch.object_id), model,
+                             view.view_projection, view.size, runs=runs)
 
     def surface_vertices(self, batch, prims, view, attributes, with_shading, points):
         """(clip, varyings, Projection or None) of one pass over the vertices: the objects
@@ -213,7 +214,9 @@ class NumbaBackend(SoftwareBackend):
                                                  numba_triangles.raster_triangles_numba)
         self._resolve = _chosen_threads(st, "resolve", lambda a: a[1][0] * a[1][1],
                                         numba_shading.resolve_numba)
-        self._resolve_points = numba_raster.resolve_point_keys
+        self._resolve_points = _chosen_threads(st, "points resolve", lambda a: a[2][0] * a[2][1],
+                                               numba_raster.resolve_point_keys)
+        self._project = _chosen_threads(st, "points", lambda a: len(a[0]), self.projector.project)
 
 
 def _numba_mark_culled(clip, visible, runs):
