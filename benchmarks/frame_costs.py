@@ -13,6 +13,9 @@ Sections (all by default):
            and renders one Numba frame; its peak RSS increase over the RSS before
            loading, against the mesh data (float32 positions + int32 indices, what a GL
            program holds: 72 MB).
+    big    the same height field and the bunny subdivided twice (1.1 * 10^6 triangles):
+           Numba frames against Mesa llvmpipe drawing the same mesh without culling
+           (the engine draws the back faces of open meshes: the same work), medians.
     busy   the bunny (or an icosphere) on the Numba path and on Mesa llvmpipe, each
            timed alone and then with one competitor process spinning on a core (20
            frames of warm-up in each state, then the median of 15); each path's
@@ -91,6 +94,45 @@ def clip_section(size, n=200_000, repeats=9):
           f"plane {row['setup_clipped_ms']:.2f} ms: {row['us_per_clipped']:.2f} us per "
           f"clipped triangle", flush=True)
     return row
+
+
+def _height_field(k=1415):
+    """(positions (k*k, 3) float32, faces (2 (k-1)^2, 3) int64): a rippled grid."""
+    u = np.linspace(-1.0, 1.0, k, dtype=np.float32)
+    gx, gz = np.meshgrid(u, u)
+    pos = np.stack([gx, 0.05 * np.sin(8 * gx) * np.cos(8 * gz), gz], -1).reshape(-1, 3)
+    i = np.arange(k * k).reshape(k, k)[:-1, :-1].reshape(-1)
+    faces = np.concatenate([np.stack([i, i + k, i + 1], 1),
+                            np.stack([i + 1, i + k, i + k + 1], 1)])
+    return pos, faces
+
+
+def big_section(size, repeats=3):
+    import moderngl
+    from triangles import base_mesh, llvmpipe_frame, make_scene, subdivided
+
+    from engine import Renderer
+
+    rows = []
+    v, f = base_mesh()
+    for name, (pos, faces) in (("1M tris", subdivided(v, f, 2)), ("4M height field", _height_field())):
+        scene, camera = make_scene(np.asarray(pos, np.float64), faces, size)
+        r = Renderer(scene, camera, size, backend="numba")
+        row = {"scene": name, "triangles": len(faces),
+               "numba_ms": _timed_ms(partial(r.render, depth=False), repeats, warm=2)}
+        del r  # its buffers freed before llvmpipe's
+        gl_frame, release = llvmpipe_frame(scene, camera, size)
+        if gl_frame:
+            ctx = moderngl.get_context()
+            ctx.disable(moderngl.CULL_FACE)  # the engine's work: both faces drawn
+            row["llvmpipe_ms"] = _timed_ms(gl_frame, repeats, warm=2)
+            row["ratio"] = row["numba_ms"] / row["llvmpipe_ms"]
+            release()
+        rows.append(row)
+        ratio = f" ({row['ratio']:.2f}x llvmpipe {row['llvmpipe_ms']:.1f} ms)" if gl_frame else ""
+        print(f"big    {name}: {len(faces):,} triangles, numba {row['numba_ms']:.1f} ms{ratio}",
+              flush=True)
+    return rows
 
 
 _RSS = r"""
@@ -262,8 +304,8 @@ def main(argv=None):
     return 0
 
 
-SECTIONS = {"clip": clip_section, "rss": rss_section, "busy": busy_section,
-            "points": points_section}
+SECTIONS = {"clip": clip_section, "rss": rss_section, "big": big_section,
+            "busy": busy_section, "points": points_section}
 
 if __name__ == "__main__":
     raise SystemExit(main())
