@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import statistics
 import subprocess
 import sys
@@ -231,7 +232,7 @@ def busy_section(size, repeats=15):
                  "slowdown")
     print(line, flush=True)
     print(f"       stage threads idle {row['numba_idle_threads']}, busy "
-          f"{row['numba_busy_threads']}; load before: {_load()}", flush=True)
+          f"{row['numba_busy_threads']}", flush=True)
     return row
 
 
@@ -291,16 +292,22 @@ def main(argv=None):
     from engine.render.renderer import parse_size
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("sections", nargs="*", choices=SECTIONS, default=list(SECTIONS))
+    p.add_argument("sections", nargs="*", metavar="SECTION",
+                   help=f"any of {', '.join(SECTIONS)} (default: all)")
     p.add_argument("--frame", type=parse_size, default=(1280, 720), help="WIDTHxHEIGHT")
     p.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
     args = p.parse_args(argv)
-    rows = {}
+    unknown = sorted(set(args.sections) - set(SECTIONS))
+    if unknown:
+        p.error(f"unknown section {unknown[0]!r}: choose from {', '.join(SECTIONS)}")
+    rows, load = {}, {}
     for name in args.sections or SECTIONS:
+        load[name] = _load()  # 1-minute load average before the section: the machine's state
         rows[name] = SECTIONS[name](args.frame)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"frame": list(args.frame), **rows}, indent=2))
+        args.json.write_text(json.dumps({"frame": list(args.frame), "cpus": os.cpu_count(),
+                                         "load_before": load, **rows}, indent=2))
     return 0
 
 
