@@ -5,10 +5,11 @@ load and whole points frames, in one run:
 
 Sections (all by default):
 
-    clip   the Numba triangle setup (cull, clip, snap, compact) of 200,000 triangles in
-           view, once with every triangle inside the frustum and once with CLIPPED of them
-           crossing the near plane; (difference) / CLIPPED is the cost per clipped
-           triangle. Same run, interleaved, medians.
+    clip   the Numba triangle setup (cull, clip, snap, compact; one thread) of 200,000
+           triangles in view, once with every triangle inside the frustum and once with
+           CLIPPED of them crossing the near plane: (difference) / CLIPPED is the cost
+           per clipped triangle; the same for the NumPy reference (its clipping is the
+           Python loop the Numba path used before). Interleaved medians.
     rss    a new process builds a 4 * 10^6-triangle height field (1415 x 1415 vertices)
            and renders one Numba frame; its peak RSS increase over the RSS before
            loading, against the mesh data (float32 positions + int32 indices, what a GL
@@ -47,53 +48,67 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-CLIPPED = 2000
+CLIPPED = 20_000  # of 200,000: enough signal over a shared machine's noise
 
 
-def _clip_scene(n, clipped, rng):
-    """(clip (3n, 4) float64, tris (n, 3)): small triangles in view; the first
-    ``clipped`` have their first vertex behind the near plane (z < -w)."""
+def _clip_scene(n, rng):
+    """(clip (3n, 4) float64, tris (n, 3)): small triangles in view."""
     centre = rng.uniform(-0.9, 0.9, (n, 1, 2))
     xy = centre + rng.uniform(-0.01, 0.01, (n, 3, 2))
     w = rng.uniform(1.0, 2.0, (n, 3, 1))
     z = rng.uniform(-0.5, 0.5, (n, 3, 1))
     c = np.concatenate([xy * w, z * w, w], axis=2)
-    c[:clipped, 0, 2] = -1.5 * c[:clipped, 0, 3]
     return np.ascontiguousarray(c.reshape(-1, 4)), np.arange(3 * n).reshape(n, 3)
 
 
+def _per_clipped_us(setup, whole, cut, clipped, repeats):
+    """(median setup ms of ``whole``, of ``cut``, us per clipped triangle), interleaved."""
+    setup(whole), setup(cut)  # compile / load, grow the workspace
+    a, b = [], []
+    for _ in range(repeats):
+        for clip, out in ((whole, a), (cut, b)):
+            t0 = time.perf_counter()
+            setup(clip)
+            out.append((time.perf_counter() - t0) * 1e3)
+    ms, ms_cut = statistics.median(a), statistics.median(b)
+    return ms, ms_cut, (ms_cut - ms) * 1e3 / clipped
+
+
 def clip_section(size, n=200_000, repeats=9):
+    """The compiled setup (one thread: its clipping pass is serial, and one thread is
+    least disturbed by other processes) against the NumPy reference, whose clipping is
+    the Python Sutherland-Hodgman loop the Numba path used before (issue 19)."""
     from engine.render.backends import numba_triangles as nt
-    from engine.render.triangles import Workspace
+    from engine.render.backends.threads import set_threads, thread_count
+    from engine.render.triangles import Workspace, setup_triangles
 
     rng = np.random.default_rng(1)
-    whole, tris = _clip_scene(n, 0, rng)
+    whole, tris = _clip_scene(n, rng)
     cut = whole.reshape(n, 3, 4).copy()
-    cut[:CLIPPED, 0, 2] = -1.5 * cut[:CLIPPED, 0, 3]
+    cut[:CLIPPED, 0, 2] = -1.5 * cut[:CLIPPED, 0, 3]  # first vertex behind the near plane
     cut = cut.reshape(-1, 4)
     cull = np.zeros(n, bool)
     ws = Workspace()
-
-    def run(clip):
-        t0 = time.perf_counter()
-        s = nt.setup_triangles_numba(clip, tris, cull, size, workspace=ws)
-        return time.perf_counter() - t0, len(s.piece_tri)
-
-    run(whole), run(cut)  # compile / load, grow the workspace
-    a, b = [], []
-    for _ in range(repeats):
-        a.append(run(whole)[0])
-        dt, pieces = run(cut)
-        b.append(dt)
-    row = {"triangles": n, "clipped": CLIPPED, "pieces": pieces,
-           "setup_ms": statistics.median(a) * 1e3,
-           "setup_clipped_ms": statistics.median(b) * 1e3}
-    row["us_per_clipped"] = (row["setup_clipped_ms"] - row["setup_ms"]) * 1e3 / CLIPPED
-    row["ns_per_triangle"] = row["setup_ms"] * 1e6 / n
-    print(f"clip   {n:,} triangles: setup {row['setup_ms']:.2f} ms "
-          f"({row['ns_per_triangle']:.1f} ns/triangle); with {CLIPPED} crossing the near "
-          f"plane {row['setup_clipped_ms']:.2f} ms: {row['us_per_clipped']:.2f} us per "
-          f"clipped triangle", flush=True)
+    before = thread_count()
+    set_threads(1)
+    try:
+        ms, ms_cut, us = _per_clipped_us(
+            lambda c: nt.setup_triangles_numba(c, tris, cull, size, workspace=ws),
+            whole, cut, CLIPPED, repeats)
+    finally:
+        set_threads(before)
+    few = CLIPPED // 10  # the reference: 2,000 clipped triangles (Python per triangle)
+    cut_few = whole.reshape(n, 3, 4).copy()
+    cut_few[:few, 0, 2] = -1.5 * cut_few[:few, 0, 3]
+    ref_ms, _, ref_us = _per_clipped_us(
+        lambda c: setup_triangles(c, tris, cull, size), whole, cut_few.reshape(-1, 4), few, 3)
+    row = {"triangles": n, "clipped": CLIPPED, "setup_ms": ms, "setup_clipped_ms": ms_cut,
+           "us_per_clipped": us, "ns_per_triangle": ms * 1e6 / n,
+           "reference_clipped": few, "reference_setup_ms": ref_ms,
+           "reference_us_per_clipped": ref_us, "clip_speedup": ref_us / us if us > 0 else None}
+    print(f"clip   {n:,} triangles, one thread: setup {ms:.2f} ms ({row['ns_per_triangle']:.1f} "
+          f"ns/triangle); {us:.3f} us per clipped triangle (of {CLIPPED:,}) against "
+          f"{ref_us:.1f} us in the NumPy reference's Python clipper", flush=True)
     return row
 
 
