@@ -110,12 +110,13 @@ class FrustumCuller:
     def visible(self, batch, positions, view_projection) -> np.ndarray:
         """(R,) bool over ``batch.runs``: the runs that can be inside the frustum.
 
-        ``positions``: the batch's (N, 3) host positions (``to_host(batch.positions)``).
+        ``positions``: () -> the batch's (N, 3) host positions, called only when the
+        boxes are (re)computed (a device batch is not copied every frame).
         """
         runs = batch.runs
         key = (batch.vertex_revision, batch.vertex_count)
         if (self._key != key or self._runs is None or self._runs.shape != runs.shape
                 or not np.array_equal(self._runs, runs)):
-            self._bounds = run_bounds(positions, runs)
+            self._bounds = run_bounds(positions(), runs)
             self._key, self._runs = key, runs.copy()
         return visible_runs(self._bounds, runs, batch.model_host, view_projection)

@@ -154,3 +154,22 @@ def test_culled_points_and_instances(backend):
     given = _spy(r, "_surface_vertices")
     r.render()
     assert len(given[0]) == 2  # two of the four instances are in front
+
+
+def test_boxes_are_computed_once_per_vertex_revision(monkeypatch):
+    from engine.render import culling
+
+    computed = []
+    real = culling.run_bounds
+    monkeypatch.setattr(culling, "run_bounds", lambda p, runs: computed.append(1) or real(p, runs))
+    scene, cam = _scene()
+    r = Renderer(scene, cam, (32, 32), backend="numba")
+    for _ in range(3):
+        r.render()
+    assert len(computed) == 1
+    scene.find("left").position = (0, 0, -8)  # a transform: same boxes, a new test result
+    r.render()
+    assert len(computed) == 1
+    scene.add(Node("new", geometry=Mesh(*icosphere(1)), position=(0, 1, -5)))  # a repack
+    r.render()
+    assert len(computed) == 2

@@ -69,7 +69,8 @@ class SoftwareBackend(Backend):
     def in_view(self, batch, view) -> np.ndarray:
         """(R,) bool over ``batch.runs``: the runs whose bounds can meet the view
         frustum (engine.render.culling); the others get no vertex work this frame."""
-        return self._culler.visible(batch, to_host(batch.positions), view.view_projection)
+        return self._culler.visible(batch, lambda: to_host(batch.positions),
+                                    view.view_projection)
 
     def project_points(self, batch, view):
         runs = batch.runs
