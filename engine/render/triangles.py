@@ -65,7 +65,9 @@ class TriangleSetup(NamedTuple):
         x, y: (M, 3) int64 fixed-point screen coordinates, oriented so the area is > 0.
         adj: (T, 3, 3) float64 adjugate of [x; y; w] (rows: the homogeneous barycentric
             planes), for depth and perspective-correct attributes.
-        z, w: (T, 3) float64 clip-space z and w of the original vertices.
+        clip: (N, 4) float64 clip-space vertices and triangles: (T, 3) int64 their
+            indices, the setup's own inputs (not copies): depth reads the z and w of
+            triangle t's vertices from ``clip[triangles[t]]``.
         front: (T,) bool, counter-clockwise in NDC (det > 0).
     """
 
@@ -73,8 +75,8 @@ class TriangleSetup(NamedTuple):
     x: np.ndarray
     y: np.ndarray
     adj: np.ndarray
-    z: np.ndarray
-    w: np.ndarray
+    clip: np.ndarray
+    triangles: np.ndarray
     front: np.ndarray
 
 
@@ -150,7 +152,7 @@ def setup_triangles(clip, triangles, cull_back, size) -> TriangleSetup:
     clip = np.ascontiguousarray(clip, np.float64)
     triangles = np.ascontiguousarray(triangles, np.int64)
     cull_back = np.ascontiguousarray(cull_back, np.bool_)
-    adj, det, z, w, status, x, y, area = classify_triangles(
+    adj, det, status, x, y, area = classify_triangles(
         clip, triangles, cull_back, float(size[0]), float(size[1]))
     whole = np.flatnonzero((status == 1) & (area != 0))
     front = det > 0
@@ -161,12 +163,12 @@ def setup_triangles(clip, triangles, cull_back, size) -> TriangleSetup:
             extra_tri.append(t)
             extra.append((poly[0], poly[k], poly[k + 1]))
     if not extra:  # the common case: no triangle crosses a clip plane
-        return TriangleSetup(whole, x[whole], y[whole], adj, z, w, front)
+        return TriangleSetup(whole, x[whole], y[whole], adj, clip, triangles, front)
     px, py, pa = _snap(np.asarray(extra, np.float64), size)
     keep = pa != 0
     return TriangleSetup(np.concatenate([whole, np.asarray(extra_tri, np.int64)[keep]]),
                          np.concatenate([x[whole], px[keep]]),
-                         np.concatenate([y[whole], py[keep]]), adj, z, w, front)
+                         np.concatenate([y[whole], py[keep]]), adj, clip, triangles, front)
 
 
 def _snap(p, size):
@@ -185,7 +187,7 @@ def _snap(p, size):
 
 
 def classify_triangles(clip, triangles, cull_back, width, height):
-    """Per triangle: adj (T, 3, 3), det (T,), clip z and w (T, 3), status (T,) int8
+    """Per triangle: adj (T, 3, 3), det (T,), status (T,) int8
     (0 dropped, 1 inside every plane, 2 to be clipped), and for status 1 the snapped
     oriented x, y (T, 3) int64 and area (T,) (``_snap``)."""
     t_count = len(triangles)
@@ -204,7 +206,7 @@ def classify_triangles(clip, triangles, cull_back, width, height):
     area = np.zeros(t_count, np.int64)
     sel = np.flatnonzero(whole)
     x[sel], y[sel], area[sel] = _snap(c[sel], (width, height))
-    return adj, det, c[:, :, 2].copy(), c[:, :, 3].copy(), status, x, y, area
+    return adj, det, status, x, y, area
 
 
 def pixel_bounds(x, y, size):
@@ -276,7 +278,8 @@ def pixel_depth(setup: TriangleSetup, t, px, py, size):
     b0 = a[:, 0, 0] * xn + a[:, 0, 1] * yn + a[:, 0, 2]
     b1 = a[:, 1, 0] * xn + a[:, 1, 1] * yn + a[:, 1, 2]
     b2 = a[:, 2, 0] * xn + a[:, 2, 1] * yn + a[:, 2, 2]
-    z, wc = setup.z[t], setup.w[t]
+    v = setup.triangles[t]
+    z, wc = setup.clip[v, 2], setup.clip[v, 3]
     zn = (b0 * z[:, 0] + b1 * z[:, 1] + b2 * z[:, 2]) / (b0 * wc[:, 0] + b1 * wc[:, 1] + b2 * wc[:, 2])
     return np.clip(zn * 0.5 + 0.5, 0.0, 1.0).astype(np.float32)
 

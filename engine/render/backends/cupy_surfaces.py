@@ -211,7 +211,8 @@ class CudaSurfaces:
                     np.int32(VARYING_COUNT), self.offsets, self.texels, self.tex_info)
                 self._raster(name, piece_tri[sel], px[sel], py[sel], adj, zc, wc, size, n,
                              keys, *extra)
-        self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
+        # the setup for the resolve; the raster kernels above read their own z and w
+        self.setup = TriangleSetup(piece_tri, px, py, adj, clip, self.tris, det > 0)
         return keys
 
     def resolve(self, keys, inputs, view) -> Frame:

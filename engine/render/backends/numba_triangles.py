@@ -67,9 +67,9 @@ def _snap_py(y, w, hh):
 
 
 @numba.njit(**{**_opts, "parallel": True})
-def _classify(clip, tris, cull_back, width, height, g, eps, block, adj, front, zc, wc,
-              status, counts):
-    """Per triangle: adj, front, z, w and status (0 dropped, 1 drawn whole with a
+def _classify(clip, tris, cull_back, width, height, g, eps, block, adj, front, status,
+              counts):
+    """Per triangle: adj, front and status (0 dropped, 1 drawn whole with a
     non-zero snapped area, 2 to be clipped); per block of ``block`` triangles the number
     of status 1 and status 2 triangles in ``counts`` (B, 2)."""
     t_count = tris.shape[0]
@@ -82,8 +82,6 @@ def _classify(clip, tris, cull_back, width, height, g, eps, block, adj, front, z
             x0, y0, z0, w0 = clip[i0, 0], clip[i0, 1], clip[i0, 2], clip[i0, 3]
             x1, y1, z1, w1 = clip[i1, 0], clip[i1, 1], clip[i1, 2], clip[i1, 3]
             x2, y2, z2, w2 = clip[i2, 0], clip[i2, 1], clip[i2, 2], clip[i2, 3]
-            zc[t, 0], zc[t, 1], zc[t, 2] = z0, z1, z2
-            wc[t, 0], wc[t, 1], wc[t, 2] = w0, w1, w2
             # adjugate of M = [x; y; w] (rows), columns = vertices; same products as NumPy's
             a00 = y1 * w2 - y2 * w1
             a01 = x2 * w1 - x1 * w2
@@ -255,12 +253,11 @@ def setup_triangles_numba(clip, triangles, cull_back, size, workspace=None) -> T
     blocks = max(-(-t // SETUP_BLOCK), 1)
     adj = ws.array("adj", (t, 3, 3), np.float64)
     front = ws.array("front", (t,), np.bool_)
-    zc, wc = ws.array("z", (t, 3), np.float64), ws.array("w", (t, 3), np.float64)
     status = ws.array("status", (t,), np.int8)
     counts = ws.array("counts", (blocks, 2), np.int64)
     counts.fill(0)
     _classify(clip, triangles, cull_back, width, height, g, eps, SETUP_BLOCK, adj, front,
-              zc, wc, status, counts)
+              status, counts)
     offsets = ws.array("offsets", (blocks, 2), np.int64)
     np.cumsum(counts, axis=0, out=offsets)
     n_whole, n_cut = int(offsets[-1, 0]), int(offsets[-1, 1])
@@ -276,21 +273,22 @@ def setup_triangles_numba(clip, triangles, cull_back, size, workspace=None) -> T
         n += _clip_pieces(clip, triangles, cut, width, height, g, eps, n_whole, x, y,
                           piece_tri, ws.array("polygon", (2, MAX_POLYGON, 4), np.float64),
                           ws.array("distance", (MAX_POLYGON,), np.float64))
-    return TriangleSetup(piece_tri[:n], x[:n], y[:n], adj, zc, wc, front)
+    return TriangleSetup(piece_tri[:n], x[:n], y[:n], adj, clip, triangles, front)
 
 
 @numba.njit(**{**_opts, "parallel": True})
-def _raster(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, bands):
+def _raster(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, bands):
     """Each of ``bands`` threads owns a band of rows and draws every piece's part in it,
     so no two threads write the same pixel (no atomics; the keys are those of one serial
     pass, the minimum being order-free)."""
     for band in numba.prange(bands):
-        _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys,
+        _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys,
                      band * height // bands, (band + 1) * height // bands)
 
 
 @numba.njit(**_opts)
-def _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, row_lo, row_hi):
+def _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, row_lo,
+                 row_hi):
     for m in range(x.shape[0]):
         # candidate pixels: centres inside the bounding box, clamped to the viewport
         # (the same integer arithmetic as triangles.pixel_bounds)
@@ -307,8 +305,9 @@ def _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, row
         a00, a01, a02 = adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2]
         a10, a11, a12 = adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2]
         a20, a21, a22 = adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2]
-        z0, z1, z2 = zc[t, 0], zc[t, 1], zc[t, 2]
-        w0, w1, w2 = wc[t, 0], wc[t, 1], wc[t, 2]
+        i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+        z0, z1, z2 = clip[i0, 2], clip[i1, 2], clip[i2, 2]
+        w0, w1, w2 = clip[i0, 3], clip[i1, 3], clip[i2, 3]
         # edge i runs from vertex i+1 to vertex i+2: E_i(p) = dx_i (py - ya) - dy_i (px - xa)
         xa0, ya0 = x[m, 1], y[m, 1]
         xa1, ya1 = x[m, 2], y[m, 2]
@@ -357,6 +356,8 @@ def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, piece
     # one band per thread; the caller picks the thread count (the Numba backend: from
     # measured time per piece, engine.render.backends.threads.StageThreads)
     bands = numba.get_num_threads()
-    _raster(x, y, np.ascontiguousarray(setup.piece_tri[sel]), setup.adj, setup.z, setup.w,
+    _raster(x, y, np.ascontiguousarray(setup.piece_tri[sel]), setup.adj,
+            np.ascontiguousarray(setup.clip, np.float64),
+            np.ascontiguousarray(setup.triangles, np.int64),
             w, h, np.int64(id_base), keys, bands)
     return keys
