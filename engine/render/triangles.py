@@ -63,6 +63,7 @@ class TriangleSetup(NamedTuple):
     Attributes:
         piece_tri: (M,) int64 original triangle index of each piece.
         x, y: (M, 3) int64 fixed-point screen coordinates, oriented so the area is > 0.
+            (The Numba setup stores these three as int32 where they fit.)
         adj: (T, 3, 3) float64 adjugate of [x; y; w] (rows: the homogeneous barycentric
             planes), for depth and perspective-correct attributes.
         clip: (N, 4) float64 clip-space vertices and triangles: (T, 3) int64 their

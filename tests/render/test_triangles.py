@@ -91,11 +91,26 @@ def test_compiled_setup_is_the_reference_bit_for_bit():
         assert len(ref.piece_tri) > n  # some triangles were clipped into several pieces
         for field in ref._fields:
             a, b = getattr(ref, field), getattr(got, field)
-            assert a.dtype == b.dtype, field
+            # the pieces are int32 in the compiled setup (they fit), the rest as NumPy's
+            small = np.int32 if field in ("piece_tri", "x", "y") else a.dtype
+            assert b.dtype == small, field
             np.testing.assert_array_equal(a, b, err_msg=field)
     before = {k: v.ctypes.data for k, v in ws._bufs.items()}
     setup_triangles_numba(clip, tris, cull, (640, 480), workspace=ws)
     assert {k: v.ctypes.data for k, v in ws._bufs.items()} == before  # nothing allocated
+
+
+def test_compiled_setup_of_a_huge_viewport_keeps_int64_pieces():
+    # 10^6 pixels wide: guard-band coordinates pass 2^31, so the pieces stay int64,
+    # with the reference's values and the same keys from the raster
+    clip = np.array([[-1.0, -1.0, 0.0, 1.0], [20.0, -1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]])
+    size = (1_000_000, 2)
+    ref = setup_triangles(clip, np.array([[0, 1, 2]]), np.zeros(1, bool), size)
+    got = setup_triangles_numba(clip, np.array([[0, 1, 2]]), np.zeros(1, bool), size)
+    # clipped at x = 16 w: (16 + 1) * 500,000 * 256 = 2.176e9 > 2^31 - 1
+    assert got.x.dtype == np.int64 and got.x.max() > 2**31 - 1
+    np.testing.assert_array_equal(got.x, ref.x)
+    np.testing.assert_array_equal(got.y, ref.y)
 
 
 def test_compiled_clipping_of_one_triangle_across_the_near_plane():

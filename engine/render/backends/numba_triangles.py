@@ -228,7 +228,8 @@ SETUP_BLOCK = 4096  # triangles per block of the classify and compaction passes
 
 def setup_triangles_numba(clip, triangles, cull_back, size, workspace=None) -> TriangleSetup:
     """Numba twin of ``engine.render.triangles.setup_triangles``: the same TriangleSetup
-    (same pieces in the same order, bit for bit), with no Python or NumPy work per
+    (same pieces in the same order, the same values; ``piece_tri``, ``x`` and ``y`` are
+    int32 where they fit, always below 900,000 pixels), with no Python or NumPy work per
     triangle: a parallel classify pass counts the drawn and the to-be-clipped triangles
     per block of SETUP_BLOCK, a parallel compaction pass writes the whole triangles'
     pieces at the blocks' prefix offsets, and a compiled Sutherland-Hodgman pass
@@ -263,8 +264,13 @@ def setup_triangles_numba(clip, triangles, cull_back, size, workspace=None) -> T
     n_whole, n_cut = int(offsets[-1, 0]), int(offsets[-1, 1])
     offsets -= counts  # exclusive prefix sums
     room = n_whole + (MAX_POLYGON - 2) * n_cut  # a clipped triangle: at most 8 pieces
-    x, y = ws.array("x", (room, 3), np.int64), ws.array("y", (room, 3), np.int64)
-    piece_tri = ws.array("piece_tri", (room,), np.int64)
+    # int32 pieces (half the reference's int64) where they fit: snapped coordinates lie
+    # within the guard band, |x| <= (GUARD + 1) * width / 2 * SUBPIXEL; the edge
+    # functions are evaluated in int64 all the same
+    small = (g + 1.0) * 0.5 * max(width, height) * SUBPIXEL < 2**31 and t < 2**31
+    itype = np.int32 if small else np.int64
+    x, y = ws.array("x", (room, 3), itype), ws.array("y", (room, 3), itype)
+    piece_tri = ws.array("piece_tri", (room,), itype)
     cut = ws.array("cut", (n_cut,), np.int64)
     _compact(clip, triangles, status, width, height, SETUP_BLOCK, offsets, x, y, piece_tri,
              cut)
