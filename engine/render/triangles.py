@@ -24,8 +24,8 @@ Stages, all on the (T, 3) packed index buffer of ``engine.render.primitives``:
    the same 64-bit key as points, so points and triangles share one depth buffer and
    ties go to the lowest id. ``engine.render.shading`` then shades each winner once.
 
-The Numba twin (``engine.render.backends.numba_triangles``) builds the same setup, bit
-for bit, in compiled passes and reused arrays, and gives the same keys.
+The Numba twin (``engine.render.backends.numba_triangles``) builds a setup of the same
+values in compiled passes and reused arrays, and gives the same keys.
 """
 
 from __future__ import annotations

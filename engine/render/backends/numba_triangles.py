@@ -1,7 +1,10 @@
-"""Triangle rasterizer compiled by Numba: the CPU fast path for ``raster_triangles``.
+"""Triangle setup and rasterizer compiled by Numba: the CPU fast path for
+``setup_triangles`` and ``raster_triangles``.
 
-Consumes the same ``TriangleSetup`` as the NumPy reference (engine.render.triangles)
-and writes the same keys: fixed-point edge functions with the top-left rule, window depth
+``setup_triangles_numba`` builds the NumPy reference's ``TriangleSetup``
+(engine.render.triangles) with the same values in compiled passes over reused arrays
+(classify, compaction at block prefix offsets, Sutherland-Hodgman). The raster consumes
+any TriangleSetup and writes the reference's keys: fixed-point edge functions with the top-left rule, window depth
 from the homogeneous barycentrics with the same float64 operations in the same order, so
 the key buffers are bit-identical. The NumPy version expands every candidate pixel into
 arrays; this one walks each piece's bounding box row by row, stepping the three integer
