@@ -49,7 +49,7 @@ class SoftwareBackend(Backend):
         self._project = projector.project  # the points' projection (NumbaBackend: timed)
         self._keys = None
         self._points_out = OutputBuffers(np)  # the points' projection, reused
-        # the frame's triangle setup in reused arrays where the classify pass takes one
+        # the frame's triangle setup in reused arrays (the Numba setup builds in them)
         self._setup_workspace = Workspace() if self.reuses_setup else None
         self._culler = FrustumCuller()
         self._frame_out = None  # points-only frames of render(copy=False)
