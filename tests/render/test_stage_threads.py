@@ -65,6 +65,20 @@ def test_parallel_kept_while_it_wins_and_left_when_the_machine_is_busy(monkeypat
     assert m.threads == 4  # the count before each call is restored after it
 
 
+def test_a_changed_thread_count_is_used(monkeypatch):
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 2)
+    m = FakeMachine({2: 1e-9, 1: 3e-9, 4: 0.5e-9})
+    most = [2]
+    st = StageThreads(clock=m.clock, threads=lambda: most[0], set_count=m.set_count)
+    for _ in range(5):
+        st.run("vertex", 100, m.stage, 100)
+    assert st.choice("vertex") == 2
+    most[0] = 4  # set_threads(4): the stage runs on 4 from its next call
+    m.ran_on.clear()
+    st.run("vertex", 100, m.stage, 100)
+    assert st.choice("vertex") == 4 and m.ran_on == [4]
+
+
 def test_one_thread_or_no_work_is_not_measured(monkeypatch):
     monkeypatch.setattr(numba, "get_num_threads", lambda: 1)
     m = FakeMachine({1: 1e-9})

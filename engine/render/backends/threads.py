@@ -200,6 +200,9 @@ class StageThreads:
                                   "interval": self.FIRST_INTERVAL}
             return fn(*args, **kwargs)
         cost = st["cost"]
+        if st["current"] not in (1, most):  # the pool size changed (set_threads)
+            st["current"] = most
+            cost.pop(most, None)
         other = 1 if st["current"] != 1 else most
         if 1 not in cost and most in cost:
             n = 1  # measure both choices first
