@@ -1,6 +1,8 @@
 // Triangle setup and rasterization on the GPU, into the same 64-bit key buffer as the
 // point splats (raster.cu):
 //   classify_triangles -> per triangle: cull, trivial accept/reject, snap (triangles.cuh)
+//   clip_triangles     -> per triangle crossing a plane: Sutherland-Hodgman, up to
+//                         FR_MAX_PIECES snapped pieces (area 0: none)
 //   raster_triangles   -> per piece: every covered pixel's key by one 64-bit atomicMin
 //   raster_masked_triangles -> the same for alpha-cutoff pieces, with the alpha test
 // Same results as engine/render/triangles.py bit for bit. 64-bit grid-stride loops.
@@ -27,6 +29,27 @@ extern "C" __global__ void classify_triangles(const double* __restrict__ clip,  
             clip + 4 * tris[3 * t], clip + 4 * tris[3 * t + 1], clip + 4 * tris[3 * t + 2],
             cull_back[t] != 0, width, height, adj + 9 * t, det + t, zc + 3 * t, wc + 3 * t,
             x + 3 * t, y + 3 * t, area + t);
+    }
+}
+
+extern "C" __global__ void clip_triangles(const double* __restrict__ clip,       // (n, 4)
+                                          const long long* __restrict__ tris,    // (t, 3)
+                                          const long long* __restrict__ cut,     // (c,)
+                                          long long c_count,
+                                          double width, double height,
+                                          long long* __restrict__ x,             // (c * P, 3)
+                                          long long* __restrict__ y,             // (c * P, 3)
+                                          long long* __restrict__ piece_tri,     // (c * P,)
+                                          long long* __restrict__ area)          // (c * P,)
+{
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < c_count; k += stride) {
+        const long long t = cut[k];
+        const long long s = k * FR_MAX_PIECES;
+        frustum::clip_triangle(clip + 4 * tris[3 * t], clip + 4 * tris[3 * t + 1],
+                               clip + 4 * tris[3 * t + 2], width, height, x + 3 * s, y + 3 * s,
+                               area + s);
+        for (int p = 0; p < FR_MAX_PIECES; ++p) piece_tri[s + p] = t;
     }
 }
 

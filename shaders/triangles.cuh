@@ -47,7 +47,7 @@ __host__ __device__ inline double rint_even(double v) { return rint(v); }
 // Classify triangle (v0, v1, v2) given as clip-space (x, y, z, w) doubles. Writes the
 // adjugate of M = [x; y; w] (row-major 3x3), det, z and w, and for status 1 the snapped
 // oriented fixed-point coordinates and the area before orientation.
-// Returns 0 (dropped), 1 (inside every plane) or 2 (to be clipped on the host).
+// Returns 0 (dropped), 1 (inside every plane) or 2 (to be clipped: clip_triangle).
 __host__ __device__ inline int classify_triangle(const double* c0, const double* c1,
                                                  const double* c2, bool cull_back,
                                                  double width, double height, double* adj,
@@ -101,6 +101,82 @@ __host__ __device__ inline int classify_triangle(const double* c0, const double*
     x[0] = X0; x[1] = X1; x[2] = X2;
     y[0] = Y0; y[1] = Y1; y[2] = Y2;
     return 1;
+}
+
+// A triangle clipped by the FR_NUM_PLANES planes has at most 3 + FR_NUM_PLANES vertices
+// (each plane adds at most one), so at most FR_MAX_PIECES fan pieces.
+#define FR_MAX_POLYGON (3 + FR_NUM_PLANES)
+#define FR_MAX_PIECES (FR_MAX_POLYGON - 2)
+
+// Snap clip-space (x, y, w) to fixed-point window coordinates, as classify_triangle does.
+__host__ __device__ inline void snap_vertex(const double* v, double hw, double hh,
+                                            long long* X, long long* Y) {
+    const double sub = (double)FR_SUBPIXEL;
+    *X = (long long)rint_even((v[0] / v[3] + 1.0) * hw * sub);
+    *Y = (long long)rint_even((1.0 - v[1] / v[3]) * hh * sub);
+}
+
+// Sutherland-Hodgman of triangle (c0, c1, c2) against the clip planes, fanned from the
+// polygon's first vertex: piece k (k < FR_MAX_PIECES) gets snapped, oriented x[3 k..],
+// y[3 k..] and its area before orientation in area[k]; 0 marks no piece (the polygon has
+// fewer, or the piece is degenerate after snapping). Same operations in the same order
+// as engine/render/triangles.py _clip_polygon and _snap, so the pieces match bit for bit.
+__host__ __device__ inline void clip_triangle(const double* c0, const double* c1,
+                                              const double* c2, double width, double height,
+                                              long long* x, long long* y, long long* area) {
+    double poly[2][FR_MAX_POLYGON][4];
+    double dist[FR_MAX_POLYGON];
+    for (int c = 0; c < 4; ++c) {
+        poly[0][0][c] = c0[c];
+        poly[0][1][c] = c1[c];
+        poly[0][2][c] = c2[c];
+    }
+    int n = 3, src = 0;
+    for (int p = 0; p < FR_NUM_PLANES && n > 0; ++p) {
+        double q[5];
+        clip_plane(p, q);
+        for (int i = 0; i < n; ++i) {
+            const double* v = poly[src][i];
+            dist[i] = q[0] * v[0] + q[1] * v[1] + q[2] * v[2] + q[3] * v[3] + q[4];
+        }
+        const int dst = 1 - src;
+        int out = 0;
+        for (int i = 0; i < n; ++i) {
+            const int j = (i + 1) % n;
+            const double* v = poly[src][i];
+            const double* u = poly[src][j];
+            if (dist[i] >= 0.0) {
+                for (int c = 0; c < 4; ++c) poly[dst][out][c] = v[c];
+                ++out;
+            }
+            if ((dist[i] >= 0.0) != (dist[j] >= 0.0)) {
+                const double t = dist[i] / (dist[i] - dist[j]);
+                for (int c = 0; c < 4; ++c) poly[dst][out][c] = v[c] + t * (u[c] - v[c]);
+                ++out;
+            }
+        }
+        n = out;
+        src = dst;
+    }
+    const double hw = 0.5 * width, hh = 0.5 * height;
+    for (int k = 0; k < FR_MAX_PIECES; ++k) {
+        area[k] = 0;
+        if (k + 2 >= n) continue;
+        long long X[3], Y[3];
+        snap_vertex(poly[src][0], hw, hh, &X[0], &Y[0]);
+        snap_vertex(poly[src][k + 1], hw, hh, &X[1], &Y[1]);
+        snap_vertex(poly[src][k + 2], hw, hh, &X[2], &Y[2]);
+        const long long a = (X[1] - X[0]) * (Y[2] - Y[0]) - (Y[1] - Y[0]) * (X[2] - X[0]);
+        area[k] = a;
+        if (a < 0) {
+            long long t = X[1]; X[1] = X[2]; X[2] = t;
+            t = Y[1]; Y[1] = Y[2]; Y[2] = t;
+        }
+        for (int i = 0; i < 3; ++i) {
+            x[3 * k + i] = X[i];
+            y[3 * k + i] = Y[i];
+        }
+    }
 }
 
 // Top-left rule for the edge with (dx, dy) in y-down fixed point, area > 0: 0 on a top

@@ -179,12 +179,12 @@ class Renderer:
         self._prims = Primitives.of(self.batch, self.scene, self._prims)
         return self._prims
 
-    def _view(self) -> FrameView:
+    def _view(self, reuse_output: bool = False) -> FrameView:
         """This frame's view (camera viewport set to the output size)."""
         self.camera.set_viewport(*self.size)
         return FrameView(self.scene, self.camera, self.size,
                          self.batch.view_projection(self.camera), self.effective_point_size(),
-                         self.scene.background, self.batch.vertex_revision)
+                         self.scene.background, self.batch.vertex_revision, reuse_output)
 
     def _stages(self, prims):
         """The stages that draw this frame: GL's for raster "gl", else the backend's (or
@@ -231,12 +231,13 @@ class Renderer:
                 (views of the rasterizer's device buffers, overwritten by the next frame)
                 on the cupy backend for points-only frames with raster "software", e.g.
                 to show it through CUDA-GL interop; host arrays otherwise.
-            copy: False lets the cupy backend return views of pinned host buffers that
-                the next ``render`` overwrites (no allocation per frame): for loops that
-                consume each frame at once. True (default) returns arrays the caller owns.
+            copy: False lets the cupy backend return views of pinned host buffers, and
+                the Numba backend points-only frames in arrays it keeps, that the next
+                ``render`` overwrites (no allocation per frame): for loops that consume
+                each frame at once. True (default) returns arrays the caller owns.
         """
         prims = self._assembly()  # the one batch sync of the frame
-        view = self._view()
+        view = self._view(reuse_output=not copy)
         stages = self._stages(prims)
         inputs = stages.vertex_stage(self.batch, prims, view)
         keys = stages.rasterize(inputs, view)

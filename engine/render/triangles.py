@@ -24,8 +24,8 @@ Stages, all on the (T, 3) packed index buffer of ``engine.render.primitives``:
    the same 64-bit key as points, so points and triangles share one depth buffer and
    ties go to the lowest id. ``engine.render.shading`` then shades each winner once.
 
-The Numba twin (``engine.render.backends.numba_triangles``) consumes the same setup and
-gives the same keys.
+The Numba twin (``engine.render.backends.numba_triangles``) builds a setup of the same
+values in compiled passes and reused arrays, and gives the same keys.
 """
 
 from __future__ import annotations
@@ -63,9 +63,12 @@ class TriangleSetup(NamedTuple):
     Attributes:
         piece_tri: (M,) int64 original triangle index of each piece.
         x, y: (M, 3) int64 fixed-point screen coordinates, oriented so the area is > 0.
+            (The Numba setup stores these three as int32 where they fit.)
         adj: (T, 3, 3) float64 adjugate of [x; y; w] (rows: the homogeneous barycentric
             planes), for depth and perspective-correct attributes.
-        z, w: (T, 3) float64 clip-space z and w of the original vertices.
+        clip: (N, 4) float64 clip-space vertices and triangles: (T, 3) int64 their
+            indices, the setup's own inputs (not copies): depth reads the z and w of
+            triangle t's vertices from ``clip[triangles[t]]``.
         front: (T,) bool, counter-clockwise in NDC (det > 0).
     """
 
@@ -73,8 +76,8 @@ class TriangleSetup(NamedTuple):
     x: np.ndarray
     y: np.ndarray
     adj: np.ndarray
-    z: np.ndarray
-    w: np.ndarray
+    clip: np.ndarray
+    triangles: np.ndarray
     front: np.ndarray
 
 
@@ -132,19 +135,17 @@ class Workspace:
         return buf[:n].reshape(shape)
 
 
-def setup_triangles(clip, triangles, cull_back, size, classify=None,
-                    workspace: Workspace | None = None) -> TriangleSetup:
-    """Cull, clip and snap the (T, 3) ``triangles`` of the (N, 4) ``clip`` vertices.
+def setup_triangles(clip, triangles, cull_back, size) -> TriangleSetup:
+    """Cull, clip and snap the (T, 3) ``triangles`` of the (N, 4) ``clip`` vertices
+    (the NumPy reference: new arrays every call, clipping in Python per clipped
+    triangle; engine.render.backends.numba_triangles.setup_triangles_numba is its
+    compiled twin).
 
     Args:
         clip: (N, 4) float64 clip-space vertices.
         triangles: (T, 3) int64 vertex indices.
         cull_back: (T,) bool, True where back faces are dropped (single-sided material).
         size: (width, height) of the viewport in pixels.
-        classify: the per-triangle pass (``classify_triangles`` or its Numba twin, which
-            takes ``workspace`` too).
-        workspace: a Workspace to build the setup in (views of it are returned, valid
-            until its next use), or None for new arrays.
 
     Pieces are ordered: the unclipped triangles in index order, then the pieces of the
     clipped ones; pieces whose snapped area is 0 are dropped.
@@ -152,18 +153,10 @@ def setup_triangles(clip, triangles, cull_back, size, classify=None,
     clip = np.ascontiguousarray(clip, np.float64)
     triangles = np.ascontiguousarray(triangles, np.int64)
     cull_back = np.ascontiguousarray(cull_back, np.bool_)
-    if classify is None or workspace is None:
-        parts = (classify or classify_triangles)(clip, triangles, cull_back,
-                                                 float(size[0]), float(size[1]))
-    else:
-        parts = classify(clip, triangles, cull_back, float(size[0]), float(size[1]),
-                         workspace=workspace)
-    adj, det, z, w, status, x, y, area = parts
+    adj, det, status, x, y, area = classify_triangles(
+        clip, triangles, cull_back, float(size[0]), float(size[1]))
     whole = np.flatnonzero((status == 1) & (area != 0))
-    ws = workspace if workspace is not None else Workspace()
-    xw = np.take(x, whole, axis=0, out=ws.array("x_whole", (len(whole), 3), np.int64))
-    yw = np.take(y, whole, axis=0, out=ws.array("y_whole", (len(whole), 3), np.int64))
-    front = np.greater(det, 0, out=ws.array("front", det.shape, np.bool_))
+    front = det > 0
     extra_tri, extra = [], []
     for t in np.flatnonzero(status == 2):
         poly = _clip_polygon([clip[triangles[t, k]] for k in range(3)])
@@ -171,12 +164,12 @@ def setup_triangles(clip, triangles, cull_back, size, classify=None,
             extra_tri.append(t)
             extra.append((poly[0], poly[k], poly[k + 1]))
     if not extra:  # the common case: no triangle crosses a clip plane
-        return TriangleSetup(whole, xw, yw, adj, z, w, front)
+        return TriangleSetup(whole, x[whole], y[whole], adj, clip, triangles, front)
     px, py, pa = _snap(np.asarray(extra, np.float64), size)
     keep = pa != 0
     return TriangleSetup(np.concatenate([whole, np.asarray(extra_tri, np.int64)[keep]]),
-                         np.concatenate([xw, px[keep]]), np.concatenate([yw, py[keep]]),
-                         adj, z, w, front)
+                         np.concatenate([x[whole], px[keep]]),
+                         np.concatenate([y[whole], py[keep]]), adj, clip, triangles, front)
 
 
 def _snap(p, size):
@@ -195,7 +188,7 @@ def _snap(p, size):
 
 
 def classify_triangles(clip, triangles, cull_back, width, height):
-    """Per triangle: adj (T, 3, 3), det (T,), clip z and w (T, 3), status (T,) int8
+    """Per triangle: adj (T, 3, 3), det (T,), status (T,) int8
     (0 dropped, 1 inside every plane, 2 to be clipped), and for status 1 the snapped
     oriented x, y (T, 3) int64 and area (T,) (``_snap``)."""
     t_count = len(triangles)
@@ -214,7 +207,7 @@ def classify_triangles(clip, triangles, cull_back, width, height):
     area = np.zeros(t_count, np.int64)
     sel = np.flatnonzero(whole)
     x[sel], y[sel], area[sel] = _snap(c[sel], (width, height))
-    return adj, det, c[:, :, 2].copy(), c[:, :, 3].copy(), status, x, y, area
+    return adj, det, status, x, y, area
 
 
 def pixel_bounds(x, y, size):
@@ -286,7 +279,8 @@ def pixel_depth(setup: TriangleSetup, t, px, py, size):
     b0 = a[:, 0, 0] * xn + a[:, 0, 1] * yn + a[:, 0, 2]
     b1 = a[:, 1, 0] * xn + a[:, 1, 1] * yn + a[:, 1, 2]
     b2 = a[:, 2, 0] * xn + a[:, 2, 1] * yn + a[:, 2, 2]
-    z, wc = setup.z[t], setup.w[t]
+    v = setup.triangles[t]
+    z, wc = setup.clip[v, 2], setup.clip[v, 3]
     zn = (b0 * z[:, 0] + b1 * z[:, 1] + b2 * z[:, 2]) / (b0 * wc[:, 0] + b1 * wc[:, 1] + b2 * wc[:, 2])
     return np.clip(zn * 0.5 + 0.5, 0.0, 1.0).astype(np.float32)
 

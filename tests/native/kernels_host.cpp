@@ -38,6 +38,7 @@ extern "C" int fr_launch_kernel(const char* name, unsigned grid, unsigned block,
     FR_KERNEL(resolve_keys)
     FR_KERNEL(surface_vertices)
     FR_KERNEL(classify_triangles)
+    FR_KERNEL(clip_triangles)
     FR_KERNEL(raster_triangles)
     FR_KERNEL(raster_masked_triangles)
     FR_KERNEL(resolve_surfaces)

@@ -12,8 +12,9 @@ from cuda_emulation import EmulatedModule, build
 from engine import Mesh, Node, PerspectiveCamera, PointCloud, Renderer, Scene
 from engine.arrays import to_host
 from engine.cli.commands import load_source
-from engine.render.backends.cupy_surfaces import CudaSurfaces
+from engine.render.backends.cupy_surfaces import MAX_PIECES, CudaSurfaces
 from engine.render.backends.stages import FrameView
+from engine.render.triangles import _PLANES, setup_triangles
 from engine.scene.light import PointLight
 from engine.scene.material import Material, Sampler, Texture
 
@@ -81,10 +82,56 @@ def test_cuda_kernels_clip_points_lights_and_textures(module):
     scene.add(PointLight(intensity=6.0, position=(1.0, 1.5, -3.0)))
     r = Renderer(scene, cam, (96, 72), backend="numpy")
     ref = r.render()
+    module.launches.clear()
     cuda, got = cuda_frame(module, r)
     assert_same_frame(ref, got)
-    # the floor starts behind the camera (z = +1): pieces came from the host clipper
+    # the floor starts behind the camera (z = +1): clipped by the device kernel, into
+    # the reference's pieces (same order, same snapped vertices)
+    assert module.launches.get("clip_triangles") == 1
+    inputs = r.frame_inputs()
+    prims = inputs.prims
+    double = np.array([m.double_sided for m in prims.materials], bool)
+    ref_setup = setup_triangles(inputs.clip, prims.triangles, ~double[prims.tri_material],
+                                r.size)
+    for field in ("piece_tri", "x", "y"):
+        np.testing.assert_array_equal(to_host(getattr(cuda.setup, field)),
+                                      getattr(ref_setup, field))
     assert len(to_host(cuda.setup.piece_tri)) > 4
+    assert MAX_PIECES == 3 + len(_PLANES) - 2  # FR_MAX_PIECES: each plane adds a vertex
+
+
+def test_cuda_clip_kernel_is_the_reference_clipper_bit_for_bit(module):
+    """classify_triangles + clip_triangles on triangles crossing every clip plane give
+    the reference's pieces of the clipped triangles, in its order."""
+    rng = np.random.default_rng(11)
+    n, size = 3000, (160, 90)
+    clip = rng.normal(0, 1.5, (3 * n, 4))
+    clip[:, 3] = rng.uniform(-0.5, 2.0, 3 * n)
+    clip[: n // 10, :2] *= 40.0  # beyond the guard band
+    tris = rng.integers(0, 3 * n, (n, 3)).astype(np.int64)
+    cull = (rng.random(n) < 0.5).astype(np.uint8)
+    ref = setup_triangles(clip, tris, cull.astype(bool), size)
+    f = module.get_function
+    adj, det = np.empty((n, 3, 3)), np.empty(n)
+    zc, wc = np.empty((n, 3)), np.empty((n, 3))
+    status = np.empty(n, np.int8)
+    x, y, area = np.empty((n, 3), np.int64), np.empty((n, 3), np.int64), np.empty(n, np.int64)
+    f("triangles.cu", "classify_triangles")((8,), (64,), (
+        clip, tris, cull, np.int64(n), np.float64(size[0]), np.float64(size[1]), adj, det,
+        zc, wc, status, x, y, area))
+    cut = np.flatnonzero(status == 2).astype(np.int64)
+    assert len(cut) > 100
+    slots = MAX_PIECES * len(cut)
+    cx, cy = np.empty((slots, 3), np.int64), np.empty((slots, 3), np.int64)
+    ctri, carea = np.empty(slots, np.int64), np.empty(slots, np.int64)
+    f("triangles.cu", "clip_triangles")((8,), (64,), (
+        clip, tris, cut, np.int64(len(cut)), np.float64(size[0]), np.float64(size[1]),
+        cx, cy, ctri, carea))
+    keep = np.flatnonzero(carea != 0)
+    whole = int(np.count_nonzero((status == 1) & (area != 0)))
+    np.testing.assert_array_equal(ctri[keep], ref.piece_tri[whole:])
+    np.testing.assert_array_equal(cx[keep], ref.x[whole:])
+    np.testing.assert_array_equal(cy[keep], ref.y[whole:])
 
 
 def test_cuda_point_kernels_match_the_numpy_rasterizer(module):

@@ -238,3 +238,21 @@ def test_ray_casts_hit_the_posed_mesh():
     assert np.linalg.norm(want - centre, axis=1).max() == pytest.approx(radius)
     clip.apply(0.0)  # back to the rest pose: the same BVH, refit
     assert ray_cast((1.8, 0.0, 5.0), (0, 0, -1), [node]) is not None
+
+
+@pytest.mark.parametrize("backend", ("numpy", "numba"))
+def test_a_morph_that_moves_the_mesh_into_view_is_not_culled_by_its_rest_bounds(backend):
+    # the rest quad lies at x in [-0.5, 0.5], outside a camera looking at x = 20; its one
+    # target moves it by +20 in x: posed, it fills the middle of the view
+    pos = np.array([[-0.5, -0.5, 0], [0.5, -0.5, 0], [0.5, 0.5, 0], [-0.5, 0.5, 0]],
+                   np.float32)
+    scene = Scene()
+    quad = scene.add(Node("quad", geometry=Mesh(
+        pos, [[0, 1, 2], [0, 2, 3]], morph_positions=np.tile([20.0, 0, 0], (1, 4, 1)),
+        morph_weights=[1.0])))
+    cam = scene.add(PerspectiveCamera(fov_y=40, aspect=4 / 3, near=0.1, far=50))
+    cam.position = (20, 0, 3)
+    frame = Renderer(scene, cam, (96, 72), backend=backend).render()
+    # the quad (1 wide at distance 3, fov_y 40: 0.92 of the view's height of 2.18) covers
+    # about 33 x 33 pixels of the 96 x 72 frame around its centre
+    assert (frame.depth < 1)[36, 48] and 900 < (frame.depth < 1).sum() < 1300

@@ -331,7 +331,7 @@ def rt_copies(rt):
 
 def test_cuda_surfaces_frame_counts(device, ref_assets):
     """A surfaces frame on the cupy backend: one launch per stage, and back to the host
-    only the list of triangles to clip there (usually empty) and the finished frame."""
+    only the count of triangles to clip (usually 0) and the finished frame."""
     from engine.cli.commands import load_source
 
     scene, cam = load_source(str(ref_assets / "classic/suzanne.obj"), 4 / 3)

@@ -81,8 +81,8 @@ def test_surface_kernels_in_ptx():
     pow() comes from libdevice, which fuses inside, and colours only need to agree within
     1/255); a covered pixel is one 64-bit atomicMin."""
     for name, entries in (("surface_vertices.cu", ["surface_vertices"]),
-                          ("triangles.cu", ["classify_triangles", "raster_triangles",
-                                            "raster_masked_triangles"]),
+                          ("triangles.cu", ["classify_triangles", "clip_triangles",
+                                            "raster_triangles", "raster_masked_triangles"]),
                           ("resolve.cu", ["resolve_surfaces"])):
         ptx = ptx_of(name)
         for entry in entries:

@@ -385,6 +385,26 @@ def instances():
     return scene, _camera(scene, position=(0, 0, 4)), lambda f: _covered(f) > 1000
 
 
+def frustum_culling():
+    # objects wholly outside the view (behind the camera, far to the side) and
+    # instances on both sides of it: the host backends skip the culled ones' vertices
+    # (engine.render.culling), the picture is the same everywhere
+    scene = Scene(background=(0, 0, 0))
+    scene.add(Node("ahead", geometry=_sphere(color=(0.8, 0.4, 0.2))))
+    scene.add(Node("behind", geometry=_sphere(color=(0.2, 0.9, 0.2)), position=(0, 0, 9)))
+    scene.add(Node("aside", geometry=_sphere(color=(0.2, 0.2, 0.9)), position=(30, 0, 0)))
+    v, f = icosphere(1, radius=0.3)
+    scene.add(Instances(Mesh(v.astype(np.float32), f), name="row",
+                        positions=[[-1.5, 1.0, 0], [1.5, 1.0, 0], [0, 1, 8], [-25, 0, 0]]))
+    rng = np.random.default_rng(RNG_SEED)
+    pts = rng.uniform(-0.5, 0.5, (500, 3)).astype(np.float32) + [0, 0, 8]  # behind
+    scene.add(Node("cloud", geometry=PointCloud(pts, colors=(1.0, 1.0, 1.0), point_size=3)))
+    # the sphere ahead and the two instances in view are drawn; nothing green or white
+    return scene, _camera(scene, position=(0, 0, 4)), lambda f: (
+        _covered(f) > 2000 and not ((f.color[..., 1] > 200) & (f.color[..., 0] < 100)).any()
+        and not (f.color[..., :3] == 255).all(axis=-1).any())
+
+
 def points_and_surfaces():
     scene = Scene(background=(0, 0, 0))
     scene.add(Node("ball", geometry=_sphere(color=(0.5, 0.5, 0.5))))
@@ -496,7 +516,8 @@ FEATURES = {
     "unlit_texture_filtering": unlit_texture_filtering,
     "light_headlight": light_headlight, "light_directional": light_directional,
     "light_point": light_point, "light_ambient": light_ambient,
-    "instances": instances, "points_and_surfaces": points_and_surfaces,
+    "instances": instances, "frustum_culling": frustum_culling,
+    "points_and_surfaces": points_and_surfaces,
     "near_plane_clipping": near_plane_clipping, "wireframe": wireframe,
     "hidden_lines": hidden_lines, "second_uv_set": second_uv_set,
     "mirrored_cube": mirrored_cube, "mirrored_double_sided": mirrored_double_sided,

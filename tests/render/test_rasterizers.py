@@ -120,6 +120,21 @@ def test_random_scene_matches_numpy(rasterize, point_size, size):
     assert np.all(color[~drawn] == background_rgba((0.1, 0.2, 0.3)))
 
 
+def test_one_pixel_points_on_pixel_edges(rasterize):
+    """One-pixel points (the compiled splat's own loop) exactly on pixel edges, just
+    inside and outside the image, NaN: pixel (floor x, floor y) or nothing."""
+    w, h = 7, 5
+    xy = np.array([[0.0, 0.0], [6.999, 4.999], [7.0, 2.0], [-0.001, 2.0], [3.0, 5.0],
+                   [2.5, -0.5], [np.nan, 1.0], [3.0, 2.0], [3.999, 2.0]], np.float32)
+    z = np.linspace(0.1, 0.9, len(xy)).astype(np.float32)
+    vis = np.ones(len(xy), bool)
+    col = np.arange(len(xy) * 4, dtype=np.uint8).reshape(-1, 4)
+    _, depth = assert_same_as_numpy(rasterize, xy, z, vis, col, (w, h), 1, (0, 0, 0))
+    drawn = {(int(y), int(x)) for y, x in zip(*np.nonzero(depth < 1))}
+    assert drawn == {(0, 0), (4, 6), (2, 3)}  # the last two points share pixel (3, 2)
+    assert depth[2, 3] == z[7]  # the nearer one wins
+
+
 def test_ties_at_equal_depth_match_numpy(rasterize):
     """Four depth levels over 2000 big splats: most pixels are contested by exact ties."""
     rng = np.random.default_rng(5)

@@ -7,9 +7,16 @@ import pytest
 import trimesh
 
 from engine import Mesh, Node, OrthographicCamera, PerspectiveCamera, PointCloud, Renderer, Scene
-from engine.render.backends.numba_triangles import raster_triangles_numba
+from engine.render.backends.numba_triangles import raster_triangles_numba, setup_triangles_numba
 from engine.render.frame import new_keys
-from engine.render.triangles import covered_pixels, raster_triangles, setup_triangles
+from engine.render.triangles import (
+    GUARD,
+    SUBPIXEL,
+    Workspace,
+    covered_pixels,
+    raster_triangles,
+    setup_triangles,
+)
 from engine.scene.colorspace import linear_to_srgb, srgb_to_linear
 from engine.scene.light import AmbientLight, DirectionalLight
 from engine.scene.material import Material, Sampler, Texture
@@ -63,6 +70,70 @@ def test_top_left_rule_on_a_shared_vertical_edge():
     np.testing.assert_array_equal(left + right, np.ones((2, 4)))
     # pixel centres at x_ndc = -0.75, -0.25, 0.25, 0.75: the edge lies between columns
     np.testing.assert_array_equal(left, [[1, 1, 0, 0]] * 2)
+
+
+def test_compiled_setup_is_the_reference_bit_for_bit():
+    # triangles crossing every clip plane (w spans the eye, x and y the guard band),
+    # non-finite vertices, both windings with half of them culled: the compiled setup
+    # (classify, compaction, Sutherland-Hodgman) builds the reference's pieces exactly
+    rng = np.random.default_rng(3)
+    n = 5000
+    clip = rng.normal(0, 1.5, (3 * n, 4))
+    clip[:, 3] = rng.uniform(-0.5, 2.0, 3 * n)
+    clip[: n // 10, :2] *= 40.0  # beyond the guard band
+    clip[5], clip[17, 2] = np.nan, np.inf
+    tris = rng.integers(0, 3 * n, (n, 3))
+    cull = rng.random(n) < 0.5
+    ws = Workspace()
+    for size in [(640, 480), (37, 23), (640, 480)]:  # the third reuses grown arrays
+        ref = setup_triangles(clip, tris, cull, size)
+        got = setup_triangles_numba(clip, tris, cull, size, workspace=ws)
+        assert len(ref.piece_tri) > n  # some triangles were clipped into several pieces
+        for field in ref._fields:
+            a, b = getattr(ref, field), getattr(got, field)
+            # the pieces are int32 in the compiled setup (they fit), the rest as NumPy's
+            small = np.int32 if field in ("piece_tri", "x", "y") else a.dtype
+            assert b.dtype == small, field
+            np.testing.assert_array_equal(a, b, err_msg=field)
+    before = {k: v.ctypes.data for k, v in ws._bufs.items()}
+    setup_triangles_numba(clip, tris, cull, (640, 480), workspace=ws)
+    assert {k: v.ctypes.data for k, v in ws._bufs.items()} == before  # nothing allocated
+
+
+def test_compiled_setup_of_a_huge_viewport_keeps_int64_pieces():
+    # 10^6 pixels wide: guard-band coordinates pass 2^31, so the pieces stay int64,
+    # with the reference's values and the same keys from the raster
+    clip = np.array([[-1.0, -1.0, 0.0, 1.0], [20.0, -1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]])
+    size = (1_000_000, 2)
+    ref = setup_triangles(clip, np.array([[0, 1, 2]]), np.zeros(1, bool), size)
+    got = setup_triangles_numba(clip, np.array([[0, 1, 2]]), np.zeros(1, bool), size)
+    # clipped at x = 16 w: (16 + 1) * 500,000 * 256 = 2.176e9 > 2^31 - 1
+    assert got.x.dtype == np.int64 and got.x.max() > 2**31 - 1
+    np.testing.assert_array_equal(got.x, ref.x)
+    np.testing.assert_array_equal(got.y, ref.y)
+
+
+def test_compiled_clipping_of_one_triangle_across_the_near_plane():
+    # clip space with w = 1 everywhere except vertex 2, behind the near plane (z < -w):
+    # the polygon left is the quad cut at z = -w on the two edges to vertex 2
+    size = (100, 100)
+    clip = np.array([[-0.5, -0.5, 0.0, 1.0], [0.5, -0.5, 0.0, 1.0], [0.0, 0.5, -3.0, 1.0]])
+    s = setup_triangles_numba(clip, np.array([[0, 1, 2]]), np.zeros(1, bool), size)
+    assert list(s.piece_tri) == [0, 0]  # two fan pieces of one original triangle
+    # z = -1 at t = 1/3 along 0->2 and 1->2: x = -0.5 + 0.5 / 3, y = -0.5 + 1 / 3
+    qx, qy = -0.5 + 0.5 / 3, -0.5 + 1 / 3
+    quad = [(-0.5, -0.5), (0.5, -0.5), (-qx, qy), (qx, qy)]
+    snapped = {(round((x + 1) * 50 * SUBPIXEL), round((1 - y) * 50 * SUBPIXEL)) for x, y in quad}
+    got = {(int(a), int(b)) for a, b in zip(s.x.reshape(-1), s.y.reshape(-1))}
+    assert got == snapped
+    areas = [(x[1] - x[0]) * (y[2] - y[0]) - (y[1] - y[0]) * (x[2] - x[0]) for x, y in zip(s.x, s.y)]
+    assert min(areas) > 0  # oriented like the whole triangles
+    # a triangle far beyond the guard band on one side is dropped, one across it is cut
+    far = np.array([[GUARD * 3, 0.0, 0.0, 1.0], [GUARD * 4, 0.5, 0.0, 1.0], [GUARD * 3, 1.0, 0.0, 1.0],
+                    [0.0, 0.0, 0.0, 1.0], [GUARD * 4, 0.5, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]])
+    s = setup_triangles_numba(far, np.array([[0, 1, 2], [3, 4, 5]]), np.zeros(2, bool), size)
+    assert set(s.piece_tri) == {1}
+    assert s.x.max() <= (GUARD + 1) * 50 * SUBPIXEL
 
 
 def _scene(background=(0, 0, 0)):

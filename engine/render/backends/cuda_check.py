@@ -29,7 +29,7 @@ KERNELS = {
     "raster.cu": ("clear_keys", "splat_points", "resolve_keys"),
     "timing.cu": ("spin_wait",),
     "surface_vertices.cu": ("surface_vertices",),
-    "triangles.cu": ("classify_triangles", "raster_triangles"),
+    "triangles.cu": ("classify_triangles", "clip_triangles", "raster_triangles"),
     "resolve.cu": ("resolve_surfaces",),
 }
 

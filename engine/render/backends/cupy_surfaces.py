@@ -6,13 +6,14 @@ triangles; frames with lines run on the backend's host fallback):
 
     vertex stage: surface_vertices (clip and the varyings, engine.render.attributes)
     rasterize: clear_keys -> splat_points (points drawn as points) -> classify_triangles
-    -> raster_triangles
+    -> clip_triangles (when some cross a clip plane) -> raster_triangles
     (atomicMin into the same keys; raster_masked_triangles for the pieces of alpha-cutoff
     materials, with the alpha test) -> resolve_surfaces (shade each pixel once)
 
-then the frame is copied to the host. Triangles that cross a clip plane (status 2, few)
-are clipped on the host (engine.render.triangles) and their pieces uploaded. Results
-equal the CPU paths': the same keys, colours within 1/255.
+then the frame is copied to the host. Triangles that cross a clip plane (status 2) are
+clipped on the device too (clip_triangles: up to 8 pieces each, the empty slots
+dropped by a device compaction); only their count travels to the host. Results equal
+the CPU paths': the same keys, colours within 1/255.
 
 Written against an array module ``xp`` and a kernel provider ``get_function(source,
 name)``, so the tests run this exact code on the CPU with NumPy arrays and the kernels
@@ -33,13 +34,14 @@ from ..materials import pack_materials
 from ..points import splat_sizes
 from ..shading import light_arrays
 from ..surface_vertices import mvp_matrices, normal_matrices
-from ..triangles import TriangleSetup, _clip_polygon, _snap
+from ..triangles import TriangleSetup
 from .base import OutputBuffers
 from .cuda_source import load_cuda_source
 
 __all__ = ["CudaSurfaces"]
 
 THREADS = 256
+MAX_PIECES = 8  # FR_MAX_PIECES of shaders/triangles.cuh: 3 + 7 polygon vertices, fanned
 
 
 def kernel_varyings() -> tuple[str, ...]:
@@ -73,7 +75,8 @@ class CudaSurfaces:
         self._k = {name: get_function(src, name) for src, name in (
             ("raster.cu", "clear_keys"), ("raster.cu", "splat_points"),
             ("surface_vertices.cu", "surface_vertices"),
-            ("triangles.cu", "classify_triangles"), ("triangles.cu", "raster_triangles"),
+            ("triangles.cu", "classify_triangles"), ("triangles.cu", "clip_triangles"),
+            ("triangles.cu", "raster_triangles"),
             ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
         self._attrs_host = None
@@ -205,22 +208,20 @@ class CudaSurfaces:
                      np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
         whole = xp.flatnonzero((status == 1) & (area != 0))
         piece_tri, px, py = [whole], [x[whole]], [y[whole]]
-        partial = to_host(xp.flatnonzero(status == 2))
-        if len(partial):  # few: clipped on the host, pieces uploaded
-            tris_h = prims.triangles[partial]
-            clip_h = to_host(clip[xp.asarray(tris_h.reshape(-1))]).reshape(-1, 3, 4)
-            extra_tri, extra = [], []
-            for t_id, c in zip(partial, clip_h):
-                poly = _clip_polygon([c[0], c[1], c[2]])
-                for k in range(1, len(poly) - 1):
-                    extra_tri.append(t_id)
-                    extra.append((poly[0], poly[k], poly[k + 1]))
-            if extra:
-                ex, ey, ea = _snap(np.asarray(extra, np.float64), size)
-                keep = ea != 0
-                piece_tri.append(xp.asarray(np.asarray(extra_tri, np.int64)[keep]))
-                px.append(xp.asarray(ex[keep]))
-                py.append(xp.asarray(ey[keep]))
+        to_clip = status == 2
+        n_cut = int(to_clip.sum())  # the one value that travels back (a wait)
+        if n_cut:
+            cut = xp.flatnonzero(to_clip)
+            slots = MAX_PIECES * n_cut
+            cx, cy = xp.empty((slots, 3), np.int64), xp.empty((slots, 3), np.int64)
+            ctri, carea = xp.empty(slots, np.int64), xp.empty(slots, np.int64)
+            self._launch("clip_triangles", n_cut, clip, self.tris,
+                         xp.ascontiguousarray(cut, np.int64), np.int64(n_cut), np.float64(w),
+                         np.float64(h), cx, cy, ctri, carea)
+            keep = xp.flatnonzero(carea != 0)  # slot order: the reference's piece order
+            piece_tri.append(ctri[keep])
+            px.append(cx[keep])
+            py.append(cy[keep])
         piece_tri = xp.ascontiguousarray(xp.concatenate(piece_tri).astype(np.int64))
         px = xp.ascontiguousarray(xp.concatenate(px))
         py = xp.ascontiguousarray(xp.concatenate(py))
@@ -235,7 +236,8 @@ class CudaSurfaces:
                     np.int32(VARYING_COUNT), self.offsets, self.texels, self.tex_info)
                 self._raster(name, piece_tri[sel], px[sel], py[sel], adj, zc, wc, size, n,
                              keys, *extra)
-        self.setup = TriangleSetup(piece_tri, px, py, adj, zc, wc, det > 0)
+        # the setup for the resolve; the raster kernels above read their own z and w
+        self.setup = TriangleSetup(piece_tri, px, py, adj, clip, self.tris, det > 0)
         return keys
 
     def resolve(self, keys, inputs, view) -> Frame:

@@ -127,3 +127,15 @@ def project_parallel(pos, runs, model, vp, vw, vh, xy, depth, visible):
             lo = stop
             j += 1
     return 0
+
+
+@numba.njit(**_opts)
+def mark_culled(clip, visible, runs, with_clip, with_visible):
+    # engine.render.culling.mark_culled: zero clip rows / not visible for the culled runs
+    for j in range(runs.shape[0]):
+        for i in range(runs[j, 0], runs[j, 1]):
+            if with_clip:
+                for c in range(4):
+                    clip[i, c] = 0.0
+            if with_visible:
+                visible[i] = False

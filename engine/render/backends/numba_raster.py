@@ -30,6 +30,9 @@ def _splat(xy, depth_bits, visible, sizes, width, height, keys):
     # splitting the image into per-thread row bands (each thread reading every point)
     # took 13.3 ms against 8.8 ms for this loop: the scattered writes are memory-bound.
     one_size = sizes.shape[0] == 1
+    if one_size and sizes[0] == 1:
+        _splat_pixels(xy, depth_bits, visible, width, height, keys)
+        return
     for i in range(visible.shape[0]):
         if not visible[i]:
             continue
@@ -44,7 +47,26 @@ def _splat(xy, depth_bits, visible, sizes, width, height, keys):
         for y in range(max(y0, 0), min(y0 + s, height)):
             row = y * width
             for x in range(max(x0, 0), min(x0 + s, width)):
-                keys[row + x] = min(keys[row + x], key)
+                if key < keys[row + x]:  # noqa: PLR1730 (a store only when it wins)
+                    keys[row + x] = key
+
+
+@numba.njit(**_opts)
+def _splat_pixels(xy, depth_bits, visible, width, height, keys):
+    # _splat for one-pixel points: the pixel is floor(x), floor(y) (for s = 1,
+    # x - 0.5 s + 0.5 is exact), no loops per point; half the time of the general loop
+    # at 10^6 points (measured side by side)
+    for i in range(visible.shape[0]):
+        if not visible[i]:
+            continue
+        cx = np.float64(xy[i, 0])
+        cy = np.float64(xy[i, 1])
+        if not (cx >= 0.0 and cx < width and cy >= 0.0 and cy < height):
+            continue  # outside the image (also false for NaN)
+        p = np.int64(cy) * width + np.int64(cx)  # truncation is floor for x >= 0
+        key = (np.uint64(depth_bits[i]) << np.uint64(32)) | np.uint64(i)
+        if key < keys[p]:  # noqa: PLR1730 (no store, no dirty line, when it loses)
+            keys[p] = key
 
 
 @numba.njit(**{**_opts, "parallel": True})
@@ -95,15 +117,18 @@ def rasterize_points_numba(screen_xy, depth, visible, colors, size, point_size=1
     return resolve_point_keys(keys, col, (w, h), background)
 
 
-def resolve_point_keys(keys, colors, size, background) -> Frame:
+def resolve_point_keys(keys, colors, size, background, out: Frame | None = None) -> Frame:
     """Numba twin of ``engine.render.points.resolve_keys``: (H * W,) uint64 keys of points
-    -> Frame(colour of each pixel's winning point or the background, its depth)."""
+    -> Frame(colour of each pixel's winning point or the background, its depth), written
+    into ``out`` (a Frame of C-contiguous (H, W, 4) uint8 and (H, W) float32 arrays) when
+    given, else into new arrays."""
     w, h = size
-    color = np.empty((h, w, 4), np.uint8)
-    depth_out = np.empty((h, w), np.float32)
+    if out is None:
+        out = Frame(np.empty((h, w, 4), np.uint8), np.empty((h, w), np.float32))
+    color, depth_out = out.color, out.depth
     bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
     resolve = _resolve_parallel if numba.get_num_threads() > 1 else _resolve
     resolve(keys, np.ascontiguousarray(colors, np.uint8).view(np.uint32).reshape(-1), bg,
             color.reshape(-1, 4).view(np.uint32).reshape(-1),
             depth_out.reshape(-1).view(np.uint32))
-    return Frame(color, depth_out)
+    return out

@@ -1,7 +1,10 @@
-"""Triangle rasterizer compiled by Numba: the CPU fast path for ``raster_triangles``.
+"""Triangle setup and rasterizer compiled by Numba: the CPU fast path for
+``setup_triangles`` and ``raster_triangles``.
 
-Consumes the same ``TriangleSetup`` as the NumPy reference (engine.render.triangles)
-and writes the same keys: fixed-point edge functions with the top-left rule, window depth
+``setup_triangles_numba`` builds the NumPy reference's ``TriangleSetup``
+(engine.render.triangles) with the same values in compiled passes over reused arrays
+(classify, compaction at block prefix offsets, Sutherland-Hodgman). The raster consumes
+any TriangleSetup and writes the reference's keys: fixed-point edge functions with the top-left rule, window depth
 from the homogeneous barycentrics with the same float64 operations in the same order, so
 the key buffers are bit-identical. The NumPy version expands every candidate pixel into
 arrays; this one walks each piece's bounding box row by row, stepping the three integer
@@ -37,109 +40,265 @@ def _inside(p, x, y, z, w, g, eps):
     return y <= g * w
 
 
+@numba.njit(inline="always")
+def _plane_distance(p, x, y, z, w, g, eps):
+    """Signed distance to clip plane ``p`` of triangles._PLANES with the floating-point
+    operations NumPy's ``plane[:4] @ v + plane[4]`` performs (the zero terms are exact),
+    so the clipped vertices are bit-identical to the reference's."""
+    if p == 0:
+        return z + w
+    if p == 1:
+        return w - z
+    if p == 2:
+        return w - eps
+    if p == 3:
+        return x + g * w
+    if p == 4:
+        return g * w - x
+    if p == 5:
+        return y + g * w
+    return g * w - y
+
+
+@numba.njit(inline="always")
+def _snap_px(x, w, hw):
+    return np.int64(np.rint((x / w + 1.0) * hw * SUBPIXEL))
+
+
+@numba.njit(inline="always")
+def _snap_py(y, w, hh):
+    return np.int64(np.rint((1.0 - y / w) * hh * SUBPIXEL))
+
+
 @numba.njit(**{**_opts, "parallel": True})
-def _classify(clip, tris, cull_back, width, height, planes, adj, det, zc, wc, status, x, y,
-              area):
-    for t in numba.prange(tris.shape[0]):
-        i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
-        x0, y0, z0, w0 = clip[i0, 0], clip[i0, 1], clip[i0, 2], clip[i0, 3]
-        x1, y1, z1, w1 = clip[i1, 0], clip[i1, 1], clip[i1, 2], clip[i1, 3]
-        x2, y2, z2, w2 = clip[i2, 0], clip[i2, 1], clip[i2, 2], clip[i2, 3]
-        zc[t, 0], zc[t, 1], zc[t, 2] = z0, z1, z2
-        wc[t, 0], wc[t, 1], wc[t, 2] = w0, w1, w2
-        # adjugate of M = [x; y; w] (rows), columns = vertices; same products as NumPy's
-        a00 = y1 * w2 - y2 * w1
-        a01 = x2 * w1 - x1 * w2
-        a02 = x1 * y2 - x2 * y1
-        a10 = y2 * w0 - y0 * w2
-        a11 = x0 * w2 - x2 * w0
-        a12 = x2 * y0 - x0 * y2
-        a20 = y0 * w1 - y1 * w0
-        a21 = x1 * w0 - x0 * w1
-        a22 = x0 * y1 - x1 * y0
-        adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2] = a00, a01, a02
-        adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2] = a10, a11, a12
-        adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2] = a20, a21, a22
-        d = x0 * a00 + x1 * a10 + x2 * a20
-        det[t] = d
-        status[t] = 0
-        if not (np.isfinite(x0) and np.isfinite(y0) and np.isfinite(z0) and np.isfinite(w0)
-                and np.isfinite(x1) and np.isfinite(y1) and np.isfinite(z1) and np.isfinite(w1)
-                and np.isfinite(x2) and np.isfinite(y2) and np.isfinite(z2) and np.isfinite(w2)
-                and np.isfinite(d)):
-            continue
-        if d == 0 or (d < 0 and cull_back[t]):
-            continue
-        # the clip planes of triangles._PLANES as direct comparisons: fl(a + b) >= 0
-        # exactly when a >= -b (rounding keeps the sign), so this classifies as NumPy's
-        # a x + b y + c z + d w + e >= 0 does
-        g = planes[3, 3]
-        eps = -planes[2, 4]
-        all_in = True
-        rejected = False
+def _classify(clip, tris, cull_back, width, height, g, eps, block, adj, front, status,
+              counts):
+    """Per triangle: adj, front and status (0 dropped, 1 drawn whole with a
+    non-zero snapped area, 2 to be clipped); per block of ``block`` triangles the number
+    of status 1 and status 2 triangles in ``counts`` (B, 2)."""
+    t_count = tris.shape[0]
+    hw, hh = 0.5 * width, 0.5 * height
+    for b in numba.prange(counts.shape[0]):
+        n_whole = 0
+        n_cut = 0
+        for t in range(b * block, min((b + 1) * block, t_count)):
+            i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+            x0, y0, z0, w0 = clip[i0, 0], clip[i0, 1], clip[i0, 2], clip[i0, 3]
+            x1, y1, z1, w1 = clip[i1, 0], clip[i1, 1], clip[i1, 2], clip[i1, 3]
+            x2, y2, z2, w2 = clip[i2, 0], clip[i2, 1], clip[i2, 2], clip[i2, 3]
+            # adjugate of M = [x; y; w] (rows), columns = vertices; same products as NumPy's
+            a00 = y1 * w2 - y2 * w1
+            a01 = x2 * w1 - x1 * w2
+            a02 = x1 * y2 - x2 * y1
+            a10 = y2 * w0 - y0 * w2
+            a11 = x0 * w2 - x2 * w0
+            a12 = x2 * y0 - x0 * y2
+            a20 = y0 * w1 - y1 * w0
+            a21 = x1 * w0 - x0 * w1
+            a22 = x0 * y1 - x1 * y0
+            adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2] = a00, a01, a02
+            adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2] = a10, a11, a12
+            adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2] = a20, a21, a22
+            d = x0 * a00 + x1 * a10 + x2 * a20
+            front[t] = d > 0
+            status[t] = 0
+            if not (np.isfinite(x0) and np.isfinite(y0) and np.isfinite(z0)
+                    and np.isfinite(w0) and np.isfinite(x1) and np.isfinite(y1)
+                    and np.isfinite(z1) and np.isfinite(w1) and np.isfinite(x2)
+                    and np.isfinite(y2) and np.isfinite(z2) and np.isfinite(w2)
+                    and np.isfinite(d)):
+                continue
+            if d == 0 or (d < 0 and cull_back[t]):
+                continue
+            # fl(a + b) >= 0 exactly when a >= -b (rounding keeps the sign), so these
+            # direct comparisons classify as NumPy's a x + b y + c z + d w + e >= 0 does
+            all_in = True
+            rejected = False
+            for p in range(7):
+                in0 = _inside(p, x0, y0, z0, w0, g, eps)
+                in1 = _inside(p, x1, y1, z1, w1, g, eps)
+                in2 = _inside(p, x2, y2, z2, w2, g, eps)
+                if not (in0 or in1 or in2):
+                    rejected = True
+                    break
+                if not (in0 and in1 and in2):
+                    all_in = False
+            if rejected:
+                continue
+            if not all_in:
+                status[t] = 2
+                n_cut += 1
+                continue
+            X0, X1, X2 = _snap_px(x0, w0, hw), _snap_px(x1, w1, hw), _snap_px(x2, w2, hw)
+            Y0, Y1, Y2 = _snap_py(y0, w0, hh), _snap_py(y1, w1, hh), _snap_py(y2, w2, hh)
+            if (X1 - X0) * (Y2 - Y0) - (Y1 - Y0) * (X2 - X0) != 0:
+                status[t] = 1
+                n_whole += 1
+        counts[b, 0] = n_whole
+        counts[b, 1] = n_cut
+
+
+@numba.njit(inline="always")
+def _emit(x, y, piece_tri, m, t, X0, X1, X2, Y0, Y1, Y2):
+    """Write piece ``m`` of triangle ``t``, oriented to a positive area (vertices 1 and
+    2 swapped where it is negative, as triangles._snap does)."""
+    if (X1 - X0) * (Y2 - Y0) - (Y1 - Y0) * (X2 - X0) < 0:
+        X1, X2 = X2, X1
+        Y1, Y2 = Y2, Y1
+    x[m, 0], x[m, 1], x[m, 2] = X0, X1, X2
+    y[m, 0], y[m, 1], y[m, 2] = Y0, Y1, Y2
+    piece_tri[m] = t
+
+
+@numba.njit(**{**_opts, "parallel": True})
+def _compact(clip, tris, status, width, height, block, offsets, x, y, piece_tri, cut):
+    """Pieces of the whole triangles in index order (block b writes from offsets[b, 0])
+    and the indices of the triangles to clip (from offsets[b, 1] into ``cut``)."""
+    t_count = tris.shape[0]
+    hw, hh = 0.5 * width, 0.5 * height
+    for b in numba.prange(offsets.shape[0]):
+        m = offsets[b, 0]
+        c = offsets[b, 1]
+        for t in range(b * block, min((b + 1) * block, t_count)):
+            s = status[t]
+            if s == 2:
+                cut[c] = t
+                c += 1
+            elif s == 1:
+                i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+                _emit(x, y, piece_tri, m, t,
+                      _snap_px(clip[i0, 0], clip[i0, 3], hw), _snap_px(clip[i1, 0], clip[i1, 3], hw),
+                      _snap_px(clip[i2, 0], clip[i2, 3], hw), _snap_py(clip[i0, 1], clip[i0, 3], hh),
+                      _snap_py(clip[i1, 1], clip[i1, 3], hh), _snap_py(clip[i2, 1], clip[i2, 3], hh))
+                m += 1
+
+
+MAX_POLYGON = 3 + 7  # a triangle clipped by 7 planes: each adds at most one vertex
+
+
+@numba.njit(**_opts)
+def _clip_pieces(clip, tris, cut, width, height, g, eps, start, x, y, piece_tri, poly,
+                 dist):
+    """Sutherland-Hodgman against the 7 planes of triangles._PLANES for each triangle
+    in ``cut``, fanned from the polygon's first vertex; pieces with a non-zero snapped
+    area are written from index ``start`` on. ``poly`` (2, MAX_POLYGON, 4) and ``dist``
+    (MAX_POLYGON,) float64: scratch. Returns the number of pieces written. Same operations in the same order
+    as triangles._clip_polygon, so the pieces are the reference's bit for bit."""
+    hw, hh = 0.5 * width, 0.5 * height
+    m = start
+    for k in range(cut.shape[0]):
+        t = cut[k]
+        for v in range(3):
+            for c in range(4):
+                poly[0, v, c] = clip[tris[t, v], c]
+        n = 3
+        src = 0
         for p in range(7):
-            in0 = _inside(p, x0, y0, z0, w0, g, eps)
-            in1 = _inside(p, x1, y1, z1, w1, g, eps)
-            in2 = _inside(p, x2, y2, z2, w2, g, eps)
-            if not (in0 or in1 or in2):
-                rejected = True
+            if n == 0:
                 break
-            if not (in0 and in1 and in2):
-                all_in = False
-        if rejected:
-            continue
-        if not all_in:
-            status[t] = 2
-            continue
-        status[t] = 1
-        hw, hh = 0.5 * width, 0.5 * height
-        sx0 = np.rint((x0 / w0 + 1.0) * hw * SUBPIXEL)
-        sx1 = np.rint((x1 / w1 + 1.0) * hw * SUBPIXEL)
-        sx2 = np.rint((x2 / w2 + 1.0) * hw * SUBPIXEL)
-        sy0 = np.rint((1.0 - y0 / w0) * hh * SUBPIXEL)
-        sy1 = np.rint((1.0 - y1 / w1) * hh * SUBPIXEL)
-        sy2 = np.rint((1.0 - y2 / w2) * hh * SUBPIXEL)
-        X0, X1, X2 = np.int64(sx0), np.int64(sx1), np.int64(sx2)
-        Y0, Y1, Y2 = np.int64(sy0), np.int64(sy1), np.int64(sy2)
-        a = (X1 - X0) * (Y2 - Y0) - (Y1 - Y0) * (X2 - X0)
-        area[t] = a
-        if a < 0:
-            X1, X2 = X2, X1
-            Y1, Y2 = Y2, Y1
-        x[t, 0], x[t, 1], x[t, 2] = X0, X1, X2
-        y[t, 0], y[t, 1], y[t, 2] = Y0, Y1, Y2
+            for i in range(n):
+                dist[i] = _plane_distance(p, poly[src, i, 0], poly[src, i, 1],
+                                          poly[src, i, 2], poly[src, i, 3], g, eps)
+            dst = 1 - src
+            out = 0
+            for i in range(n):
+                j = (i + 1) % n
+                if dist[i] >= 0:
+                    for c in range(4):
+                        poly[dst, out, c] = poly[src, i, c]
+                    out += 1
+                if (dist[i] >= 0) != (dist[j] >= 0):
+                    s = dist[i] / (dist[i] - dist[j])
+                    for c in range(4):
+                        poly[dst, out, c] = poly[src, i, c] + s * (poly[src, j, c] - poly[src, i, c])
+                    out += 1
+            n = out
+            src = dst
+        for f in range(1, n - 1):  # fan: the polygon is convex
+            X0 = _snap_px(poly[src, 0, 0], poly[src, 0, 3], hw)
+            X1 = _snap_px(poly[src, f, 0], poly[src, f, 3], hw)
+            X2 = _snap_px(poly[src, f + 1, 0], poly[src, f + 1, 3], hw)
+            Y0 = _snap_py(poly[src, 0, 1], poly[src, 0, 3], hh)
+            Y1 = _snap_py(poly[src, f, 1], poly[src, f, 3], hh)
+            Y2 = _snap_py(poly[src, f + 1, 1], poly[src, f + 1, 3], hh)
+            if (X1 - X0) * (Y2 - Y0) - (Y1 - Y0) * (X2 - X0) != 0:
+                _emit(x, y, piece_tri, m, t, X0, X1, X2, Y0, Y1, Y2)
+                m += 1
+    return m - start
 
 
-def classify_triangles_numba(clip, triangles, cull_back, width, height, workspace=None):
-    """Numba twin of ``engine.render.triangles.classify_triangles``: same outputs, built
-    in ``workspace`` (an engine.render.triangles.Workspace) when given."""
-    t = triangles.shape[0]
+SETUP_BLOCK = 4096  # triangles per block of the classify and compaction passes
+
+
+def setup_triangles_numba(clip, triangles, cull_back, size, workspace=None) -> TriangleSetup:
+    """Numba twin of ``engine.render.triangles.setup_triangles``: the same TriangleSetup
+    (same pieces in the same order, the same values; ``piece_tri``, ``x`` and ``y`` are
+    int32 where they fit, always below 900,000 pixels), with no Python or NumPy work per
+    triangle: a parallel classify pass counts the drawn and the to-be-clipped triangles
+    per block of SETUP_BLOCK, a parallel compaction pass writes the whole triangles'
+    pieces at the blocks' prefix offsets, and a compiled Sutherland-Hodgman pass
+    appends the clipped triangles' pieces.
+
+    Args:
+        clip: (N, 4) float64 clip-space vertices.
+        triangles: (T, 3) int64 vertex indices.
+        cull_back: (T,) bool, True where back faces are dropped.
+        size: (width, height) of the viewport in pixels.
+        workspace: an engine.render.triangles.Workspace: the setup's arrays are views of
+            it, valid until its next use (none is allocated once it has grown), or None
+            for new arrays.
+    """
+    clip = np.ascontiguousarray(clip, np.float64)
+    triangles = np.ascontiguousarray(triangles, np.int64)
+    cull_back = np.ascontiguousarray(cull_back, np.bool_)
     ws = Workspace() if workspace is None else workspace
+    t = triangles.shape[0]
+    width, height = float(size[0]), float(size[1])
+    g, eps = float(_PLANES[3, 3]), float(-_PLANES[2, 4])
+    blocks = max(-(-t // SETUP_BLOCK), 1)
     adj = ws.array("adj", (t, 3, 3), np.float64)
-    det = ws.array("det", (t,), np.float64)
-    zc, wc = ws.array("z", (t, 3), np.float64), ws.array("w", (t, 3), np.float64)
+    front = ws.array("front", (t,), np.bool_)
     status = ws.array("status", (t,), np.int8)
-    x, y = ws.array("x", (t, 3), np.int64), ws.array("y", (t, 3), np.int64)
-    area = ws.array("area", (t,), np.int64)
-    for a in (x, y, area):  # zero where the kernel leaves them (triangles not kept whole)
-        a.fill(0)
-    _classify(clip, triangles, cull_back, width, height, _PLANES, adj, det, zc, wc, status,
-              x, y, area)
-    return adj, det, zc, wc, status, x, y, area
+    counts = ws.array("counts", (blocks, 2), np.int64)
+    counts.fill(0)
+    _classify(clip, triangles, cull_back, width, height, g, eps, SETUP_BLOCK, adj, front,
+              status, counts)
+    offsets = ws.array("offsets", (blocks, 2), np.int64)
+    np.cumsum(counts, axis=0, out=offsets)
+    n_whole, n_cut = int(offsets[-1, 0]), int(offsets[-1, 1])
+    offsets -= counts  # exclusive prefix sums
+    room = n_whole + (MAX_POLYGON - 2) * n_cut  # a clipped triangle: at most 8 pieces
+    # int32 pieces (half the reference's int64) where they fit: snapped coordinates lie
+    # within the guard band, |x| <= (GUARD + 1) * width / 2 * SUBPIXEL; the edge
+    # functions are evaluated in int64 all the same
+    small = (g + 1.0) * 0.5 * max(width, height) * SUBPIXEL < 2**31 and t < 2**31
+    itype = np.int32 if small else np.int64
+    x, y = ws.array("x", (room, 3), itype), ws.array("y", (room, 3), itype)
+    piece_tri = ws.array("piece_tri", (room,), itype)
+    cut = ws.array("cut", (n_cut,), np.int64)
+    _compact(clip, triangles, status, width, height, SETUP_BLOCK, offsets, x, y, piece_tri,
+             cut)
+    n = n_whole
+    if n_cut:
+        n += _clip_pieces(clip, triangles, cut, width, height, g, eps, n_whole, x, y,
+                          piece_tri, ws.array("polygon", (2, MAX_POLYGON, 4), np.float64),
+                          ws.array("distance", (MAX_POLYGON,), np.float64))
+    return TriangleSetup(piece_tri[:n], x[:n], y[:n], adj, clip, triangles, front)
 
 
 @numba.njit(**{**_opts, "parallel": True})
-def _raster(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, bands):
+def _raster(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, bands):
     """Each of ``bands`` threads owns a band of rows and draws every piece's part in it,
     so no two threads write the same pixel (no atomics; the keys are those of one serial
     pass, the minimum being order-free)."""
     for band in numba.prange(bands):
-        _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys,
+        _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys,
                      band * height // bands, (band + 1) * height // bands)
 
 
 @numba.njit(**_opts)
-def _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, row_lo, row_hi):
+def _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, row_lo,
+                 row_hi):
     for m in range(x.shape[0]):
         # candidate pixels: centres inside the bounding box, clamped to the viewport
         # (the same integer arithmetic as triangles.pixel_bounds)
@@ -156,8 +315,9 @@ def _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, row
         a00, a01, a02 = adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2]
         a10, a11, a12 = adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2]
         a20, a21, a22 = adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2]
-        z0, z1, z2 = zc[t, 0], zc[t, 1], zc[t, 2]
-        w0, w1, w2 = wc[t, 0], wc[t, 1], wc[t, 2]
+        i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+        z0, z1, z2 = clip[i0, 2], clip[i1, 2], clip[i2, 2]
+        w0, w1, w2 = clip[i0, 3], clip[i1, 3], clip[i2, 3]
         # edge i runs from vertex i+1 to vertex i+2: E_i(p) = dx_i (py - ya) - dy_i (px - xa)
         xa0, ya0 = x[m, 1], y[m, 1]
         xa1, ya1 = x[m, 2], y[m, 2]
@@ -194,9 +354,6 @@ def _raster_band(x, y, piece_tri, adj, zc, wc, width, height, id_base, keys, row
                 e2 -= dy2 * step
 
 
-PARALLEL_MIN_PIECES = 2000
-
-
 def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, pieces=None):
     """Numba twin of ``engine.render.triangles.raster_triangles`` (without ``keep``):
     same arguments, the same keys written into ``keys`` in place."""
@@ -206,8 +363,11 @@ def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, piece
     y = np.ascontiguousarray(setup.y[sel])
     if len(x) == 0:
         return keys
-    # one band per thread, but not for small jobs, where waking the pool costs more
-    bands = numba.get_num_threads() if len(x) >= PARALLEL_MIN_PIECES else 1
-    _raster(x, y, np.ascontiguousarray(setup.piece_tri[sel]), setup.adj, setup.z, setup.w,
+    # one band per thread; the caller picks the thread count (the Numba backend: from
+    # measured time per piece, engine.render.backends.threads.StageThreads)
+    bands = numba.get_num_threads()
+    _raster(x, y, np.ascontiguousarray(setup.piece_tri[sel]), setup.adj,
+            np.ascontiguousarray(setup.clip, np.float64),
+            np.ascontiguousarray(setup.triangles, np.int64),
             w, h, np.int64(id_base), keys, bands)
     return keys

@@ -5,7 +5,7 @@ Numba (the CPU fast path). One pipeline, two sets of stage functions::
     points: projection        NumpyProjector                    NumbaProjector
     surfaces: vertex stage    surface_vertices                  numba_vertex
     points: splat             points.splat_keys                 numba_raster.splat_into
-    triangles: classify       triangles.classify_triangles      numba_triangles
+    triangles: setup          triangles.setup_triangles         numba_triangles
     triangles: raster         triangles.raster_triangles        numba_triangles
     alpha-cutoff pieces       triangles.raster_triangles(keep)  the same (NumPy)
     lines: raster             lines.raster_lines                the same (NumPy)
@@ -22,12 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
+from ..culling import FrustumCuller, mark_culled
 from ..frame import EMPTY_KEY, Frame, cleared_keys
 from ..lines import fragment_colors, occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
 from ..shading import resolve as resolve_surfaces
 from ..surface_vertices import surface_vertices
-from ..triangles import Workspace, classify_triangles, raster_triangles, setup_triangles
+from ..triangles import Workspace, raster_triangles, setup_triangles
 from .base import OutputBuffers
 from .numpy_backend import NumpyProjector
 from .stages import Backend
@@ -46,38 +47,68 @@ class SoftwareBackend(Backend):
     def __init__(self, projector):
         super().__init__()
         self.projector = projector
+        self._project = projector.project  # the points' projection (NumbaBackend: timed)
         self._keys = None
         self._line_fragments = None  # this frame's line pixels (rasterize -> resolve)
         self._points_out = OutputBuffers(np)  # the points' projection, reused
-        # the frame's triangle setup in reused arrays where the classify pass takes one
+        # the frame's triangle setup in reused arrays (the Numba setup builds in them)
         self._setup_workspace = Workspace() if self.reuses_setup else None
+        self._culler = FrustumCuller()
+        self._frame_out = None  # points-only frames of render(copy=False)
 
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
     _splat = staticmethod(splat_keys)
-    _classify = staticmethod(classify_triangles)
     _raster_triangles = staticmethod(raster_triangles)
+    _mark_culled = staticmethod(mark_culled)
     reuses_setup = False  # the NumPy reference allocates its setup every frame
 
+    @staticmethod
+    def _setup(clip, triangles, cull_back, size, workspace=None):
+        """The NumPy reference's triangle setup (it allocates: ``workspace`` unused)."""
+        return setup_triangles(clip, triangles, cull_back, size)
+
+    def in_view(self, batch, view) -> np.ndarray:
+        """(R,) bool over ``batch.runs``: the runs whose bounds can meet the view
+        frustum (engine.render.culling); the others get no vertex work this frame."""
+        return self._culler.visible(batch, lambda: to_host(batch.positions),
+                                    view.view_projection)
+
     def project_points(self, batch, view):
-        return self.projector.project(to_host(batch.positions), to_host(batch.object_id),
-                                      to_host(batch.model), view.view_projection, view.size,
-                                      runs=batch.runs)
+        runs = batch.runs
+        model = to_host(batch.model)
+        if len(runs):
+            # a culled run points past the model array: not visible, not transformed
+            runs = runs.copy()
+            runs[~self.in_view(batch, view), 2] = len(model)
+        return self._project(to_host(batch.positions), to_host(batch.object_id), model,
+                             view.view_projection, view.size, runs=runs)
 
     def surface_vertices(self, batch, prims, view, attributes, with_shading, points,
                          deform=None):
         """(clip, varyings, Projection or None) of one pass over the vertices: the objects
         drawn as surfaces, and with ``points`` every object (a point cloud beside a mesh
-        is projected in the same pass; without points it costs nothing)."""
+        is projected in the same pass; without points it costs nothing). Runs outside
+        the view frustum are skipped: their clip rows are zero (the null slot's) and
+        their points not visible (engine.render.culling)."""
         runs = batch.runs
         shaded = prims.surface_mask[runs[:, 0]] if len(runs) else np.zeros(0, bool)
-        if not points:
-            runs, shaded = runs[shaded], None
+        drawn = self.in_view(batch, view) if len(runs) else np.zeros(0, bool)
+        if deform is not None:
+            # a skinned or morphed mesh's rest bounds say nothing of its pose: never culled
+            drawn |= np.isin(runs[:, 2], [slot for _, slot in deform.nodes])
+        culled = runs[~drawn & (shaded | points)]
+        if points:
+            runs, shaded = runs[drawn], shaded[drawn]
+        else:
+            runs, shaded = runs[shaded & drawn], None
         screen = (view.size, self._points_out.get(batch.vertex_count)) if points else None
         clip, vary = self._surface_vertices(to_host(batch.positions), to_host(batch.object_id),
                                             to_host(batch.model), view.view_projection,
                                             attributes, runs, with_shading=with_shading,
                                             points=screen, shaded=shaded, deform=deform)
+        if len(culled):
+            self._mark_culled(clip, screen[1].visible if points else None, culled)
         return clip, vary, (screen[1] if points else None)
 
     def rasterize(self, inputs, view):
@@ -95,8 +126,8 @@ class SoftwareBackend(Backend):
             self._splat(keys, xy, z, vis, view.point_size, size)
         if len(prims.triangles):
             double = np.array([m.double_sided for m in prims.materials], bool)
-            setup = inputs.shader.setup = setup_triangles(
-                inputs.clip, prims.triangles, ~double[prims.tri_material], size, self._classify,
+            setup = inputs.shader.setup = self._setup(
+                inputs.clip, prims.triangles, ~double[prims.tri_material], size,
                 self._setup_workspace)
             masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
             if not masked.any():
@@ -113,8 +144,7 @@ class SoftwareBackend(Backend):
             # (engine.render.lines.occluder_clip); their keys become background below
             corners = occluder_clip(inputs.clip, prims.occluders, size)
             faces = np.arange(len(corners), dtype=np.int64).reshape(-1, 3)
-            occ = setup_triangles(corners, faces, np.zeros(len(faces), bool), size,
-                                  self._classify)
+            occ = self._setup(corners, faces, np.zeros(len(faces), bool), size)
             self._raster_triangles(keys, occ, size, occ_base)
         if len(prims.lines):
             self._line_fragments = raster_lines(keys, inputs.clip, prims.lines, size,
@@ -129,7 +159,14 @@ class SoftwareBackend(Backend):
         prims = inputs.prims
         if not prims.has_surfaces:
             col = np.ascontiguousarray(to_host(inputs.colors), np.uint8)
-            return self._resolve_points(keys, col, view.size, view.background)
+            out = None
+            if view.reuse_output:  # render(copy=False): the same arrays every frame
+                w, h = view.size
+                if self._frame_out is None or self._frame_out.color.shape[:2] != (h, w):
+                    self._frame_out = Frame(np.empty((h, w, 4), np.uint8),
+                                            np.empty((h, w), np.float32))
+                out = self._frame_out
+            return self._resolve_points(keys, col, view.size, view.background, out)
         col = inputs.host_colors
         lines = self._line_fragments if len(prims.lines) else None
         frame = self._resolve(keys, view.size, len(col), col, view.background, inputs.shader,
@@ -146,7 +183,8 @@ class SoftwareBackend(Backend):
     _resolve = staticmethod(resolve_surfaces)
 
     @staticmethod
-    def _resolve_points(keys, colors, size, background) -> Frame:
+    def _resolve_points(keys, colors, size, background, out=None) -> Frame:
+        """The NumPy reference's point resolve (it allocates: ``out`` unused)."""
         w, h = size
         return resolve_keys(keys.reshape(h, w), colors, background)
 
@@ -177,11 +215,40 @@ class NumbaBackend(SoftwareBackend):
         from functools import partial
 
         from . import numba_raster, numba_shading, numba_triangles, numba_vertex
+        from .threads import StageThreads
 
-        self._surface_vertices = partial(numba_vertex.surface_vertices_numba,
-                                         out=numba_vertex.VertexBuffers())
+        # each surface stage on one thread or all, whichever costs less lately
+        # (engine.render.backends.threads.StageThreads: a busy machine makes the
+        # parallel choice wait for a core)
+        self.stage_threads = st = StageThreads()
+        self._surface_vertices = _chosen_threads(
+            st, "vertex", lambda a: len(a[0]),
+            partial(numba_vertex.surface_vertices_numba, out=numba_vertex.VertexBuffers()))
         self._splat = numba_raster.splat_into
-        self._classify = numba_triangles.classify_triangles_numba
-        self._raster_triangles = numba_triangles.raster_triangles_numba
-        self._resolve = numba_shading.resolve_numba
-        self._resolve_points = numba_raster.resolve_point_keys
+        self._setup = _chosen_threads(st, "setup", lambda a: len(a[1]),
+                                      numba_triangles.setup_triangles_numba)
+        self._mark_culled = _numba_mark_culled
+        self._raster_triangles = _chosen_threads(st, "raster", lambda a: len(a[1].piece_tri),
+                                                 numba_triangles.raster_triangles_numba)
+        self._resolve = _chosen_threads(st, "resolve", lambda a: a[1][0] * a[1][1],
+                                        numba_shading.resolve_numba)
+        self._resolve_points = _chosen_threads(st, "points resolve", lambda a: a[2][0] * a[2][1],
+                                               numba_raster.resolve_point_keys)
+        self._project = _chosen_threads(st, "points", lambda a: len(a[0]), self.projector.project)
+
+
+def _numba_mark_culled(clip, visible, runs):
+    """engine.render.culling.mark_culled compiled (no index arrays)."""
+    from .numba_kernels import mark_culled as kernel
+
+    kernel(np.zeros((1, 4)) if clip is None else clip,
+           np.zeros(1, np.bool_) if visible is None else visible,
+           np.ascontiguousarray(runs, np.int64), clip is not None, visible is not None)
+
+
+def _chosen_threads(stages, name, work, fn):
+    """``fn`` run through ``stages.run(name, work(args), ...)``."""
+    def call(*args, **kwargs):
+        return stages.run(name, work(args), fn, *args, **kwargs)
+
+    return call

@@ -54,6 +54,8 @@ class FrameView(NamedTuple):
         background: RGB or RGBA floats in [0, 1].
         vertex_revision: the batch's vertex revision: per-vertex colours and point sizes
             are unchanged while it is (devices keep their copies).
+        reuse_output: the caller takes frames that the next frame may overwrite
+            (``Renderer.render(copy=False)``): a backend may resolve into arrays it keeps.
     """
 
     scene: object
@@ -63,6 +65,7 @@ class FrameView(NamedTuple):
     point_size: object
     background: object
     vertex_revision: int
+    reuse_output: bool = False
 
 
 class FrameInputs(NamedTuple):

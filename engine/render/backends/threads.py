@@ -13,11 +13,20 @@ it never wins). The measurement (median of a few runs of both kernels at each of
 in ``$FRUSTUM_CACHE_DIR`` (see ``engine.render.backends.crossover``) as
 ``numba-threads.json``.
 
+The stages of a surface frame (vertex stage, triangle setup, raster, resolve) choose
+their thread count frame by frame instead (``StageThreads``): each stage runs on every
+thread or on one, whichever has lately cost less time per unit of its work (vertices,
+triangles, pieces, pixels) in this process, trying the other choice now and then (after
+8 calls, then 16, ... up to 64 while it keeps losing). A competing process makes the
+parallel choice wait for a core; the stage then moves to one thread within a few frames,
+and back when the machine is free again (measured with benchmarks/frame_costs.py
+``busy``).
+
 Configuration:
     FRUSTUM_THREADS=N          threads for every Numba kernel (projection, rasterizers,
                                shading); ``set_threads(N)`` does the same at run time.
                                At most Numba's pool size (``NUMBA_NUM_THREADS``, the
-                               core count by default).
+                               core count by default). The stages choose between 1 and N.
     FRUSTUM_PARALLEL_FROM=N    the projection's threshold in vertices, not measured
                                (0: always parallel when there are threads).
 """
@@ -34,7 +43,8 @@ import numpy as np
 
 from .crossover import cache_path, cached_measurement
 
-__all__ = ["SIZES", "measure_parallel_from", "parallel_from", "set_threads", "thread_count"]
+__all__ = ["SIZES", "StageThreads", "measure_parallel_from", "parallel_from", "set_threads",
+           "thread_count"]
 
 SIZES = (3 * 10**4, 10**5, 3 * 10**5, 10**6, 3 * 10**6)
 CACHE_NAME = "numba-threads.json"
@@ -143,3 +153,81 @@ def parallel_from(measure=measure_parallel_from) -> int:
     return cached_measurement("FRUSTUM_PARALLEL_FROM", cache_path().with_name(CACHE_NAME),
                               lambda: _key(threads), "parallel_from", measure, _memo,
                               f"where {threads} Numba threads pay off")
+
+
+class StageThreads:
+    """Per stage, one thread or all of them, chosen from the time per unit of work
+    measured in this process (see the module docstring).
+
+    Args:
+        clock: seconds (injectable for tests; ``time.perf_counter``).
+        threads: () -> the thread count to choose from (``thread_count``).
+        set_count: n -> None, run Numba kernels on n threads (``numba.set_num_threads``).
+
+    The current choice's cost per unit is an exponential average (weight ``ALPHA`` for
+    the newest call); the other choice is tried when the current one has run
+    ``interval`` calls (8 at first, doubled up to ``MAX_INTERVAL`` each time the trial
+    loses, back to 8 when it wins by ``MARGIN``), its one fresh sample standing for it,
+    and at once when the current choice's average has grown above that sample (the
+    machine got busy or free).
+    """
+
+    ALPHA = 0.3
+    FIRST_INTERVAL = 8
+    MAX_INTERVAL = 64
+    MARGIN = 0.9  # switch when the other choice costs < 90% of the current one
+
+    def __init__(self, clock=time.perf_counter, threads=None, set_count=None):
+        self._clock = clock
+        self._threads = threads or thread_count
+        self._set = set_count or (lambda n: _numba().set_num_threads(n))
+        self._state: dict[str, dict] = {}
+
+    def choice(self, stage: str) -> int | None:
+        """The thread count the stage uses now (None before its first call)."""
+        st = self._state.get(stage)
+        return None if st is None else st["current"]
+
+    def run(self, stage: str, work: int, fn, *args, **kwargs):
+        """Call ``fn(*args, **kwargs)`` on the thread count chosen for ``stage`` with
+        ``work`` units (> 0) to do; returns its result. The previous count is restored."""
+        most = self._threads()
+        if most <= 1 or work <= 0:
+            return fn(*args, **kwargs)
+        st = self._state.get(stage)
+        if st is None:  # the first call compiles or loads kernels: not measured
+            self._state[stage] = {"cost": {}, "current": most, "calls": 0,
+                                  "interval": self.FIRST_INTERVAL}
+            return fn(*args, **kwargs)
+        cost = st["cost"]
+        if st["current"] not in (1, most):  # the pool size changed (set_threads)
+            st["current"] = most
+            cost.pop(most, None)
+        other = 1 if st["current"] != 1 else most
+        if 1 not in cost and most in cost:
+            n = 1  # measure both choices first
+        elif st["calls"] >= st["interval"] or cost.get(st["current"], 0.0) > cost.get(other, np.inf):
+            n = other  # its turn, or the current choice now costs more than it did
+        else:
+            n = st["current"]
+        before = _numba().get_num_threads()
+        self._set(n)
+        try:
+            t0 = self._clock()
+            out = fn(*args, **kwargs)
+            per_unit = (self._clock() - t0) / work
+        finally:
+            self._set(before)
+        old = cost.get(n)
+        if n == st["current"]:
+            cost[n] = per_unit if old is None else old + self.ALPHA * (per_unit - old)
+            st["calls"] += 1
+        else:  # a trial: its fresh sample replaces what was measured calls ago
+            cost[n] = per_unit
+            now = cost.get(st["current"])
+            if now is None or cost[n] < self.MARGIN * now:
+                st["current"], st["interval"] = n, self.FIRST_INTERVAL
+            else:
+                st["interval"] = min(2 * st["interval"], self.MAX_INTERVAL)
+            st["calls"] = 0
+        return out
