@@ -160,8 +160,8 @@ def test_line_stage_clips_at_the_near_plane_and_skips_non_finite_ends():
     cols = np.flatnonzero((keys != EMPTY_KEY).reshape(10, 40).any(axis=0))
     assert cols.tolist() == list(range(5, 14))
     # each fragment's place on the whole segment: w = 1 at both ends, so the window t
-    # along the visible third, scaled by 1/3; the colours follow it (0 -> 255 over the
-    # whole segment: 85 at the clipping point)
+    # along the visible third, scaled by 1/3; the colours follow it in linear light
+    # (black -> red over the whole segment: linear 1/3, sRGB 156, at the clipping point)
     order = np.argsort(frags.pixel)
     x_end = 5.5 + (30 - 5.5) / 3
     want = (np.arange(5, 14) + 0.5 - 5.5) / (x_end - 5.5) / 3
@@ -169,7 +169,9 @@ def test_line_stage_clips_at_the_near_plane_and_skips_non_finite_ends():
     assert (frags.pixel[order] % 40).tolist() == list(range(5, 14))
     ends = np.array([[[0, 0, 0, 255], [255, 0, 0, 255]]], np.uint8)
     red = fragment_colors(ends, frags)[order, 0]
-    assert red.tolist() == np.rint(255 * want).astype(int).tolist()
+    # IEC 61966-2-1 encoding of the linear value, written out
+    enc = np.where(want <= 0.0031308, 12.92 * want, 1.055 * want ** (1 / 2.4) - 0.055)
+    assert red.tolist() == np.rint(255 * enc).astype(int).tolist()
     nan = np.stack([a, np.full(4, np.nan)])
     keys = new_keys(size)
     assert raster_lines(keys, nan, np.array([[0, 1]]), size, 0).pixel.size == 0
