@@ -20,6 +20,9 @@ t_d = t_k+1 - t_k and u = (t - t_k) / t_d::
 
 Before the first key a track holds the first value, after the last key the last one.
 Times are seconds; rotations are unit quaternions (x, y, z, w).
+
+``Clip.sample(t)`` returns the pose without setting it (what blending two clips reads,
+``engine.animation.clips.ClipPlayer``); ``Clip.apply(t)`` sets it.
 """
 
 from __future__ import annotations
@@ -90,6 +93,11 @@ class TransformTrack:
         self.times, self.values = t, v
 
     @property
+    def attribute(self) -> str:
+        """The node attribute the track sets ("position", "rotation" or "scale")."""
+        return _ATTR[self.path]
+
+    @property
     def start(self) -> float:
         return float(self.times[0])
 
@@ -135,7 +143,7 @@ class TransformTrack:
 
     def apply(self, t: float):
         """Set the node's property to ``value_at(t)``."""
-        setattr(self.node, _ATTR[self.path], self.value_at(t))
+        setattr(self.node, self.attribute, self.value_at(t))
 
     def __repr__(self) -> str:
         return (f"TransformTrack({self.node.name!r}, {self.path}, {self.times.size} keys, "
@@ -163,7 +171,7 @@ class Clip:
                 raise TypeError(f"tracks must be TransformTrack objects, got {type(tr).__name__}")
         self._rest = {}
         for tr in self.tracks:
-            attr = _ATTR[tr.path]
+            attr = tr.attribute
             self._rest.setdefault((id(tr.node), attr), (tr.node, attr, getattr(tr.node, attr)))
 
     @property
@@ -184,6 +192,19 @@ class Clip:
         """Pose every animated node at time ``t`` seconds."""
         for tr in self.tracks:
             tr.apply(t)
+
+    def sample(self, t: float) -> dict:
+        """The pose at ``t`` seconds without setting it: {(id(node), attribute): (node,
+        attribute, path, value)} with each track's ``value_at(t)`` (float64; a unit
+        quaternion for "rotation"). A property animated by several tracks keeps the
+        last one's value, as ``apply`` would."""
+        return {(id(tr.node), tr.attribute): (tr.node, tr.attribute, tr.path, tr.value_at(t))
+                for tr in self.tracks}
+
+    def rest_value(self, node: Node, attribute: str):
+        """The value ``node.<attribute>`` had when the clip was made (what ``reset``
+        restores). Raises KeyError when no track of the clip animates it."""
+        return self._rest[(id(node), attribute)][2]
 
     def reset(self):
         """Put every animated property back to its rest value."""
