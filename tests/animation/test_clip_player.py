@@ -281,3 +281,25 @@ def test_notebook_view_plays_and_crossfades(rig, monkeypatch):
     assert not np.array_equal(first, last)
     player.playing = False
     assert not view.animating
+
+
+def test_render_video_plays_a_player_schedule(rig, tmp_path):
+    import engine
+
+    hips, _arm, walk, run = rig
+    hips.geometry = PointCloud([[0, 0, 0], [0.3, 0.3, 0]], point_size=3)
+    scene = Scene()
+    scene.add(hips)
+    cam = engine.PerspectiveCamera(fov_y=60, position=(0, 1, 8))
+    schedule = ClipPlayer(walk, loop=False).crossfade(run, 0.5, loop=False, at=1.5)
+    result = engine.render_video(scene, cam, tmp_path / "frames", motion=schedule, fps=4,
+                                 size=(32, 24), backend="numpy")
+    assert result.frames == 10  # the schedule ends at 2.5 s: 10 frames at 4 fps
+    schedule.apply_at(9 / 4)  # the last frame's pose: f = 1, run at 0.75
+    np.testing.assert_allclose(hips.position, run_at(0.75)[0])
+    from PIL import Image
+
+    frames = sorted((tmp_path / "frames").glob("*.png"))
+    still = engine.Renderer(scene, cam, (32, 24), backend="numpy").render().color
+    np.testing.assert_array_equal(np.asarray(Image.open(frames[-1]).convert("RGBA")), still)
+    assert not np.array_equal(np.asarray(Image.open(frames[0]).convert("RGBA")), still)
