@@ -303,3 +303,14 @@ def test_render_video_plays_a_player_schedule(rig, tmp_path):
     still = engine.Renderer(scene, cam, (32, 24), backend="numpy").render().color
     np.testing.assert_array_equal(np.asarray(Image.open(frames[-1]).convert("RGBA")), still)
     assert not np.array_equal(np.asarray(Image.open(frames[0]).convert("RGBA")), still)
+
+
+def test_cli_view_plays_a_sequence_headless(ref_assets, tmp_path, capsys, monkeypatch):
+    from engine.cli import main
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    out = tmp_path / "v.png"
+    rc = main(["view", str(ref_assets / BOX_ANIMATED), "--animation", "0,0", "--crossfade",
+               "0.2", "--animation-speed", "3", "--out", str(out), "--size", "48x36",
+               "--frames", "2", "--raster", "software"])
+    assert rc == 0 and out.exists()

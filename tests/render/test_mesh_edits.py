@@ -172,3 +172,35 @@ def test_updates_reach_every_instance_and_uvs_and_normals():
     lit.update(normals=np.tile([0, 0, -1], (3, 1)))
     dark = r.render().color[12, 4, :3].astype(int)
     assert bright.min() > 100 and (dark < bright).all() and r.batch.repacks == 1
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_only_the_edited_mesh_is_packed_again(backend):
+    """Two meshes; edits of the small one re-pack just its rows of the host attributes
+    (``attribute_changes``), and every frame equals a fresh renderer's frame."""
+    from engine.scene.procedural import icosphere
+
+    v, f = icosphere(3)
+    big = Mesh(v * 0.8 + (-1, 0, 0), f, colors="steelblue")
+    small = Mesh(TRI * 0.5 + np.float32([1, 0, 0.5]), [[0, 1, 2]], colors="red")
+    scene = Scene(background=(0, 0, 0))
+    scene.add(Node("big", geometry=big))
+    scene.add(Node("small", geometry=small))
+    cam = scene.add(OrthographicCamera(height=3.0, aspect=4 / 3))
+    cam.position = (0, 0, 5)
+    r = Renderer(scene, cam, (64, 48), backend=backend)
+    r.render()
+    start, stop = r.batch.ranges[scene.find("small")]
+    for k in range(3):
+        p = small.positions.copy()
+        p[2] += (0.1 * (k + 1), 0, 0)
+        small.update(positions=p, colors=[(0.2 * k, 1.0, 0.0)] * 3)
+        got = r.render()
+        assert r.backend.attribute_changes[1] == [(start, stop)]
+        fresh = Renderer(scene, cam, (64, 48), backend=backend).render()
+        np.testing.assert_array_equal(got.color, fresh.color)
+        np.testing.assert_array_equal(got.depth, fresh.depth)
+    assert r.batch.repacks == 1 and r.batch.data_updates == 3
+    scene.find("big").color = "white"  # a recolour is not an edit: everything again
+    r.render()
+    assert r.backend.attribute_changes[1] is None

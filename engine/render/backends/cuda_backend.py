@@ -56,7 +56,7 @@ class CudaBackend(Backend):
         return self._surfaces
 
     def surface_vertices(self, batch, prims, view, attributes, with_shading, points):
-        self.surfaces.upload(prims, batch.colors, attributes)
+        self.surfaces.upload(prims, batch.colors, attributes, self.attribute_changes)
         return self.surfaces.vertex_stage(batch, view.view_projection,
                                           view.size if points else None)
 

@@ -76,6 +76,7 @@ class CudaSurfaces:
             ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
         self._attrs_host = None
+        self._attrs_version = None  # the attribute_changes version on the device
         self._points_out = OutputBuffers(self.xp)  # the points' projection, reused
         self.layout_rows = self.xp.asarray(layout_rows())
         self.offsets = self.xp.asarray(varying_offsets(kernel_varyings()))
@@ -141,13 +142,24 @@ class CudaSurfaces:
                      xp.ascontiguousarray(piece_tri), np.int64(m), adj, zc, wc,
                      np.int32(size[0]), np.int32(size[1]), np.int64(id_base), keys, *extra)
 
-    def upload(self, prims, colors, attributes):
+    def upload(self, prims, colors, attributes, changes=None):
         """Make the per-assembly device arrays and the (N, A) ``attributes`` (packed by
-        the backend, engine.render.attributes) current: uploads only what changed."""
+        the backend, engine.render.attributes) current: uploads only what changed.
+        ``changes`` is the backend's ``attribute_changes`` (version, rows rewritten in
+        place or None): the next version after the one uploaded copies just those
+        rows."""
         self._upload_static(prims, colors)
-        if attributes is not self._attrs_host:
+        version, rows = changes if changes is not None else (None, None)
+        if attributes is not self._attrs_host or (
+                version != self._attrs_version
+                and (rows is None or self._attrs_version is None
+                     or version != self._attrs_version + 1)):
             self.attrs = self.xp.asarray(np.ascontiguousarray(attributes, np.float64))
             self._attrs_host = attributes
+        elif version != self._attrs_version:
+            for s, e in rows:
+                self.attrs[s:e] = self.xp.asarray(np.ascontiguousarray(attributes[s:e]))
+        self._attrs_version = version
 
     def rasterize(self, inputs, view):
         """Points and triangles of ``inputs`` (the CUDA vertex stage's output: device

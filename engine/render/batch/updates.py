@@ -36,8 +36,10 @@ def rewrite_geometry(drawn: dict, ranges: dict, verts, xp, copies) -> set | None
 
     Returns:
         None when some geometry's vertex count changed (nothing is rewritten: the batch
-        must repack), else the set of what changed: "positions", "colors", "attributes"
-        (normals, UVs) and/or "index" (faces, segments); empty when nothing did.
+        must repack), else (kinds, ranges): the set of what changed, "positions",
+        "colors", "attributes" (normals, UVs) and/or "index" (faces, segments), and the
+        (start, stop) vertex ranges of the nodes whose data changed; both empty when
+        nothing did.
     """
     stale = []
     for node, revs in drawn.items():
@@ -46,7 +48,7 @@ def rewrite_geometry(drawn: dict, ranges: dict, verts, xp, copies) -> set | None
             if now[0] != revs[0]:
                 return None
             stale.append((node, dict(revs[1]), now))
-    changed = set()
+    changed, rewritten = set(), []
     for node, before, now in stale:
         g = node.geometry
         s, e = ranges[node]
@@ -66,4 +68,5 @@ def rewrite_geometry(drawn: dict, ranges: dict, verts, xp, copies) -> set | None
             else:
                 changed.add("attributes")
         drawn[node] = now
-    return changed
+        rewritten.append((s, e))
+    return changed, rewritten

@@ -19,6 +19,7 @@ from .tints import node_colors, recolor_instances, recolor_nodes
 from .updates import data_revisions, rewrite_geometry
 
 MIN_VERTEX_GROWTH = 1024
+EDIT_LOG = 16  # geometry updates remembered for edited_ranges
 MIN_NODE_GROWTH = 64
 
 
@@ -68,6 +69,7 @@ class VertexBatch:
         self.repacks = self.uploads = self.spawns = self.despawns = self.growths = 0
         self.data_updates = 0
         self._data_epoch = data_epoch()
+        self._edit_log: list = []  # (vertex revision before, after, ranges) per update
         self.vertex_revision = 0
         self.layout_revision = 0
         self._synced_revision = -1
@@ -267,16 +269,35 @@ class VertexBatch:
     def _sync_data(self):
         """Geometry data changed somewhere (``Geometry.update``): rewrite the changed
         fields of the nodes drawing it in place, or repack when a vertex count changed."""
-        changed = rewrite_geometry(self._data_revs, self.ranges, self._verts, self.xp,
-                                   self.copies)
-        if changed is None:  # a vertex count changed: the ranges no longer fit
+        result = rewrite_geometry(self._data_revs, self.ranges, self._verts, self.xp,
+                                  self.copies)
+        if result is None:  # a vertex count changed: the ranges no longer fit
             self._pack(self._drawable())
             return
+        changed, ranges = result
         if changed:
             self.data_updates += 1
             self.vertex_revision += 1
+            self._edit_log.append((self.vertex_revision - 1, self.vertex_revision, ranges))
+            del self._edit_log[:-EDIT_LOG]
             if "index" in changed:
                 self.layout_revision += 1
+
+    def edited_ranges(self, since: int) -> list | None:
+        """The (start, stop) vertex ranges that geometry updates rewrote since vertex
+        revision ``since``, when those updates are all that changed the vertex data
+        since then (the last ``EDIT_LOG`` of them); None when anything else did (a
+        repack, spawn, recolour) or ``since`` is older: copies of the vertex data (host
+        attributes, device buffers) then refresh everything. [] when nothing changed."""
+        out, rev = [], self.vertex_revision
+        for before, after, ranges in reversed(self._edit_log):
+            if rev == since:
+                break
+            if after != rev:
+                return None
+            out.extend(ranges)
+            rev = before
+        return out if rev == since else None
 
     def _update_models(self, everything: bool):
         self._models.update(self._slots, self._inst, self.origin, everything)
