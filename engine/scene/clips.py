@@ -174,6 +174,11 @@ class Clip:
             attr = tr.attribute
             self._rest.setdefault((id(tr.node), attr), (tr.node, attr, getattr(tr.node, attr)))
 
+    def __setstate__(self, state):
+        # the rest values are keyed by id(node): a copy in another process has new ids
+        self.__dict__.update(state)
+        self._rest = {(id(n), a): (n, a, v) for n, a, v in state["_rest"].values()}
+
     @property
     def duration(self) -> float:
         return max((tr.end for tr in self.tracks), default=0.0)

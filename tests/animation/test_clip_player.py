@@ -314,3 +314,16 @@ def test_cli_view_plays_a_sequence_headless(ref_assets, tmp_path, capsys, monkey
                "0.2", "--animation-speed", "3", "--out", str(out), "--size", "48x36",
                "--frames", "2", "--raster", "software"])
     assert rc == 0 and out.exists()
+
+
+def test_a_pickled_player_blends_against_the_copied_rest_pose(rig):
+    """Distributed renders pickle the schedule with the scene: the rest values must
+    follow the copied nodes."""
+    hips, _arm, walk, run = rig
+    player = ClipPlayer(walk, loop=False).crossfade(run, 1.0, loop=False, at=0.5)
+    copy = pickle.loads(pickle.dumps((player, hips)))
+    player_copy, hips_copy = copy
+    player_copy.apply_at(1.0)  # f = 0.5: the arm (walk only) halfway to its rest
+    arm_copy = hips_copy.children[0]
+    np.testing.assert_allclose(arm_copy.position, 0.5 * walk_at(1.0)[2] + 0.5 * np.array([0, 5, 0]))
+    np.testing.assert_allclose(hips_copy.scale, 0.5 + 0.5 * run_at(0.5)[2])
