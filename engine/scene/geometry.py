@@ -205,9 +205,9 @@ class Geometry:
 
         Raises:
             TypeError: a field this geometry does not have.
-            ValueError: the constructor's checks; per-vertex fields or indices left
-                unchanged that do not fit a new vertex count (name them too); an
-                index outside [0, N).
+            ValueError: the constructor's checks; per-vertex fields, indices or
+                ``attributes`` arrays left unchanged that do not fit a new vertex count
+                (the message names them); an index outside [0, N).
         """
         unknown = sorted(set(fields) - set(self.FIELDS) - set(self.INDEX_FIELDS))
         if unknown:
@@ -232,6 +232,10 @@ class Geometry:
             for name in self.INDEX_FIELDS:
                 if name not in new:
                     new[name] = self._checked(name, getattr(self, name), n)
+            for key, a in self.attributes.items():
+                if len(a) != n:
+                    raise ValueError(f"update: attributes[{key!r}] has {len(a)} rows but the "
+                                     f"new positions have {n}: replace or remove it first")
         for name, value in new.items():
             self._store(name, value)
         self._changed(list(new))

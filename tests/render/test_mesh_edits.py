@@ -204,3 +204,25 @@ def test_only_the_edited_mesh_is_packed_again(backend):
     scene.find("big").color = "white"  # a recolour is not an edit: everything again
     r.render()
     assert r.backend.attribute_changes[1] is None
+
+
+def test_lines_and_points_updates_are_drawn():
+    lines = Lines([[-0.9, 0, 0], [0.9, 0, 0], [0, 0.9, 0]], [[0, 1]])
+    scene, _, cam = _scene(lines)
+    r = Renderer(scene, cam, (32, 32), backend="numpy")
+    horizontal = r.render().depth < 1
+    assert horizontal[15:17].any() and not horizontal[:12].any()
+    lines.update(segments=[[2, 1]])  # now from the top middle down to the right
+    slanted = r.render().depth < 1
+    assert slanted[:12].any() and r.batch.repacks == 1
+    cloud = PointCloud([[0.5, 0.5, 0]], colors="red", point_size=3)
+    cloud.attributes["intensity"] = np.array([7.0])
+    scene, _, cam = _scene(cloud)
+    r = Renderer(scene, cam, (32, 32), backend="numpy")
+    assert (r.render().depth < 1)[8, 24]  # (x, y) = (0.5, 0.5): column 24, row 8
+    cloud.update(positions=[[-0.5, -0.5, 0]])
+    moved = r.render().depth < 1
+    assert moved[24, 8] and not moved[8, 24] and r.batch.repacks == 1
+    with pytest.raises(ValueError, match=r"attributes\['intensity'\] has 1 rows but the new "
+                                         r"positions have 2"):
+        cloud.update(positions=np.zeros((2, 3)), colors=None)
