@@ -44,6 +44,22 @@ _ATTR = {"translation": "position", "rotation": "rotation", "scale": "scale"}
 MAX_VALUE = 1e30
 
 
+def _slerp_many(a: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row-wise ``engine.scene.transforms.slerp`` of (K, 4) unit quaternions at (K, 1)
+    fractions ``u``: the shortest arc (b negated where a.b < 0), a normalised lerp where
+    a.b > 0.9995."""
+    d = np.sum(a * b, axis=1, keepdims=True)
+    b = np.where(d < 0, -b, b)
+    d = np.abs(d)
+    near = d > 0.9995
+    theta = np.arccos(np.minimum(d, 1.0))
+    s = np.where(near, 1.0, np.sin(theta))
+    arc = (np.sin((1 - u) * theta) * a + np.sin(u * theta) * b) / s
+    lerp = a + u * (b - a)
+    lerp = lerp / np.linalg.norm(lerp, axis=1, keepdims=True)
+    return np.where(near, lerp, arc)
+
+
 class TransformTrack:
     """Keyframes of one node property.
 
@@ -141,6 +157,43 @@ class TransformTrack:
             v = v / float(np.linalg.norm(v))
         return v
 
+    def values_at(self, times) -> np.ndarray:
+        """(K, D) float64 values at K times (seconds) at once: ``value_at`` of each,
+        vectorised (one pass whatever K; unit quaternions for rotations, the
+        shortest-arc slerp falling back to a normalised lerp for near-parallel keys as
+        ``engine.scene.transforms.slerp`` does). Raises ValueError for a non-finite
+        time."""
+        t = np.asarray(times, np.float64).reshape(-1)
+        if not np.all(np.isfinite(t)):
+            raise ValueError("times must be finite")
+        keys, n = self.times, self.times.size
+        if n == 1:
+            v = np.repeat(self._key(0)[None], t.size, axis=0)
+        else:
+            k = np.clip(np.searchsorted(keys, t, side="right") - 1, 0, n - 2)
+            td = keys[k + 1] - keys[k]
+            u = np.clip((t - keys[k]) / td, 0.0, 1.0)[:, None]
+            if self.interpolation == "step":
+                v = np.where((t >= keys[-1])[:, None], self.values[n - 1], self.values[k])
+            elif self.interpolation == "linear":
+                a, b = self.values[k], self.values[k + 1]
+                v = _slerp_many(a, b, u) if self.path == "rotation" else a + (b - a) * u
+            else:
+                u2, u3, tdc = u * u, u * u * u, td[:, None]
+                v = ((2 * u3 - 3 * u2 + 1) * self.values[k, 1]
+                     + tdc * (u3 - 2 * u2 + u) * self.values[k, 2]
+                     + (-2 * u3 + 3 * u2) * self.values[k + 1, 1]
+                     + tdc * (u3 - u2) * self.values[k + 1, 0])
+            # outside the keys: the first and last values themselves, as value_at
+            v = np.where((t <= keys[0])[:, None], self._key(0), v)
+            v = np.where((t >= keys[-1])[:, None], self._key(n - 1), v)
+        if self.path == "rotation":
+            big = np.max(np.abs(v), axis=1, keepdims=True)
+            ok = big > 1e-150
+            v = np.where(ok, v / np.where(ok, big, 1.0), [0.0, 0.0, 0.0, 1.0])
+            v = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return v
+
     def apply(self, t: float):
         """Set the node's property to ``value_at(t)``."""
         setattr(self.node, self.attribute, self.value_at(t))
@@ -205,6 +258,13 @@ class Clip:
         last one's value, as ``apply`` would."""
         return {(id(tr.node), tr.attribute): (tr.node, tr.attribute, tr.path, tr.value_at(t))
                 for tr in self.tracks}
+
+    def sample_many(self, times) -> dict:
+        """The poses at K times at once: {(id(node), attribute): (node, attribute, path,
+        (K, D) values)} (``TransformTrack.values_at``), e.g. one clip time per instance
+        of an ``engine.scene.Instances`` node."""
+        return {(id(tr.node), tr.attribute): (tr.node, tr.attribute, tr.path,
+                                              tr.values_at(times)) for tr in self.tracks}
 
     def rest_value(self, node: Node, attribute: str):
         """The value ``node.<attribute>`` had when the clip was made (what ``reset``
