@@ -52,9 +52,8 @@ class InstanceClips:
         loop: wrap the times into the clip's duration.
 
     Attributes (K = ``instances.capacity`` when made; edit the arrays in place):
-        times, speeds: (K,) float64.
-        positions, rotations, scales: (K, 3), (K, 4), (K, 3) float64 placements, copied
-            from the Instances node when made.
+        times (K,) float64 and speeds (K,) float64; the placements positions (K, 3),
+        rotations (K, 4) and scales (K, 3) float64, copied from the Instances node.
 
     Raises:
         TypeError: ``instances`` is not an Instances node, ``clip`` not a Clip.
