@@ -81,7 +81,8 @@ def _finite(value, name: str) -> float:
 
 class _Layer(NamedTuple):
     clip: Clip
-    start: float   # clock time it started (seconds)
+    begin: float   # clock time it was started: it counts from then, its fade starts then
+    start: float   # clock time its clip time is measured from (moved by speed changes)
     offset: float  # its clip time at ``start``
     speed: float
     loop: bool
@@ -92,8 +93,8 @@ class _Layer(NamedTuple):
 
     def weight(self, t: float) -> float:
         if self.fade <= 0:
-            return 1.0 if t >= self.start else 0.0
-        return min(1.0, max(0.0, (t - self.start) / self.fade))
+            return 1.0 if t >= self.begin else 0.0
+        return min(1.0, max(0.0, (t - self.begin) / self.fade))
 
 
 class ClipPlayer:
@@ -142,11 +143,11 @@ class ClipPlayer:
         seconds = _finite(seconds, "seconds")
         if seconds < 0:
             raise ValueError(f"a cross-fade lasts 0 seconds or more, got {seconds}")
-        layer = _Layer(clip, start, _finite(offset, "time"), _finite(speed, "speed"),
+        layer = _Layer(clip, start, start, _finite(offset, "time"), _finite(speed, "speed"),
                        bool(loop), seconds)
         # a layer scheduled before later ones is placed by its start (stable)
         k = len(self._layers)
-        while k > 0 and self._layers[k - 1].start > start:
+        while k > 0 and self._layers[k - 1].begin > start:
             k -= 1
         self._layers.insert(k, layer)
         if start <= self.clock:
@@ -188,11 +189,12 @@ class ClipPlayer:
 
     @speed.setter
     def speed(self, value: float):
-        # the same clip continues from where it is now, at the new speed
+        # the same clip continues from where it is now, at the new speed (a cross-fade
+        # into it goes on)
         cur = self._current()
         now = cur.offset + cur.speed * (self.clock - cur.start)
         self._layers[-1] = cur._replace(start=self.clock, offset=now,
-                                        speed=_finite(value, "speed"), fade=0.0)
+                                        speed=_finite(value, "speed"))
 
     @property
     def time(self) -> float:
@@ -203,8 +205,7 @@ class ClipPlayer:
     @time.setter
     def time(self, value: float):
         cur = self._current()
-        self._layers[-1] = cur._replace(start=self.clock, offset=_finite(value, "time"),
-                                        fade=0.0)
+        self._layers[-1] = cur._replace(start=self.clock, offset=_finite(value, "time"))
         self.apply_at(self.clock)
 
     @property
@@ -232,7 +233,7 @@ class ClipPlayer:
         {(id(node), attribute): (node, attribute, value)}. Layers scheduled after
         ``t`` do not count yet."""
         t = _finite(t, "t")
-        layers = [la for la in self._layers if la.start <= t]
+        layers = [la for la in self._layers if la.begin <= t]
         # the newest layer whose fade is complete covers every layer before it: those
         # only send the properties they animate back to rest
         base = max((i for i, la in enumerate(layers) if la.weight(t) >= 1.0), default=0)
@@ -271,7 +272,7 @@ class ClipPlayer:
         self.clock = _finite(clock, "clock")
         self.apply_at(self.clock)
         done = [i for i, la in enumerate(self._layers)
-                if la.start <= self.clock and la.weight(self.clock) >= 1.0]
+                if la.begin <= self.clock and la.weight(self.clock) >= 1.0]
         if done and done[-1] > 0:
             del self._layers[:done[-1]]
 
@@ -283,6 +284,9 @@ class ClipPlayer:
             self.inner.tick(dt)
 
     def __getattr__(self, name):
+        if name in ("loop", "speed", "time"):  # their property found nothing playing
+            raise AttributeError(f"ClipPlayer.{name}: nothing is playing: call play(clip) "
+                                 "first")
         inner = self.__dict__.get("inner")
         if inner is None or name.startswith("_"):
             raise AttributeError(name)

@@ -174,7 +174,7 @@ class TransformTrack:
             td = keys[k + 1] - keys[k]
             u = np.clip((t - keys[k]) / td, 0.0, 1.0)[:, None]
             if self.interpolation == "step":
-                v = np.where((t >= keys[-1])[:, None], self.values[n - 1], self.values[k])
+                v = self.values[k]
             elif self.interpolation == "linear":
                 a, b = self.values[k], self.values[k + 1]
                 v = _slerp_many(a, b, u) if self.path == "rotation" else a + (b - a) * u

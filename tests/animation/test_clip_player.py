@@ -327,3 +327,18 @@ def test_a_pickled_player_blends_against_the_copied_rest_pose(rig):
     arm_copy = hips_copy.children[0]
     np.testing.assert_allclose(arm_copy.position, 0.5 * walk_at(1.0)[2] + 0.5 * np.array([0, 5, 0]))
     np.testing.assert_allclose(hips_copy.scale, 0.5 + 0.5 * run_at(0.5)[2])
+
+
+def test_a_speed_change_during_a_crossfade_keeps_the_fade_going(rig):
+    hips, _arm, walk, run = rig
+    player = ClipPlayer(walk)
+    player.tick(0.5)
+    player.crossfade(run, 1.0, loop=False)  # clock 0.5 to 1.5
+    player.advance_to(1.0)
+    player.speed = 2.0  # run from its time 0.5 on, twice as fast
+    player.advance_to(1.25)  # f = 0.75; run time 0.5 + 2 * 0.25 = 1.0
+    assert player.fade == pytest.approx(0.75) and player.time == pytest.approx(1.0)
+    np.testing.assert_allclose(hips.position,
+                               0.25 * walk_at(1.25)[0] + 0.75 * run_at(1.0)[0], atol=1e-12)
+    with pytest.raises(AttributeError, match="nothing is playing"):
+        ClipPlayer().speed  # noqa: B018
