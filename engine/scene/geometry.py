@@ -113,7 +113,8 @@ class Geometry:
     ``faces``, a Lines' ``segments``) are read-only NumPy arrays
     (``engine.scene.readonly``): a write in place raises ValueError naming ``update``,
     the method whose changes reach the next frame. Assigning a field
-    (``mesh.positions = p``) is ``update(positions=p)``. Device (CuPy) arrays cannot be
+    (``mesh.positions = p``) is ``update(positions=p)``; assigning a Mesh's
+    ``material`` is seen by the next frame too (``field_revision("material")``). Device (CuPy) arrays cannot be
     made read-only: after editing one in place, call ``mark_changed(name)``.
 
     Raises:
@@ -179,7 +180,10 @@ class Geometry:
                 return
             self._store(name, value)  # the constructor's first value
             return
+        replaced = name == "material" and name in self.__dict__
         object.__setattr__(self, name, value)
+        if replaced:  # a Mesh's new material: the next frame's assembly takes it
+            self._changed(["material"])
 
     def __setstate__(self, state):
         # unpickled arrays are writable: freeze them again

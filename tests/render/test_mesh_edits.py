@@ -226,3 +226,13 @@ def test_lines_and_points_updates_are_drawn():
     with pytest.raises(ValueError, match=r"attributes\['intensity'\] has 1 rows but the new "
                                          r"positions have 2"):
         cloud.update(positions=np.zeros((2, 3)), colors=None)
+
+
+def test_a_replaced_material_is_drawn():
+    mesh = Mesh(TRI, [[0, 1, 2]], material=Material(shading="unlit", color=(1, 0, 0)))
+    scene, _, cam = _scene(mesh)
+    r = Renderer(scene, cam, (16, 16), backend="numpy")
+    assert r.render().color[12, 4, :3].tolist() == [255, 0, 0]
+    mesh.material = Material(shading="unlit", color=(0, 1, 0))
+    assert r.render().color[12, 4, :3].tolist() == [0, 255, 0]
+    assert r.batch.repacks == 1 and mesh.field_revision("material") == 1

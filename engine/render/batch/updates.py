@@ -4,9 +4,9 @@ Each drawn node remembers the data revisions of its geometry when it was packed
 (``data_revisions``: the vertex count and every field's ``field_revision``). When the
 scene's ``data_epoch`` moves, ``rewrite_geometry`` compares them: changed positions and
 colours are copied into the node's vertex range (once per instance for an Instances
-node), changed normals, UVs or indices are only reported (the surface attributes and
-the primitive assembly are rebuilt from the geometry by their own caches, keyed on the
-batch's revisions). A changed vertex count cannot be rewritten in place: the caller
+node), changed normals, UVs, indices or a replaced material are only reported (the
+surface attributes and the primitive assembly are rebuilt from the geometry by their own
+caches, keyed on the batch's revisions). A changed vertex count cannot be rewritten in place: the caller
 repacks.
 """
 
@@ -20,7 +20,7 @@ __all__ = ["data_revisions", "rewrite_geometry"]
 
 def data_revisions(geometry) -> tuple:
     """(vertex count, (field, revision) pairs) of ``geometry`` now."""
-    fields = geometry.FIELDS + geometry.INDEX_FIELDS
+    fields = geometry.FIELDS + geometry.INDEX_FIELDS + ("material",)
     return geometry.vertex_count, tuple((f, geometry.field_revision(f)) for f in fields)
 
 
@@ -63,8 +63,8 @@ def rewrite_geometry(drawn: dict, ranges: dict, verts, xp, copies) -> set | None
             elif field == "colors":
                 verts.col[s:e] = node_colors(node, xp)
                 changed.add("colors")
-            elif field in g.INDEX_FIELDS:
-                changed.add("index")
+            elif field in g.INDEX_FIELDS or field == "material":
+                changed.add("index")  # the primitive assembly is rebuilt
             else:
                 changed.add("attributes")
         drawn[node] = now
