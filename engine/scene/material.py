@@ -19,7 +19,18 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture"]
+__all__ = ["FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture",
+           "material_epoch"]
+
+# Bumped when a field of an existing Material is assigned: the renderer's per-assembly
+# material tables (packed records, GL blocks) are rebuilt on the next frame.
+_material_epoch = [0]
+
+
+def material_epoch() -> int:
+    """Counter that changes whenever a field of an existing ``Material`` is assigned
+    (``mesh.material.color = ...``)."""
+    return _material_epoch[0]
 
 WRAP_MODES = ("repeat", "clamp", "mirror")   # glTF REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT
 FILTERS = ("nearest", "linear")
@@ -119,9 +130,17 @@ class Material:
         maps: other textures by role, e.g. "normal", "occlusion", "metallic_roughness",
             "emissive" (name -> ``Texture``). Kept, not drawn yet.
 
+    Assigning a field later (``material.shading = "unlit"``) is seen by the next frame
+    (``material_epoch``); such assignments are not checked as the constructor checks.
+
     Raises:
         ValueError: a value out of range or an unknown shading.
     """
+
+    def __setattr__(self, name, value):
+        if name in self.__dict__:
+            _material_epoch[0] += 1
+        object.__setattr__(self, name, value)
 
     def __init__(self, color=(1.0, 1.0, 1.0, 1.0), shading: str = "lit", texture=None,
                  vertex_colors: bool = True, specular: float = 0.0, shininess: float = 32.0,

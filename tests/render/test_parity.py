@@ -331,6 +331,23 @@ def mesh_edit():
     return scene, _camera(scene, ortho=True), check, edit
 
 
+def material_edit():
+    scene = Scene(background=(0, 0, 0))
+    mesh = _quad(0.8, color=(1.0, 0.0, 0.0), shading="unlit")
+    scene.add(Node("quad", geometry=mesh))
+
+    def edit():  # a field of the drawn material, assigned in place
+        mesh.material.color = (0.0, 0.0, 1.0, 1.0)
+
+    def check(f, first):
+        covered = first.depth < 1
+        return covered.sum() > 1000 and (f.depth < 1).tolist() == covered.tolist() \
+            and (first.color[covered][:, :3] == [255, 0, 0]).all() \
+            and (f.color[covered][:, :3] == [0, 0, 255]).all()
+
+    return scene, _camera(scene), check, edit
+
+
 def points_and_surfaces():
     scene = Scene(background=(0, 0, 0))
     scene.add(Node("ball", geometry=_sphere(color=(0.5, 0.5, 0.5))))
@@ -414,11 +431,11 @@ FEATURES = {
     "near_plane_clipping": near_plane_clipping, "wireframe": wireframe,
     "hidden_lines": hidden_lines, "second_uv_set": second_uv_set,
     "mirrored_cube": mirrored_cube, "mirrored_double_sided": mirrored_double_sided,
-    "mesh_edit": mesh_edit,
+    "mesh_edit": mesh_edit, "material_edit": material_edit,
 }
 # Features whose builder also returns ``edit()``: applied between two frames of one
 # renderer; the check then takes (frame after, frame before).
-EDITS = {"mesh_edit"}
+EDITS = {"mesh_edit", "material_edit"}
 
 # Cells a backend cannot draw yet, with the reason. Strict: a cell here that passes fails.
 GAPS = {
