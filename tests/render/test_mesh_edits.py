@@ -236,3 +236,18 @@ def test_a_replaced_material_is_drawn():
     mesh.material = Material(shading="unlit", color=(0, 1, 0))
     assert r.render().color[12, 4, :3].tolist() == [0, 255, 0]
     assert r.batch.repacks == 1 and mesh.field_revision("material") == 1
+
+
+def test_material_fields_assigned_later_are_checked_and_drawn():
+    mesh = Mesh(TRI, [[0, 1, 2]], material=Material(shading="unlit", color=(1, 0, 0)))
+    scene, _, cam = _scene(mesh)
+    r = Renderer(scene, cam, (16, 16), backend="numba")
+    r.render()
+    mesh.material.color = (0, 0.5, 1)  # RGB: alpha 1, as the constructor takes it
+    assert mesh.material.color == (0.0, 0.5, 1.0, 1.0)
+    assert r.render().color[12, 4, :3].tolist() == [0, 128, 255]
+    with pytest.raises(ValueError, match="shading must be one of lit, unlit, flat"):
+        mesh.material.shading = "shiny"
+    with pytest.raises(ValueError, match=r"specular must be in \[0.0, 1.0\]"):
+        mesh.material.specular = 2
+    assert mesh.material.shading == "unlit" and mesh.material.specular == 0.0
