@@ -15,6 +15,9 @@ batch composes ``origin`` into the model matrix in float64 before casting.
 
 from __future__ import annotations
 
+import weakref
+from collections import deque
+
 import numpy as np
 
 from ..arrays import to_host
@@ -23,17 +26,36 @@ from .color import as_rgba
 from .material import Material
 from .readonly import freeze
 
-__all__ = ["Geometry", "Lines", "Mesh", "PointCloud", "data_epoch"]
+__all__ = ["Geometry", "Lines", "Mesh", "PointCloud", "changed_since", "data_epoch"]
 
 # Bumped by every change of any geometry's data: lets the batch skip its per-geometry
 # check entirely on frames where no vertex array changed.
 _data_epoch = [0]
+#: How many recent changes ``changed_since`` remembers.
+CHANGE_LOG = 4096
+_recent: deque = deque(maxlen=CHANGE_LOG)  # (data epoch after the change, weakref)
 
 
 def data_epoch() -> int:
     """Counter that changes whenever any geometry's data changes (``Geometry.update``,
     ``mark_changed`` or assigning a data field)."""
     return _data_epoch[0]
+
+
+def changed_since(epoch: int) -> list | None:
+    """The geometries (still alive) whose data changed after ``data_epoch()`` was
+    ``epoch``, so a renderer checks those instead of every node; None when more than
+    the last ``CHANGE_LOG`` changes happened since (check everything)."""
+    if epoch == _data_epoch[0]:
+        return []
+    if not _recent or _recent[0][0] > epoch + 1:
+        return None
+    found = {}
+    for e, ref in _recent:
+        g = ref() if e > epoch else None
+        if g is not None:
+            found[id(g)] = g
+    return list(found.values())
 
 
 def _as_array(a, name: str):
@@ -262,6 +284,7 @@ class Geometry:
             revs[name] = revs.get(name, 0) + 1
         object.__setattr__(self, "revision", self.revision + 1)
         _data_epoch[0] += 1
+        _recent.append((_data_epoch[0], weakref.ref(self)))
 
     def field_revision(self, name: str) -> int:
         """How many times field ``name`` changed (0 for its constructor value)."""

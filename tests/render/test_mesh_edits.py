@@ -251,3 +251,25 @@ def test_material_fields_assigned_later_are_checked_and_drawn():
     with pytest.raises(ValueError, match=r"specular must be in \[0.0, 1.0\]"):
         mesh.material.specular = 2
     assert mesh.material.shading == "unlit" and mesh.material.specular == 0.0
+
+
+def test_a_frame_checks_only_the_nodes_whose_geometry_changed(monkeypatch):
+    """Per-frame work follows the edited geometries, not the number of nodes."""
+    from engine.render.batch import updates
+
+    scene = Scene()
+    meshes = [Mesh(TRI + np.float32([i, 0, 0]), [[0, 1, 2]]) for i in range(300)]
+    for i, m in enumerate(meshes):
+        scene.add(Node(f"m{i}", geometry=m))
+    cam = scene.add(OrthographicCamera(height=4.0, aspect=1.0))
+    cam.position = (0, 0, 5)
+    r = Renderer(scene, cam, (16, 16), backend="numpy")
+    r.render()
+    checked = []
+    real = updates.data_revisions
+    monkeypatch.setattr(updates, "data_revisions", lambda g: checked.append(g) or real(g))
+    meshes[7].update(positions=meshes[7].positions * 0.5)
+    r.render()
+    assert checked == [meshes[7]] and r.batch.data_updates == 1
+    np.testing.assert_array_equal(r.batch.positions[slice(*r.batch.ranges[scene.find("m7")])],
+                                  meshes[7].positions)

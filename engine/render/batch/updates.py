@@ -24,11 +24,13 @@ def data_revisions(geometry) -> tuple:
     return geometry.vertex_count, tuple((f, geometry.field_revision(f)) for f in fields)
 
 
-def rewrite_geometry(drawn: dict, ranges: dict, verts, xp, copies) -> set | None:
+def rewrite_geometry(drawn: dict, ranges: dict, verts, xp, copies, nodes=None):
     """Bring the batch's vertex arrays ``verts`` up to date with edited geometries.
 
     Args:
         drawn: node -> ``data_revisions`` of its geometry as drawn (updated here).
+        nodes: the drawn nodes to check (those whose geometry changed,
+            ``engine.scene.geometry.changed_since``), or None for all of ``drawn``.
         ranges: node -> (start, stop) vertex range in the batch.
         verts: the batch's ``VertexArrays``.
         xp: the batch's array module.
@@ -42,7 +44,8 @@ def rewrite_geometry(drawn: dict, ranges: dict, verts, xp, copies) -> set | None
         nothing did.
     """
     stale = []
-    for node, revs in drawn.items():
+    for node in drawn if nodes is None else nodes:
+        revs = drawn[node]
         now = data_revisions(node.geometry)
         if now != revs:
             if now[0] != revs[0]:

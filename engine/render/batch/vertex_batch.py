@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...scene.camera import Camera
-from ...scene.geometry import data_epoch
+from ...scene.geometry import changed_since, data_epoch
 from ...scene.graph import Node, appearance_epoch, transform_epoch
 from ...scene.instances import Instances
 from . import rebase
@@ -85,6 +85,7 @@ class VertexBatch:
         self._inst: dict[Node, InstanceSnapshot] = {}
         self._color_revs: dict[Node, int] = {}
         self._data_revs: dict[Node, tuple] = {}  # node -> its geometry's data revisions drawn
+        self._nodes_of: dict = {}  # geometry -> the drawn nodes using it
         self._runs = np.zeros((0, 3), np.int64)
         self._runs_stale = False
 
@@ -244,8 +245,9 @@ class VertexBatch:
             if b.layout_rev != node._layout_rev:
                 self._relayout(node)
         if self._data_epoch != data_epoch():
+            changed = changed_since(self._data_epoch)
             self._data_epoch = data_epoch()
-            self._sync_data()
+            self._sync_data(changed)
         if self._appearance != appearance_epoch():
             if recolor_nodes(self._color_revs, self.ranges, self._verts.col, self._inst,
                              self.xp):
@@ -266,11 +268,17 @@ class VertexBatch:
             self._update_models(moved is not None)
         return changed
 
-    def _sync_data(self):
-        """Geometry data changed somewhere (``Geometry.update``): rewrite the changed
-        fields of the nodes drawing it in place, or repack when a vertex count changed."""
+    def _sync_data(self, geometries):
+        """Geometry data changed somewhere (``Geometry.update``; ``geometries``: which,
+        or None when unknown): rewrite the changed fields of the nodes drawing them in
+        place, or repack when a vertex count changed. Costs O(nodes drawing those
+        geometries), not O(nodes)."""
+        nodes = None
+        if geometries is not None:
+            nodes = list(dict.fromkeys(n for g in geometries for n in self._nodes_of.get(g, ())
+                                       if n in self._data_revs))
         result = rewrite_geometry(self._data_revs, self.ranges, self._verts, self.xp,
-                                  self.copies)
+                                  self.copies, nodes)
         if result is None:  # a vertex count changed: the ranges no longer fit
             self._pack(self._drawable())
             return
@@ -430,6 +438,11 @@ class VertexBatch:
         slots = b.slots if b is not None else np.array([self._slot_of.pop(node)], np.int64)
         self._color_revs.pop(node, None)
         self._data_revs.pop(node, None)
+        users = self._nodes_of.get(node.geometry, [])
+        if node in users:
+            users.remove(node)
+            if not users:
+                del self._nodes_of[node.geometry]
         self._verts.oid[s:e] = self._slots.capacity
         self._verts.add_size(self._slots.geometry[slots[0]].point_size, -1)
         self._alloc.free(s, e)
@@ -451,6 +464,7 @@ class VertexBatch:
         self._slots.bind(slots, node, self._models.worlds.index(node), instanced)
         self._color_revs[node] = node._color_rev
         self._data_revs[node] = data_revisions(node.geometry)
+        self._nodes_of.setdefault(node.geometry, []).append(node)
         if instanced:
             self._inst[node] = InstanceSnapshot(node, slots)
         else:
