@@ -1,8 +1,9 @@
 """Geometry data edits (``engine.scene.Geometry.update``) carried into the batch in place.
 
 Each drawn node remembers the data revisions of its geometry when it was packed
-(``data_revisions``: the vertex count and every field's ``field_revision``). When the
-scene's ``data_epoch`` moves, ``rewrite_geometry`` compares them: changed positions and
+(``data_revisions``: the vertex count and every field's ``field_revision``). When
+``engine.scene.geometry.data_epoch`` moves, ``rewrite_geometry`` compares them for the
+nodes drawing the geometries that changed (``engine.scene.geometry.changed_since``): changed positions and
 colours are copied into the node's vertex range (once per instance for an Instances
 node), changed normals, UVs, indices or a replaced material are only reported (the
 surface attributes and the primitive assembly are rebuilt from the geometry by their own
