@@ -4,9 +4,10 @@ frame count, size and fps), the same for a render in this process and one spread
 Dask workers, so both refuse the same arguments with the same messages and render the
 same frames.
 
-A motion is a ``CameraPath``, a ``CameraScript``, a path file (.json / .toml), or any
-function ``fn(camera, t)``: it may move the camera and animate nodes (it runs before
-each frame). Without one the camera circles the scene's bounding box once from where it
+A motion is a ``CameraPath``, a ``CameraScript``, a path file (.json / .toml), a clip
+(``engine.animation.clips.ClipMotion``, or a ``Clip`` / ``ClipPlayer`` played with a
+still camera; the video lasts its ``duration``), or any function ``fn(camera, t)``: it
+may move the camera and animate nodes (it runs before each frame). Without one the camera circles the scene's bounding box once from where it
 stands.
 """
 
@@ -22,8 +23,10 @@ from ..errors import EngineError, OutputError
 from ..io.video import output_kind
 from ..render.renderer import check_size
 from ..scene.camera import Camera
+from ..scene.clips import Clip
 from ..scene.graph import Scene
 from .camera_path import CameraPath, CameraScript
+from .clips import ClipMotion, ClipPlayer
 from .offline import MAX_FRAMES, check_frame_count, frame_count
 
 __all__ = ["DEFAULT_TURNTABLE_S", "VideoPlan", "plan_video"]
@@ -56,12 +59,15 @@ def _as_motion(motion, scene: Scene, camera: Camera, duration: float | None):
         from .pathfile import load_path
 
         motion = load_path(motion)
-    if isinstance(motion, (CameraPath, CameraScript)):
+    if isinstance(motion, (Clip, ClipPlayer)):
+        motion = ClipMotion(motion)  # a still camera
+    if isinstance(motion, (CameraPath, CameraScript, ClipMotion)):
         return motion, motion.duration or None
     if callable(motion):
         return CameraScript(motion), None
-    raise TypeError(f"motion must be a CameraPath, a CameraScript, a path file or a "
-                    f"function fn(camera, t), got {type(motion).__name__}")
+    raise TypeError(f"motion must be a CameraPath, a CameraScript, a path file, a clip "
+                    f"(Clip, ClipPlayer, ClipMotion) or a function fn(camera, t), got "
+                    f"{type(motion).__name__}")
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,27 @@ def index_arg(text: str) -> int:
     return v
 
 
+def indices_arg(text: str) -> tuple[int, ...]:
+    """argparse type: whole numbers >= 0 separated by commas ("0" or "0,1,0")."""
+    parts = text.split(",")
+    try:
+        return tuple(index_arg(p.strip()) for p in parts)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected N or N,M,... whole numbers >= 0, got {text!r}") from None
+
+
+def non_negative_seconds_arg(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}")
+    if not (math.isfinite(v) and v >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text!r}")
+    return v
+
+
 def folder_arg(text: str) -> str:
     """argparse type: an existing folder, as an absolute path (Dask workers get the same
     path)."""

@@ -29,7 +29,8 @@ from .args import (
     color_arg,
     count_arg,
     folder_arg,
-    index_arg,
+    indices_arg,
+    non_negative_seconds_arg,
     out_arg,
     seconds_arg,
     size_arg,
@@ -291,9 +292,19 @@ def _add_scene_options(p: argparse.ArgumentParser):
                    help="the file's up axis: 'z' turns Z-up data (LAS, most scans) into the "
                         "engine's +Y up (default: the format's own: z for LAS/LAZ, else y)")
     _add_root_option(p)
-    p.add_argument("--animation", type=index_arg, default=None, metavar="N",
+    p.add_argument("--animation", type=indices_arg, default=None, metavar="N[,M...]",
                    help="play the file's animation N (0-based): in the window, and in a "
-                        "video --out (whose length defaults to the animation's)")
+                        "video --out (whose length defaults to the animation's); N,M,... "
+                        "plays them one after another, each cross-fading into the next "
+                        "(the last one loops in the window)")
+    p.add_argument("--animation-speed", type=seconds_arg, default=1.0, metavar="X",
+                   help="animation seconds per second of playback (default 1; 2 = twice "
+                        "as fast)")
+    p.add_argument("--crossfade", type=non_negative_seconds_arg, default=0.5,
+                   metavar="SECONDS",
+                   help="with --animation N,M: seconds of playback over which each "
+                        "animation blends into the next, at the end of the one before "
+                        "(default 0.5; 0 cuts)")
     p.add_argument("--point-size", type=_positive, default=None, metavar="N",
                    help="splat size in pixels (default: per geometry)")
     p.add_argument("--backend", choices=BACKENDS, default=None,
@@ -363,15 +374,15 @@ def _scene_contents(scene) -> str:
 
 def _staged(args, scene, camera, **renderer_kwargs):
     """The loaded scene made ready the way --look, the file options and --camera say:
-    (camera, animation clip or None, camera path or None, Renderer)."""
+    (camera, animation clips or None, camera path or None, Renderer)."""
     from ..render.renderer import Renderer
 
     _apply_look(args, scene)
-    camera, clip = _file_options(args, scene, camera)
+    camera, clips = _file_options(args, scene, camera)
     path = _place_camera(args, scene, camera)
     renderer = Renderer(scene, camera, args.size, backend=args.backend,
                         point_size=args.point_size, **renderer_kwargs)
-    return camera, clip, path, renderer
+    return camera, clips, path, renderer
 
 
 def _apply_look(args, scene):
@@ -389,11 +400,11 @@ def _apply_look(args, scene):
 
 
 def _file_options(args, scene, camera):
-    """(camera, clip): --camera gltf:N and --animation N (engine.cli.files)."""
-    from .files import file_camera, file_clip
+    """(camera, clips): --camera gltf:N and --animation N[,M...] (engine.cli.files)."""
+    from .files import file_camera, file_clips
 
     camera = file_camera(args, scene, camera)
-    return camera, file_clip(args, scene, camera)
+    return camera, file_clips(args, scene, camera)
 
 
 def _place_camera(args, scene, camera):
@@ -461,9 +472,9 @@ def _cmd_render(args) -> int:
         t_setup = time.perf_counter()
         if preload is not None:
             preload.join()
-        camera, clip, path, renderer = _staged(args, scene, camera, raster=args.raster)
+        camera, clips, path, renderer = _staged(args, scene, camera, raster=args.raster)
         if animated:
-            return _render_animation(args, scene, camera, renderer, path, clip)
+            return _render_animation(args, scene, camera, renderer, path, clips)
         _aids(args, renderer)
         with Output(writer, 1) as out:
             t_frame = time.perf_counter()
@@ -526,9 +537,10 @@ def process_seconds() -> float | None:
         return None
 
 
-def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
+def _render_animation(args, scene, camera, renderer, path, clips=None) -> int:
     """--out video/frames: follow the camera path (or a turntable; a still camera when
-    an --animation plays) at t = k / fps.
+    an --animation plays: its clips in sequence, ``engine.cli.files.file_playback``) at
+    t = k / fps.
 
     Exit status: 0 when every frame is written, 130 after Ctrl-C and 143 after SIGTERM
     (the frames so far are kept), 2 (EngineError) for a frame count over MAX_FRAMES or
@@ -542,8 +554,13 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
     from ..progress import Progress
 
     duration = args.duration or (6.0 if path is None else path.duration)
-    if clip is not None and not args.duration:
-        duration = max(clip.duration, 0.0 if path is None else path.duration)
+    clip = None
+    if clips is not None:
+        from .files import file_playback
+
+        clip = file_playback(args, clips, loop=False)  # the last clip holds its end
+        if not args.duration:
+            duration = max(clip.duration, 0.0 if path is None else path.duration)
     if args.frames is not None:
         try:
             n = check_frame_count(args.frames)
@@ -551,9 +568,10 @@ def _render_animation(args, scene, camera, renderer, path, clip=None) -> int:
             raise EngineError(f"--frames {args.frames}: {exc}") from None
     else:
         if not duration > 0:
-            what = (f"--animation {args.animation}: the animation" if clip is not None
-                    else f"{args.camera}: the path")
-            raise EngineError(f"{what} lasts 0 s; give --duration or --frames")
+            what = (f"--animation {','.join(map(str, args.animation))}: the animation"
+                    + ("s last" if len(args.animation) > 1 else " lasts")
+                    if clip is not None else f"{args.camera}: the path lasts")
+            raise EngineError(f"{what} 0 s; give --duration or --frames")
         try:
             n = frame_count(duration, args.fps)
         except EngineError as exc:
@@ -680,12 +698,14 @@ def cmd_view(args) -> int:
             raise EngineError(f"--record {args.record}: camera path files end in .json or .toml")
     scene, camera = load_sources(args.files, args.size[0] / args.size[1], up=args.up,
                                  root=args.root)
-    camera, clip, playback, renderer = _staged(args, scene, camera)
+    camera, clips, playback, renderer = _staged(args, scene, camera)
     controls = _window_controls(args, scene, camera, renderer, playback)
-    if clip is not None:
-        from ..animation.clips import ClipPlayer
+    if clips is not None:
+        from .files import file_playback
 
-        controls = ClipPlayer(clip, controls)
+        player = file_playback(args, clips, loop=True)  # the last clip loops
+        player.inner = controls
+        controls = player
     aids = _aids(args, renderer)
     try:
         path = present(renderer, raster=args.raster, out=args.out, max_frames=args.frames,

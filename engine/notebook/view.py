@@ -71,7 +71,8 @@ class InteractiveView:
         camera, backend, point_size, draw, shading, background: as ``engine.show``.
 
     Attributes: renderer, camera, controller, scene; ``pointer`` (last pointer position,
-    framebuffer pixels) and ``frames`` (frames produced).
+    framebuffer pixels) and ``frames`` (frames produced); ``player``: the
+    ``engine.animation.clips.ClipPlayer`` that ``play`` started, or None.
     """
 
     def __init__(self, source, size=(640, 400), pixel_ratio: float = 1.0,
@@ -111,6 +112,7 @@ class InteractiveView:
         self.pointer: tuple[float, float] | None = None
         self._button: str | None = None
         self._last_time: float | None = None
+        self.player = None
         self.frames = 0
         self.closed = False
 
@@ -133,8 +135,23 @@ class InteractiveView:
 
     @property
     def animating(self) -> bool:
-        """Whether held keys move the camera, so frames should keep coming."""
-        return bool(self.controller.held)
+        """Whether held keys move the camera or a clip plays, so frames should keep
+        coming."""
+        return bool(self.controller.held) or bool(self.player is not None
+                                                  and self.player.playing)
+
+    def play(self, clip, loop: bool = True, speed: float = 1.0):
+        """Play ``clip`` (an ``engine.scene.clips.Clip``, e.g. ``model.clips[0]``) on
+        the frames' clock from now: ``ClipPlayer.play`` on ``player`` (made on first
+        use), so a second ``play`` cuts and ``player.crossfade(clip, seconds)`` blends.
+        Returns the player."""
+        from ..animation.clips import ClipPlayer
+
+        if self.player is None:
+            self.player = ClipPlayer()
+        self.player.play(clip, loop=loop, speed=speed)
+        self._last_time = None  # the clock starts at the next frame
+        return self.player
 
     def to_framebuffer(self, x: float, y: float) -> tuple[float, float]:
         """Logical (CSS) pixel position -> framebuffer pixels (top-left origin, y down)."""
@@ -233,6 +250,10 @@ class InteractiveView:
         now = time.perf_counter() if now is None else float(now)
         if self._last_time is not None and self.controller.held:
             self.controller.tick(min(MAX_DT, max(0.0, now - self._last_time)))
+        if self._last_time is not None and self.player is not None:
+            # clips follow the real clock (a slow frame shows a later pose, not a
+            # slower clip)
+            self.player.tick(max(0.0, now - self._last_time))
         self._last_time = now
         color = self.renderer.render(depth=False).color
         self.frames += 1

@@ -11,6 +11,7 @@ the framebuffer size, so HiDPI screens get sharp frames.
     w = engine.RenderWidget("model.glb", size=(640, 400))
     w            # last expression of a cell: shows it; drag to orbit, wheel to zoom
     w.camera     # the camera the drags move
+    w.play(model.clips[0])   # play a file's animation (then w.player.crossfade(...))
 """
 
 from __future__ import annotations
@@ -81,10 +82,22 @@ class RenderWidget(RemoteFrameBuffer):
             return None
         frame = self.view.frame()
         if self.view.animating:
-            self.request_draw()  # held keys keep the camera moving
+            self.request_draw()  # held keys keep the camera moving, clips play
         for callback in list(self.on_frame):
             callback(self, frame)
         return frame
+
+    def play(self, clip, loop: bool = True, speed: float = 1.0):
+        """Play ``clip`` in the view (``InteractiveView.play``): frames keep coming
+        while it plays. Returns the ``ClipPlayer`` (``crossfade(clip, seconds)`` to
+        blend into another clip, ``playing = False`` to pause)."""
+        player = self.view.play(clip, loop, speed)
+        self.request_draw()
+        return player
+
+    @property
+    def player(self):
+        return self.view.player
 
     def redraw(self):
         """Draw a new frame (after the scene or camera was changed from code)."""

@@ -10,7 +10,7 @@ here makes back-face culling and two-sided lighting follow it on every backend, 
 all take counter-clockwise as front. The assembly is rebuilt only when the batch's
 vertex layout or the scene's structure change (spawn/despawn, a repack, an Instances
 node growing, a draw mode or visibility change, a slot turning into or out of a mirror
-image), never per frame: moving or recolouring objects and hiding instances keep it. The arrays::
+image, a material's field assigned), never per frame: moving or recolouring objects and hiding instances keep it. The arrays::
 
     triangles     (T, 3) int64 vertex indices into the batch arrays
     tri_material  (T,) int32 index into ``materials``
@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import to_host
-from ..scene.material import Material
+from ..scene.material import Material, material_epoch
 
 __all__ = ["Primitives", "contents"]
 
@@ -67,7 +67,7 @@ class Primitives:
     def of(cls, batch, scene, cached: Primitives | None = None) -> Primitives:
         """The assembly for the batch's current contents (``cached`` when still valid)."""
         key = (id(batch), batch.layout_revision, batch.repacks, scene.structure_revision,
-               batch.vertex_count, batch.mirror_revision)
+               batch.vertex_count, batch.mirror_revision, material_epoch())
         if cached is not None and cached.key == key:
             return cached
         n = batch.vertex_count

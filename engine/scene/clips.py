@@ -23,6 +23,9 @@ t_d = t_k+1 - t_k and u = (t - t_k) / t_d::
 Before the first key a track holds the first value, after the last key the last one.
 Times are seconds; rotations are unit quaternions (x, y, z, w); weights are one number
 per morph target (``engine.scene.deform``), interpolated component by component.
+
+``Clip.sample(t)`` returns the pose without setting it (what blending two clips reads,
+``engine.animation.clips.ClipPlayer``); ``Clip.apply(t)`` sets it.
 """
 
 from __future__ import annotations
@@ -43,6 +46,22 @@ _ATTR = {"translation": "position", "rotation": "rotation", "scale": "scale",
          "weights": "morph_weights"}
 #: Largest key value accepted (keeps every interpolation step finite).
 MAX_VALUE = 1e30
+
+
+def _slerp_many(a: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row-wise ``engine.scene.transforms.slerp`` of (K, 4) unit quaternions at (K, 1)
+    fractions ``u``: the shortest arc (b negated where a.b < 0), a normalised lerp where
+    a.b > 0.9995."""
+    d = np.sum(a * b, axis=1, keepdims=True)
+    b = np.where(d < 0, -b, b)
+    d = np.abs(d)
+    near = d > 0.9995
+    theta = np.arccos(np.minimum(d, 1.0))
+    s = np.where(near, 1.0, np.sin(theta))
+    arc = (np.sin((1 - u) * theta) * a + np.sin(u * theta) * b) / s
+    lerp = a + u * (b - a)
+    lerp = lerp / np.linalg.norm(lerp, axis=1, keepdims=True)
+    return np.where(near, lerp, arc)
 
 
 class TransformTrack:
@@ -97,6 +116,11 @@ class TransformTrack:
         self.times, self.values = t, v
 
     @property
+    def attribute(self) -> str:
+        """The node attribute the track sets ("position", "rotation" or "scale")."""
+        return _ATTR[self.path]
+
+    @property
     def start(self) -> float:
         return float(self.times[0])
 
@@ -141,9 +165,46 @@ class TransformTrack:
             v = v / float(np.linalg.norm(v))
         return v
 
+    def values_at(self, times) -> np.ndarray:
+        """(K, D) float64 values at K times (seconds) at once: ``value_at`` of each,
+        vectorised (one pass whatever K; unit quaternions for rotations, the
+        shortest-arc slerp falling back to a normalised lerp for near-parallel keys as
+        ``engine.scene.transforms.slerp`` does). Raises ValueError for a non-finite
+        time."""
+        t = np.asarray(times, np.float64).reshape(-1)
+        if not np.all(np.isfinite(t)):
+            raise ValueError("times must be finite")
+        keys, n = self.times, self.times.size
+        if n == 1:
+            v = np.repeat(self._key(0)[None], t.size, axis=0)
+        else:
+            k = np.clip(np.searchsorted(keys, t, side="right") - 1, 0, n - 2)
+            td = keys[k + 1] - keys[k]
+            u = np.clip((t - keys[k]) / td, 0.0, 1.0)[:, None]
+            if self.interpolation == "step":
+                v = self.values[k]
+            elif self.interpolation == "linear":
+                a, b = self.values[k], self.values[k + 1]
+                v = _slerp_many(a, b, u) if self.path == "rotation" else a + (b - a) * u
+            else:
+                u2, u3, tdc = u * u, u * u * u, td[:, None]
+                v = ((2 * u3 - 3 * u2 + 1) * self.values[k, 1]
+                     + tdc * (u3 - 2 * u2 + u) * self.values[k, 2]
+                     + (-2 * u3 + 3 * u2) * self.values[k + 1, 1]
+                     + tdc * (u3 - u2) * self.values[k + 1, 0])
+            # outside the keys: the first and last values themselves, as value_at
+            v = np.where((t <= keys[0])[:, None], self._key(0), v)
+            v = np.where((t >= keys[-1])[:, None], self._key(n - 1), v)
+        if self.path == "rotation":
+            big = np.max(np.abs(v), axis=1, keepdims=True)
+            ok = big > 1e-150
+            v = np.where(ok, v / np.where(ok, big, 1.0), [0.0, 0.0, 0.0, 1.0])
+            v = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return v
+
     def apply(self, t: float):
         """Set the node's property to ``value_at(t)``."""
-        setattr(self.node, _ATTR[self.path], self.value_at(t))
+        setattr(self.node, self.attribute, self.value_at(t))
 
     def __repr__(self) -> str:
         return (f"TransformTrack({self.node.name!r}, {self.path}, {self.times.size} keys, "
@@ -171,8 +232,13 @@ class Clip:
                 raise TypeError(f"tracks must be TransformTrack objects, got {type(tr).__name__}")
         self._rest = {}
         for tr in self.tracks:
-            attr = _ATTR[tr.path]
+            attr = tr.attribute
             self._rest.setdefault((id(tr.node), attr), (tr.node, attr, getattr(tr.node, attr)))
+
+    def __setstate__(self, state):
+        # the rest values are keyed by id(node): a copy in another process has new ids
+        self.__dict__.update(state)
+        self._rest = {(id(n), a): (n, a, v) for n, a, v in state["_rest"].values()}
 
     @property
     def duration(self) -> float:
@@ -192,6 +258,26 @@ class Clip:
         """Pose every animated node at time ``t`` seconds."""
         for tr in self.tracks:
             tr.apply(t)
+
+    def sample(self, t: float) -> dict:
+        """The pose at ``t`` seconds without setting it: {(id(node), attribute): (node,
+        attribute, path, value)} with each track's ``value_at(t)`` (float64; a unit
+        quaternion for "rotation"). A property animated by several tracks keeps the
+        last one's value, as ``apply`` would."""
+        return {(id(tr.node), tr.attribute): (tr.node, tr.attribute, tr.path, tr.value_at(t))
+                for tr in self.tracks}
+
+    def sample_many(self, times) -> dict:
+        """The poses at K times at once: {(id(node), attribute): (node, attribute, path,
+        (K, D) values)} (``TransformTrack.values_at``), e.g. one clip time per instance
+        of an ``engine.scene.Instances`` node."""
+        return {(id(tr.node), tr.attribute): (tr.node, tr.attribute, tr.path,
+                                              tr.values_at(times)) for tr in self.tracks}
+
+    def rest_value(self, node: Node, attribute: str):
+        """The value ``node.<attribute>`` had when the clip was made (what ``reset``
+        restores). Raises KeyError when no track of the clip animates it."""
+        return self._rest[(id(node), attribute)][2]
 
     def reset(self):
         """Put every animated property back to its rest value."""

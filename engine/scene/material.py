@@ -23,7 +23,18 @@ import numpy as np
 
 from .colorspace import srgb_to_linear
 
-__all__ = ["FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture"]
+__all__ = ["FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture",
+           "material_epoch"]
+
+# Bumped when a field of an existing Material is assigned: the renderer's per-assembly
+# material tables (packed records, GL blocks) are rebuilt on the next frame.
+_material_epoch = [0]
+
+
+def material_epoch() -> int:
+    """Counter that changes whenever a field of an existing ``Material`` is assigned
+    (``mesh.material.color = ...``)."""
+    return _material_epoch[0]
 
 WRAP_MODES = ("repeat", "clamp", "mirror")   # glTF REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT
 FILTERS = ("nearest", "linear")
@@ -115,6 +126,44 @@ def _unit_float(name: str, v, lo=0.0, hi=1.0) -> float:
     return f
 
 
+def _checked_field(name: str, value):
+    """A Material field's stored value (the constructor's checks, for every assignment)."""
+    if name == "color":
+        c = np.asarray(value, np.float64).reshape(-1)
+        if c.shape not in ((3,), (4,)) or not np.all((c >= 0) & (c <= 1)):
+            raise ValueError(f"color must be 3 or 4 floats in [0, 1], got {value!r}")
+        return tuple(float(x) for x in (np.append(c, 1.0) if c.size == 3 else c))
+    if name == "shading":
+        if value not in SHADINGS:
+            raise ValueError(f"shading must be one of {', '.join(SHADINGS)}, got {value!r}")
+        return value
+    if name == "texture":
+        if value is not None and not isinstance(value, Texture):
+            raise ValueError(f"texture must be an engine.scene.Texture, got {type(value).__name__}")
+        return value
+    if name in ("vertex_colors", "double_sided", "blend"):
+        return bool(value)
+    if name == "specular":
+        return _unit_float("specular", value)
+    if name == "shininess":
+        return _unit_float("shininess", value, 1.0, 10000.0)
+    if name == "alpha_cutoff":
+        return None if value is None else _unit_float("alpha_cutoff", value)
+    if name == "emissive":
+        e = np.asarray(value, np.float64).reshape(-1)
+        if e.shape != (3,) or not np.all(np.isfinite(e) & (e >= 0)):
+            raise ValueError(f"emissive must be 3 finite floats >= 0, got {value!r}")
+        return tuple(float(x) for x in e)
+    if name == "maps":
+        maps = dict(value or {})
+        for role, tex in maps.items():
+            if not isinstance(tex, Texture):
+                raise TypeError(f"maps[{role!r}] must be an engine.scene.Texture, "
+                                f"got {type(tex).__name__}")
+        return maps
+    return value
+
+
 class Material:
     """Surface appearance of a mesh.
 
@@ -137,6 +186,9 @@ class Material:
         maps: other textures by role, e.g. "normal", "occlusion", "metallic_roughness",
             "emissive" (name -> ``Texture``). Kept, not drawn yet.
 
+    Assigning a field later (``material.shading = "unlit"``) is checked as the
+    constructor checks it and seen by the next frame (``material_epoch``).
+
     Raises:
         ValueError: a value out of range or an unknown shading.
     """
@@ -145,31 +197,23 @@ class Material:
                  vertex_colors: bool = True, specular: float = 0.0, shininess: float = 32.0,
                  double_sided: bool = False, alpha_cutoff: float | None = None,
                  blend: bool = False, emissive=(0.0, 0.0, 0.0), maps: dict | None = None):
-        c = np.asarray(color, np.float64).reshape(-1)
-        if c.shape not in ((3,), (4,)) or not np.all((c >= 0) & (c <= 1)):
-            raise ValueError(f"color must be 3 or 4 floats in [0, 1], got {color!r}")
-        self.color = tuple(float(x) for x in (np.append(c, 1.0) if c.size == 3 else c))
-        if shading not in SHADINGS:
-            raise ValueError(f"shading must be one of {', '.join(SHADINGS)}, got {shading!r}")
+        self.color = color  # each field checked by __setattr__
         self.shading = shading
-        if texture is not None and not isinstance(texture, Texture):
-            raise ValueError(f"texture must be an engine.scene.Texture, got {type(texture).__name__}")
         self.texture = texture
-        self.vertex_colors = bool(vertex_colors)
-        self.specular = _unit_float("specular", specular)
-        self.shininess = _unit_float("shininess", shininess, 1.0, 10000.0)
-        self.double_sided = bool(double_sided)
-        self.alpha_cutoff = None if alpha_cutoff is None else _unit_float("alpha_cutoff", alpha_cutoff)
-        self.blend = bool(blend)
-        e = np.asarray(emissive, np.float64).reshape(-1)
-        if e.shape != (3,) or not np.all(np.isfinite(e) & (e >= 0)):
-            raise ValueError(f"emissive must be 3 finite floats >= 0, got {emissive!r}")
-        self.emissive = tuple(float(x) for x in e)
-        self.maps = dict(maps or {})
-        for role, tex in self.maps.items():
-            if not isinstance(tex, Texture):
-                raise TypeError(f"maps[{role!r}] must be an engine.scene.Texture, "
-                                 f"got {type(tex).__name__}")
+        self.vertex_colors = vertex_colors
+        self.specular = specular
+        self.shininess = shininess
+        self.double_sided = double_sided
+        self.alpha_cutoff = alpha_cutoff
+        self.blend = blend
+        self.emissive = emissive
+        self.maps = maps
+
+    def __setattr__(self, name, value):
+        value = _checked_field(name, value)
+        if name in self.__dict__:
+            _material_epoch[0] += 1
+        object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
         return (f"Material(color={self.color}, shading={self.shading!r}, "

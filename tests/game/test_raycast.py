@@ -126,8 +126,7 @@ def test_the_bvh_follows_the_geometry_revision():
     first = mesh_bvh(mesh)
     assert mesh_bvh(mesh) is first  # built once
     assert ray_cast((0, 0, 5), (0, 0, -1), [node]).distance == pytest.approx(4.0, abs=1e-6)
-    mesh.positions *= 2  # edited in place: the revision tells the BVH
-    mesh.mark_changed()
+    mesh.update(positions=mesh.positions * 2)  # same size: the revision tells the BVH
     assert ray_cast((0, 0, 5), (0, 0, -1), [node]).distance == pytest.approx(3.0, abs=1e-6)
     assert mesh_bvh(mesh) is first  # same faces: refit, not rebuilt
     mesh.faces = mesh.faces[: mesh.face_count // 2]  # the top half (rings from +Y) only
@@ -180,8 +179,9 @@ def test_points_keep_their_bounding_sphere_and_bad_meshes_say_why():
     assert hit.triangle == 0 and hit.distance == pytest.approx(5.0)
     assert ray_cast((2.0, 1.9, 5), (0, 0, -1), [node]) is None
     assert mesh_bvh(holed).valid.tolist() == [True, False]
-    holed.positions[4] = (0, 5, 0)  # now finite: the revision makes it a rebuild
-    holed.mark_changed()
+    p = holed.positions.copy()
+    p[4] = (0, 5, 0)  # now finite: the revision makes it a rebuild
+    holed.update(positions=p)
     assert mesh_bvh(holed).valid.tolist() == [True, True]
     # triangle (5, 5), (0, 5), (0, 0): (2, 3) is inside it
     assert ray_cast((2.0, 3.0, 5), (0, 0, -1), [node]).triangle == 1

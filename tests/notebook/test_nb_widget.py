@@ -144,3 +144,36 @@ def test_the_widget_is_exported_and_takes_the_same_sources():
     assert w.scene.background[:3] == pytest.approx((1, 1, 1))
     assert type(w.controller).__name__ == "FlyController"
     assert w.get_frame().shape == (40, 64, 4)
+
+
+def test_a_playing_clip_keeps_frames_coming():
+    from engine.scene.clips import Clip, TransformTrack
+
+    async def run():
+        scene = engine.Scene(background=(0, 0, 0))
+        box = scene.add(engine.Node("box", geometry=engine.PointCloud(
+            [[0, 0, 0], [0.2, 0.2, 0]], colors="white", point_size=6)))
+        scene.add(engine.Node("frame", geometry=engine.PointCloud([[-2, -2, 0], [2, 2, 0]])))
+        slide = Clip("slide", [TransformTrack(box, "translation", [0, 1],
+                                              [[-1.5, 0, 0], [1.5, 0, 0]])])
+        w = RenderWidget(scene, size=(48, 32), backend="numpy")
+        comm = FrontendComm()
+        w.comm.send = comm.send
+        state(w, _has_visible_views=True)
+        message(w, {"type": "resize", "width": 48, "height": 32, "ratio": 1.0,
+                    "timestamp": time.time()})
+        await settle()
+        ack(w, comm)
+        player = w.play(slide, loop=True, speed=0.5)
+        assert w.player is player and w.view.animating
+        for _ in range(4):  # no input events: the playing clip asks for the frames
+            await settle(0.05)
+            ack(w, comm)
+        frames = comm.frames()
+        assert len(frames) >= 4 and player.clock > 0
+        assert not np.array_equal(frames[1][2], frames[-1][2])  # the box slid
+        player.playing = False
+        assert not w.view.animating
+        w.close()
+
+    asyncio.run(run())

@@ -21,6 +21,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -405,6 +406,76 @@ def frustum_culling():
         and not (f.color[..., :3] == 255).all(axis=-1).any())
 
 
+# mesh_edit: one triangle drawn, then one vertex moved (and every colour changed) by
+# Mesh.update between two frames of the same renderer, under an orthographic camera
+# (height 2.6 over 96 rows, looking down -z). The corners are given in screen pixels
+# (x right, y down) on the rasterizer's 1/256 px snapping grid, so the snapped triangle
+# is the exact one and coverage is exact integer arithmetic at the pixel centres.
+EDIT_BEFORE_PX = np.array([[10.5625, 85.25], [118.125, 80.375], [64.8125, 6.4375]])
+EDIT_AFTER_PX = np.array([[10.5625, 85.25], [118.125, 80.375], [96.6875, 3.125]])
+
+
+def _world(corners_px):
+    """(3, 3) world positions (z = 0) of screen-pixel corners under the parity camera."""
+    h = 2.6
+    w = h * SIZE[0] / SIZE[1]
+    x = corners_px[:, 0] / SIZE[0] * w - w / 2
+    y = h / 2 - corners_px[:, 1] / SIZE[1] * h
+    return np.stack([x, y, np.zeros(3)], axis=1)
+
+
+def analytic_coverage(corners_px):
+    """(H, W) bool: pixel centres strictly inside the triangle (screen pixels), from its
+    three edge functions in exact integers (units of 1/256 px); raises when a centre
+    lies on an edge (the answer would depend on the tie rule)."""
+    c = np.rint(corners_px * 256).astype(np.int64)
+    assert np.array_equal(c, corners_px * 256)  # on the grid
+    x, y = np.meshgrid(np.arange(SIZE[0]) * 256 + 128, np.arange(SIZE[1]) * 256 + 128)
+    edges = np.stack([(c[b, 0] - c[a, 0]) * (y - c[a, 1]) - (c[b, 1] - c[a, 1]) * (x - c[a, 0])
+                      for a, b in ((0, 1), (1, 2), (2, 0))])
+    assert (edges != 0).all()
+    return np.all(edges > 0, axis=0) | np.all(edges < 0, axis=0)
+
+
+def mesh_edit():
+    scene = Scene(background=(0, 0, 0))
+    mesh = Mesh(_world(EDIT_BEFORE_PX).astype(np.float32), [[0, 1, 2]],
+                colors=(1.0, 0.0, 0.0), material=Material(shading="unlit"))
+    scene.add(Node("tri", geometry=mesh))
+
+    def edit():
+        p = mesh.positions.copy()
+        p[2] = _world(EDIT_AFTER_PX)[2]
+        mesh.update(positions=p, colors=np.tile([0.0, 1.0, 0.0], (3, 1)))
+
+    before, after = analytic_coverage(EDIT_BEFORE_PX), analytic_coverage(EDIT_AFTER_PX)
+
+    def check(f, first):
+        moved = (f.depth < 1) != (first.depth < 1)
+        return ((first.depth < 1) == before).all() and (moved == (before ^ after)).all() \
+            and moved.sum() > 50 and (f.color[after][:, :3] == [0, 255, 0]).all() \
+            and (first.color[before][:, :3] == [255, 0, 0]).all()
+
+    return scene, _camera(scene, ortho=True), check, edit
+
+
+def material_edit():
+    scene = Scene(background=(0, 0, 0))
+    mesh = _quad(0.8, color=(1.0, 0.0, 0.0), shading="unlit")
+    scene.add(Node("quad", geometry=mesh))
+
+    def edit():  # a field of the drawn material, assigned in place
+        mesh.material.color = (0.0, 0.0, 1.0, 1.0)
+
+    def check(f, first):
+        covered = first.depth < 1
+        return covered.sum() > 1000 and (f.depth < 1).tolist() == covered.tolist() \
+            and (first.color[covered][:, :3] == [255, 0, 0]).all() \
+            and (f.color[covered][:, :3] == [0, 0, 255]).all()
+
+    return scene, _camera(scene), check, edit
+
+
 def points_and_surfaces():
     scene = Scene(background=(0, 0, 0))
     scene.add(Node("ball", geometry=_sphere(color=(0.5, 0.5, 0.5))))
@@ -522,7 +593,11 @@ FEATURES = {
     "hidden_lines": hidden_lines, "second_uv_set": second_uv_set,
     "mirrored_cube": mirrored_cube, "mirrored_double_sided": mirrored_double_sided,
     "skinning": skinning, "morph_targets": morph_targets,
+    "mesh_edit": mesh_edit, "material_edit": material_edit,
 }
+# Features whose builder also returns ``edit()``: applied between two frames of one
+# renderer; the check then takes (frame after, frame before).
+EDITS = {"mesh_edit", "material_edit"}
 
 # Cells a backend cannot draw yet, with the reason. Strict: a cell here that passes fails.
 GAPS = {
@@ -541,20 +616,28 @@ GAPS = {
 # --------------------------------------------------------------------- the renders
 def _scene(feature, tmp_path):
     build = FEATURES[feature]
-    return build(tmp_path) if feature == "second_uv_set" else build()
+    built = build(tmp_path) if feature == "second_uv_set" else build()
+    return built if feature in EDITS else (*built, None)
 
 
-def _render(backend, scene, cam, monkeypatch, native_dir):
-    """(frame, visibility keys or None, where the frame came from) on ``backend``."""
+def _render(backend, scene, cam, monkeypatch, native_dir, edit=None):
+    """(frame, visibility keys or None, where the frame came from) on ``backend``; with
+    ``edit``, the frame after it, drawn by the renderer that drew the frame before."""
     if backend == "gl":
         r = Renderer(scene, cam, SIZE, backend="numba", raster="gl")
         try:
+            if edit is not None:
+                r.render()
+                edit()
             return r.render(), r.visibility(), "gl"
         finally:
             r.close()
     if backend == "cuda":
         count = stand_in_device.install(monkeypatch, native_dir)
         r = Renderer(scene, cam, SIZE, backend="cupy")
+        if edit is not None:
+            r.render()
+            edit()
         count.kernels.clear()
         frame = r.render()
         # the frame must come out of the CUDA resolve kernels, not a host fallback
@@ -562,6 +645,9 @@ def _render(backend, scene, cam, monkeypatch, native_dir):
             else "host"
         return frame, r.visibility(), source
     r = Renderer(scene, cam, SIZE, backend=backend)
+    if edit is not None:
+        r.render()
+        edit()
     return r.render(), r.visibility(), backend
 
 
@@ -579,9 +665,14 @@ GL_COLOR_TOLERANCE = {
 def test_parity(backend, feature, monkeypatch, native_dir, tmp_path, request):
     if (backend, feature) in GAPS:
         request.applymarker(pytest.mark.xfail(reason=GAPS[backend, feature], strict=True))
-    scene, cam, check = _scene(feature, tmp_path)
+    scene, cam, check, edit = _scene(feature, tmp_path)
     ref = Renderer(scene, cam, SIZE, backend="numpy")
     want = ref.render()
+    if edit is not None:
+        first = want
+        edit()
+        want = ref.render()
+        check = functools.partial(check, first=first)
     want_keys = ref.visibility()
     assert want_keys is not None and want_keys.shape == (SIZE[1], SIZE[0])
     # the key buffer and the frame agree: depth from the keys, background where empty
@@ -591,7 +682,9 @@ def test_parity(backend, feature, monkeypatch, native_dir, tmp_path, request):
         want.depth[~empty])
     assert (want.color[empty] == background_rgba(scene.background)).all()
     assert check(want), f"{feature}: the reference frame does not show the feature"
-    got, keys, source = _render(backend, scene, cam, monkeypatch, native_dir)
+    if edit is not None:  # a fresh scene in its first state, edited between two frames
+        scene, cam, _, edit = _scene(feature, tmp_path)
+    got, keys, source = _render(backend, scene, cam, monkeypatch, native_dir, edit)
     assert source == backend, f"{feature} on {backend} was drawn by the {source} path"
     if backend == "gl":
         covered = (want.depth < 1) | (got.depth < 1)

@@ -57,7 +57,7 @@ class CudaBackend(Backend):
 
     def surface_vertices(self, batch, prims, view, attributes, with_shading, points,
                          deform=None):
-        self.surfaces.upload(prims, batch.colors, attributes, deform)
+        self.surfaces.upload(prims, batch.colors, attributes, deform, self.attribute_changes)
         return self.surfaces.vertex_stage(batch, view.view_projection,
                                           view.size if points else None)
 

@@ -82,6 +82,7 @@ class CudaSurfaces:
         self._attrs_host = None
         self._static_deform = self._deform_key = None
         self._deform_rev, self._deform_on = -1, False
+        self._attrs_version = None  # the attribute_changes version on the device
         self._points_out = OutputBuffers(self.xp)  # the points' projection, reused
         self.layout_rows = self.xp.asarray(layout_rows())
         self.offsets = self.xp.asarray(varying_offsets(kernel_varyings()))
@@ -149,15 +150,25 @@ class CudaSurfaces:
                      xp.ascontiguousarray(piece_tri), np.int64(m), adj, zc, wc,
                      np.int32(size[0]), np.int32(size[1]), np.int64(id_base), keys, *extra)
 
-    def upload(self, prims, colors, attributes, deform=None):
+    def upload(self, prims, colors, attributes, deform=None, changes=None):
         """Make the per-assembly device arrays, the (N, A) ``attributes`` (packed by
         the backend, engine.render.attributes) and the deformation tables
         (engine.render.deform, or None) current: uploads only what changed (the
-        per-frame joint matrices and morph weights in one copy each)."""
+        per-frame joint matrices and morph weights in one copy each). ``changes`` is
+        the backend's ``attribute_changes`` (version, rows rewritten in place or None):
+        the next version after the one uploaded copies just those rows."""
         self._upload_static(prims, colors)
-        if attributes is not self._attrs_host:
+        version, rows = changes if changes is not None else (None, None)
+        if attributes is not self._attrs_host or (
+                version != self._attrs_version
+                and (rows is None or self._attrs_version is None
+                     or version != self._attrs_version + 1)):
             self.attrs = self.xp.asarray(np.ascontiguousarray(attributes, np.float64))
             self._attrs_host = attributes
+        elif version != self._attrs_version:
+            for s, e in rows:
+                self.attrs[s:e] = self.xp.asarray(np.ascontiguousarray(attributes[s:e]))
+        self._attrs_version = version
         self._upload_deform(deform)
 
     def _upload_deform(self, deform):

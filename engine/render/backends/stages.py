@@ -125,6 +125,9 @@ class Backend:
     def __init__(self):
         self._host_colors_key = self._attributes_key = None
         self._deform = None
+        # (version, ranges or None): the rows of ``attributes`` the last change rewrote
+        # (None: all of them), for device copies (engine.render.backends.cupy_surfaces)
+        self.attribute_changes = (0, None)
         self._fallback = None
         self._fallback_logged = False
 
@@ -187,20 +190,45 @@ class Backend:
 
     def host_colors(self, batch) -> np.ndarray:
         """(N, 4) uint8 host copy of the batch's colours, copied again only when its
-        vertex revision changes (colours are static between repacks)."""
+        vertex revision changes (colours are static between repacks), and then only
+        the ranges geometry updates rewrote when that is all that changed
+        (``VertexBatch.edited_ranges``)."""
         key = (batch.vertex_revision, batch.vertex_count)
-        if self._host_colors_key != key:
-            self._host_colors = np.ascontiguousarray(to_host(batch.colors))
+        old = self._host_colors_key
+        if old != key:
+            ranges = (batch.edited_ranges(old[0]) if old is not None and old[1] == key[1]
+                      else None)
+            if ranges is None:
+                self._host_colors = np.ascontiguousarray(to_host(batch.colors))
+            else:
+                for s, e in ranges:
+                    self._host_colors[s:e] = to_host(batch.colors[s:e])
             self._host_colors_key = key
         return self._host_colors
 
     def attributes(self, batch, prims) -> np.ndarray:
         """(N, A) float64 host vertex attributes of the frame's meshes
         (engine.render.attributes.pack_attributes), packed again only when the assembly
-        or the vertex revision changes."""
+        or the vertex revision changes; after geometry updates alone
+        (``VertexBatch.edited_ranges``) only the updated meshes' rows are packed again,
+        in place, and ``attribute_changes`` names them."""
         key = (prims.key, id(prims), batch.vertex_revision, batch.vertex_count)
-        if self._attributes_key != key:
-            self._attributes = pack_attributes(prims.meshes, self.host_colors(batch))
+        old = self._attributes_key
+        if old != key:
+            ranges = (batch.edited_ranges(old[2]) if old is not None and old[:2] == key[:2]
+                      and old[3] == key[3] else None)
+            colors = self.host_colors(batch)
+            version = self.attribute_changes[0] + 1
+            if ranges is None:
+                self._attributes = pack_attributes(prims.meshes, colors)
+                self.attribute_changes = (version, None)
+            else:
+                rows = [r for r in prims.meshes
+                        if any(s < r[2] and r[1] < e for s, e in ranges)]
+                for g, start, stop, copies in rows:
+                    self._attributes[start:stop] = pack_attributes(
+                        [(g, 0, stop - start, copies)], colors[start:stop])
+                self.attribute_changes = (version, [(r[1], r[2]) for r in rows])
             self._attributes_key = key
         return self._attributes
 

@@ -26,6 +26,9 @@ and when free holes exceed half of the packed range the batch compacts itself wi
 repack (amortised over the frees). An Instances node that grows past its capacity is
 re-laid out the same way (old range freed, a new one allocated), never by a repack.
 
+Geometry data edited with ``Geometry.update`` (same vertex count) is rewritten in the
+node's range on the next ``sync``, without a repack; a new vertex count repacks.
+
 Per frame (``sync``) the world matrices come from the scene's
 ``engine.scene.world.WorldMatrices`` (array operations only: the nodes whose transform
 stamps changed and their descendants, level by level), Instances nodes are compared
@@ -43,6 +46,7 @@ One concept per module:
 - ``slots``: the model slots, their free list and the upload range;
 - ``instances``: what changed in an Instances node since it was drawn;
 - ``tints``: vertex colours (geometry x node tint x instance colour);
+- ``updates``: geometry data edits (``Geometry.update``) rewritten in place;
 - ``rebase``: the camera-relative precision origin and the model matrices against it.
 """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...scene.camera import Camera
+from ...scene.geometry import changed_since, data_epoch
 from ...scene.graph import Node, appearance_epoch, transform_epoch
 from ...scene.instances import Instances
 from . import rebase
@@ -15,8 +16,10 @@ from .ranges import RangeAllocator
 from .slots import SlotTable
 from .storage import VertexArrays, grown, to_module
 from .tints import node_colors, recolor_instances, recolor_nodes
+from .updates import data_revisions, rewrite_geometry
 
 MIN_VERTEX_GROWTH = 1024
+EDIT_LOG = 16  # geometry updates remembered for edited_ranges
 MIN_NODE_GROWTH = 64
 
 
@@ -35,7 +38,8 @@ class VertexBatch:
         origin: (3,) float64 precision origin (``engine.render.batch.rebase``).
         repacks: number of full repacks so far; spawns / despawns: incremental changes;
             growths: capacity reallocations (vertex arrays or model slots); uploads:
-            model uploads.
+            model uploads; data_updates: geometry data rewritten in place
+            (``engine.render.batch.updates``: ``Geometry.update`` of the same size).
         vertex_revision: bumped whenever positions, colors, object_id or point sizes
             change, so presenters holding copies (GL buffers) know to refresh them.
         layout_revision: bumped when the vertex layout changes (positions, object ids,
@@ -63,6 +67,9 @@ class VertexBatch:
         self._appearance = appearance_epoch()
         self.origin = np.zeros(3)
         self.repacks = self.uploads = self.spawns = self.despawns = self.growths = 0
+        self.data_updates = 0
+        self._data_epoch = data_epoch()
+        self._edit_log: list = []  # (vertex revision before, after, ranges) per update
         self.vertex_revision = 0
         self.layout_revision = 0
         self._synced_revision = -1
@@ -77,6 +84,8 @@ class VertexBatch:
         self._slot_of: dict[Node, int] = {}
         self._inst: dict[Node, InstanceSnapshot] = {}
         self._color_revs: dict[Node, int] = {}
+        self._data_revs: dict[Node, tuple] = {}  # node -> its geometry's data revisions drawn
+        self._nodes_of: dict = {}  # geometry -> the drawn nodes using it
         self._runs = np.zeros((0, 3), np.int64)
         self._runs_stale = False
 
@@ -243,6 +252,10 @@ class VertexBatch:
         for node, b in list(self._inst.items()):
             if b.layout_rev != node._layout_rev:
                 self._relayout(node)
+        if self._data_epoch != data_epoch():
+            changed = changed_since(self._data_epoch)
+            self._data_epoch = data_epoch()
+            self._sync_data(changed)
         if self._appearance != appearance_epoch():
             if recolor_nodes(self._color_revs, self.ranges, self._verts.col, self._inst,
                              self.xp):
@@ -262,6 +275,45 @@ class VertexBatch:
                 or self._inst):
             self._update_models(moved is not None)
         return changed
+
+    def _sync_data(self, geometries):
+        """Geometry data changed somewhere (``Geometry.update``; ``geometries``: which,
+        or None when unknown): rewrite the changed fields of the nodes drawing them in
+        place, or repack when a vertex count changed. Costs O(nodes drawing those
+        geometries), not O(nodes)."""
+        nodes = None
+        if geometries is not None:
+            nodes = list(dict.fromkeys(n for g in geometries for n in self._nodes_of.get(g, ())
+                                       if n in self._data_revs))
+        result = rewrite_geometry(self._data_revs, self.ranges, self._verts, self.xp,
+                                  self.copies, nodes)
+        if result is None:  # a vertex count changed: the ranges no longer fit
+            self._pack(self._drawable())
+            return
+        changed, ranges = result
+        if changed:
+            self.data_updates += 1
+            self.vertex_revision += 1
+            self._edit_log.append((self.vertex_revision - 1, self.vertex_revision, ranges))
+            del self._edit_log[:-EDIT_LOG]
+            if "index" in changed:
+                self.layout_revision += 1
+
+    def edited_ranges(self, since: int) -> list | None:
+        """The (start, stop) vertex ranges that geometry updates rewrote since vertex
+        revision ``since``, when those updates are all that changed the vertex data
+        since then (the last ``EDIT_LOG`` of them); None when anything else did (a
+        repack, spawn, recolour) or ``since`` is older: copies of the vertex data (host
+        attributes, device buffers) then refresh everything. [] when nothing changed."""
+        out, rev = [], self.vertex_revision
+        for before, after, ranges in reversed(self._edit_log):
+            if rev == since:
+                break
+            if after != rev:
+                return None
+            out.extend(ranges)
+            rev = before
+        return out if rev == since else None
 
     def _update_models(self, everything: bool):
         self._models.update(self._slots, self._inst, self.origin, everything)
@@ -393,6 +445,12 @@ class VertexBatch:
         b = self._inst.pop(node, None)
         slots = b.slots if b is not None else np.array([self._slot_of.pop(node)], np.int64)
         self._color_revs.pop(node, None)
+        self._data_revs.pop(node, None)
+        users = self._nodes_of.get(node.geometry, [])
+        if node in users:
+            users.remove(node)
+            if not users:
+                del self._nodes_of[node.geometry]
         self._verts.oid[s:e] = self._slots.capacity
         self._verts.add_size(self._slots.geometry[slots[0]].point_size, -1)
         self._alloc.free(s, e)
@@ -413,6 +471,8 @@ class VertexBatch:
         instanced = isinstance(node, Instances)
         self._slots.bind(slots, node, self._models.worlds.index(node), instanced)
         self._color_revs[node] = node._color_rev
+        self._data_revs[node] = data_revisions(node.geometry)
+        self._nodes_of.setdefault(node.geometry, []).append(node)
         if instanced:
             self._inst[node] = InstanceSnapshot(node, slots)
         else:
