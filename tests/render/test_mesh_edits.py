@@ -243,9 +243,11 @@ def test_material_fields_assigned_later_are_checked_and_drawn():
     scene, _, cam = _scene(mesh)
     r = Renderer(scene, cam, (16, 16), backend="numba")
     r.render()
-    mesh.material.color = (0, 0.5, 1)  # RGB: alpha 1, as the constructor takes it
-    assert mesh.material.color == (0.0, 0.5, 1.0, 1.0)
-    assert r.render().color[12, 4, :3].tolist() == [0, 128, 255]
+    # RGB: alpha 1, as the constructor takes it; 0.6 * 255 = 153 exactly (0.5 would be a
+    # rounding tie, 127.5, that the linear-light round trip may break either way)
+    mesh.material.color = (0, 0.6, 1)
+    assert mesh.material.color == (0.0, 0.6, 1.0, 1.0)
+    assert r.render().color[12, 4, :3].tolist() == [0, 153, 255]
     with pytest.raises(ValueError, match="shading must be one of lit, unlit, flat"):
         mesh.material.shading = "shiny"
     with pytest.raises(ValueError, match=r"specular must be in \[0.0, 1.0\]"):
