@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["Skin", "effective_morph_weights", "is_deformed", "joint_matrices",
-           "normal_matrices3", "normalized_influences", "posed_vertices"]
+           "normal_matrices3", "normalized_influences", "posed_vertices", "rig_chain"]
 
 
 class Skin:
@@ -239,3 +239,52 @@ def posed_vertices(node, frame: str = "world") -> tuple[np.ndarray, np.ndarray |
         length = np.linalg.norm(n, axis=1, keepdims=True)
         n = np.where(length > 0, n / np.where(length > 0, length, 1.0), 0.0)
     return p, n
+
+
+def rig_chain(mesh, bones: int = 3, name: str = "rig"):
+    """A mesh rigged along its Y axis with a chain of ``bones`` joints, for characters
+    built in code (tails, tentacles, a swaying figure): returns ``(root, joints)``, a
+    root Node holding joint 0 (joint i + 1 a child of joint i) and a node drawing a
+    skinned copy of ``mesh`` (same positions, faces, normals, colours, uvs, material).
+
+    Joint i stands at y_i = y_min + i L (L = (y_max - y_min) / bones, the mesh's extent
+    along Y split evenly; joint i's local position is (0, L, 0) for i > 0, (0, y_min, 0)
+    for joint 0), with inverse bind matrix T(0, -y_i, 0). A vertex at height y, with
+    u = (y - y_min) / L - 0.5 clamped to [0, bones - 1], has weight 1 - frac(u) on joint
+    floor(u) and frac(u) on the next: the skin bends smoothly between bone centres.
+    Rotate the joints (a clip's rotation tracks, or their ``rotation``) to bend it.
+
+    Raises:
+        ValueError: bones < 1, or a mesh with no extent along Y.
+    """
+    from .geometry import Mesh
+    from .graph import Node
+
+    b = int(bones)
+    if b < 1:
+        raise ValueError(f"bones must be >= 1, got {bones}")
+    y = mesh.positions[:, 1].astype(np.float64) + float(mesh.origin[1])
+    lo, hi = float(y.min()), float(y.max())
+    if not hi > lo:
+        raise ValueError("rig_chain: the mesh has no extent along Y to place bones on")
+    length = (hi - lo) / b
+    u = np.clip((y - lo) / length - 0.5, 0.0, b - 1)
+    first = np.minimum(np.floor(u).astype(np.int64), max(b - 2, 0))
+    frac = u - first
+    joints = np.zeros((len(y), 4), np.uint16)
+    weights = np.zeros((len(y), 4))
+    joints[:, 0], weights[:, 0] = first, 1.0 - frac
+    if b > 1:
+        joints[:, 1], weights[:, 1] = first + 1, frac
+    root = Node(name)
+    chain = [root.add(Node(f"{name} joint 0", position=(0.0, lo, 0.0)))]
+    for i in range(1, b):
+        chain.append(chain[-1].add(Node(f"{name} joint {i}", position=(0.0, length, 0.0))))
+    ibm = np.tile(np.eye(4), (b, 1, 1))
+    ibm[:, 1, 3] = -(lo + length * np.arange(b))
+    skinned = Mesh(np.asarray(mesh.positions) + mesh.origin, mesh.faces, colors=mesh.colors,
+                   normals=mesh.normals, uvs=mesh.uvs, material=mesh.material,
+                   joints=joints, weights=weights)
+    node = root.add(Node(f"{name} mesh", geometry=skinned))
+    node.skin = Skin(chain, ibm, name=name)
+    return root, chain
