@@ -247,7 +247,7 @@ def test_a_morph_that_moves_the_mesh_into_view_is_not_culled_by_its_rest_bounds(
     pos = np.array([[-0.5, -0.5, 0], [0.5, -0.5, 0], [0.5, 0.5, 0], [-0.5, 0.5, 0]],
                    np.float32)
     scene = Scene()
-    quad = scene.add(Node("quad", geometry=Mesh(
+    scene.add(Node("quad", geometry=Mesh(
         pos, [[0, 1, 2], [0, 2, 3]], morph_positions=np.tile([20.0, 0, 0], (1, 4, 1)),
         morph_weights=[1.0])))
     cam = scene.add(PerspectiveCamera(fov_y=40, aspect=4 / 3, near=0.1, far=50))
