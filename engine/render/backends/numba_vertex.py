@@ -78,6 +78,34 @@ _slot_matrices = numba.njit(parallel=True, **_opts)(_slot_matrices_body)
 
 
 @numba.njit(inline="always")
+def _point_span(p, lo, hi, c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23,
+                c30, c31, c32, c33, clip, width, height, eps, xy, depth, visible):
+    # clip space and window coordinates (_window's operations) with no branch in the
+    # loop, so LLVM vectorises it (the general loop's branches cost a 10^6-point cloud
+    # beside a mesh 36 ns a vertex instead of about 2); a second pass over the same
+    # cached rows resets the vertices that are not visible, as _window does
+    inf = np.inf
+    for i in range(lo, hi):
+        x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
+        a0 = c00 * x + c01 * y + c02 * z + c03
+        a1 = c10 * x + c11 * y + c12 * z + c13
+        a2 = c20 * x + c21 * y + c22 * z + c23
+        a3 = c30 * x + c31 * y + c32 * z + c33
+        clip[i, 0], clip[i, 1], clip[i, 2], clip[i, 3] = a0, a1, a2, a3
+        inv = 1.0 / a3
+        xy[i, 0] = (a0 * inv * 0.5 + 0.5) * width
+        xy[i, 1] = (0.5 - a1 * inv * 0.5) * height
+        depth[i] = a2 * inv * 0.5 + 0.5
+        visible[i] = ((a3 > eps) & (a3 < inf) & (abs(a0) <= a3) & (abs(a1) <= a3)
+                      & (abs(a2) <= a3))
+    for i in range(lo, hi):
+        if not visible[i]:
+            xy[i, 0] = 0.0
+            xy[i, 1] = 0.0
+            depth[i] = 1.0
+
+
+@numba.njit(inline="always")
 def _window(clip, i, width, height, eps, xy, depth, visible):
     # engine.render.backends.base.window_coordinates, one vertex
     x, y, z, w = clip[i, 0], clip[i, 1], clip[i, 2], clip[i, 3]
@@ -127,6 +155,10 @@ def _block(lo, hi, r, p, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, p
     n00, n01, n02 = nm[k, 0, 0], nm[k, 0, 1], nm[k, 0, 2]
     n10, n11, n12 = nm[k, 1, 0], nm[k, 1, 1], nm[k, 1, 2]
     n20, n21, n22 = nm[k, 2, 0], nm[k, 2, 1], nm[k, 2, 2]
+    if points and not shade and sb < 0 and nt == 0:  # a point cloud's block
+        _point_span(p, lo, hi, c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23,
+                    c30, c31, c32, c33, clip, width, height, eps, xy, depth, visible)
+        return
     for i in range(lo, hi):
         x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
         # morphed normal (the "normal" attribute) and the skin's matrices
