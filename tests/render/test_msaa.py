@@ -129,7 +129,7 @@ def test_fill_rule_covers_each_sample_once_across_a_shared_edge(backend):
 def test_depth_is_the_nearest_sample_and_visibility_sample_zero(backend):
     # two overlapping triangles at different depths share edge pixels
     scene, cam = _scene([(-100.0, -100.0), (200.0, -100.0), (-100.0, 200.0)],
-                        [(20.3, -50.0), (200.0, -50.0), (200.0, 200.0)])
+                        [(20.6, -50.0), (200.0, -50.0), (20.6, 200.0)])
     next(n for n in scene.traverse() if n.name == "t0").position = (0, 0, -1.0)  # farther
     r = Renderer(scene, cam, (W, H), backend=backend, msaa=4)
     frame = r.render()
