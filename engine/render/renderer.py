@@ -211,6 +211,7 @@ class Renderer:
                 from .gl import GLStages
 
                 self._gl_stages = GLStages(self.backend, self.gl)
+            self._gl_stages.samples = self.msaa
             return self._gl_stages
         return self.backend.for_frame(prims)
 

@@ -668,6 +668,11 @@ GAPS = {
     ("cuda", "hidden_lines"): "no CUDA line raster: frames with lines run on the host path",
     ("gl", "hidden_lines"): "GL line pixels follow the diamond-exit rule, not the software walk",
     ("cuda", "msaa4_lines"): "no CUDA line raster: frames with lines run on the host path",
+    # OpenGL 4.6 section 14.5.4: a multisampled line is a rectangle (area = its length);
+    # the software raster keeps one pixel per major-axis step at every sample (area =
+    # its major-axis extent): 3.6% more coverage in GL on this ring
+    ("gl", "msaa4_lines"): "GL multisampled lines are rectangles, software lines per-sample "
+                           "major-axis walks",
 }
 
 
@@ -748,6 +753,20 @@ def test_parity(backend, feature, monkeypatch, native_dir, tmp_path, request):
         scene, cam, _, edit = _scene(feature, tmp_path)
     got, keys, source = _render(backend, scene, cam, monkeypatch, native_dir, edit, msaa)
     assert source == backend, f"{feature} on {backend} was drawn by the {source} path"
+    if backend == "gl" and msaa > 1:
+        # GL multisampling has the driver's own sample pattern (llvmpipe: the mirror of
+        # the standard one after the row flip): the same total coverage along the edges
+        # within 2% (issue 21), not the same pixels
+        from engine.scene.colorspace import srgb_to_linear
+
+        lin_want = srgb_to_linear(want.color[..., 0] / 255.0)
+        lin_got = srgb_to_linear(got.color[..., 0] / 255.0)
+        full = lin_want.max()
+        edge = ((lin_want > 0) & (lin_want < full)) | ((lin_got > 0) & (lin_got < full))
+        assert edge.sum() > 100
+        assert abs(lin_got[edge].sum() - lin_want[edge].sum()) <= 0.02 * lin_want[edge].sum()
+        assert check(got), f"{feature}: the GL frame does not show the feature"
+        return
     if backend == "gl":
         covered = (want.depth < 1) | (got.depth < 1)
         diff = np.abs(want.color.astype(int) - got.color.astype(int)).max(axis=-1)

@@ -1,0 +1,32 @@
+#version 330 core
+// Resolves a multisampled frame (engine.render.gl.multisample): each pixel's samples,
+// stored as 8-bit sRGB like a single-sample frame, are decoded to linear light and
+// averaged, then encoded again (as the software path does, engine.render.msaa); the
+// depth written is the nearest sample's. sRGB transfer functions: IEC 61966-2-1.
+uniform sampler2DMS u_color;
+uniform sampler2DMS u_depth;
+uniform int u_samples;
+out vec4 f_color;
+
+vec3 srgb_decode(vec3 c) {
+    return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), step(0.04045, c));
+}
+
+vec3 srgb_encode(vec3 l) {
+    l = clamp(l, 0.0, 1.0);
+    return mix(l * 12.92, 1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055, step(0.0031308, l));
+}
+
+void main() {
+    ivec2 p = ivec2(gl_FragCoord.xy);
+    vec4 sum = vec4(0.0);
+    float z = 1.0;
+    for (int i = 0; i < u_samples; ++i) {
+        vec4 c = texelFetch(u_color, p, i);
+        sum += vec4(srgb_decode(c.rgb), c.a);
+        z = min(z, texelFetch(u_depth, p, i).r);
+    }
+    sum /= float(u_samples);
+    f_color = vec4(srgb_encode(sum.rgb), sum.a);
+    gl_FragDepth = z;
+}
