@@ -158,7 +158,8 @@ def render_multisampled(stages, inputs, view, samples: int):
     w, h = view.size
     keys = sample_keys(stages, inputs, view, samples)
     stages.rasterize(inputs, view)  # the pixel centres: the shading setup, line fragments
-    layers, counts = sample_layers(keys)
+    # the backend's compiled twin where it has one (engine.render.backends.numba_msaa)
+    layers, counts = getattr(stages, "sample_layers", sample_layers)(keys)
     xp = getattr(stages, "xp", np)
     xp_keys = (lambda a: a) if xp is np else (lambda a: xp.asarray(a))
     color = _resolved_color(stages, xp_keys(layers[0]), inputs, view)

@@ -165,3 +165,22 @@ def test_sample_positions_are_the_standard_patterns():
     # Vulkan's 4x locations (0.375, 0.125), (0.875, 0.375), (0.125, 0.625), (0.625, 0.875)
     np.testing.assert_array_equal(sample_offsets(4) + 0.5, [[0.375, 0.125], [0.875, 0.375],
                                                             [0.125, 0.625], [0.625, 0.875]])
+
+
+def test_compiled_layers_equal_the_reference():
+    from engine.render.backends.numba_msaa import sample_layers_numba
+    from engine.render.msaa import sample_layers
+
+    rng = np.random.default_rng(3)
+    for s in (2, 4, 8):
+        ids = rng.integers(0, 4, (s, 5000)).astype(np.uint64)
+        ids[:, :1000] = ids[0, :1000]  # uniform pixels
+        ids[ids == 3] = np.uint64(0xFFFFFFFF)  # empty samples
+        depth = rng.integers(1, 1 << 30, (s, 5000)).astype(np.uint64)
+        keys = np.where(ids == np.uint64(0xFFFFFFFF), np.uint64(0xFFFFFFFFFFFFFFFF),
+                        (depth << np.uint64(32)) | ids)
+        want, want_counts = sample_layers(keys)
+        got, got_counts = sample_layers_numba(keys)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got_counts, want_counts)
+        assert (want_counts.sum(axis=0) == s).all()

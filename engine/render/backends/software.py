@@ -237,6 +237,9 @@ class NumbaBackend(SoftwareBackend):
         self._resolve_points = _chosen_threads(st, "points resolve", lambda a: a[2][0] * a[2][1],
                                                numba_raster.resolve_point_keys)
         self._project = _chosen_threads(st, "points", lambda a: len(a[0]), self.projector.project)
+        from .numba_msaa import sample_layers_numba
+
+        self.sample_layers = sample_layers_numba  # engine.render.msaa's layers, compiled
 
 
 def _fragments_named(lines, keys, first_line_id):
