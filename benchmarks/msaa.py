@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from triangles import _FRAG, _VERT, base_mesh, make_scene  # noqa: E402
+from triangles import _FRAG, _VERT, base_mesh, make_scene
 
-from engine import Renderer  # noqa: E402
-from engine.render.renderer import parse_size  # noqa: E402
+from engine import Renderer
+from engine.render.renderer import parse_size
 
 
 def llvmpipe_msaa(scene, camera, size, samples=4):
@@ -112,7 +112,7 @@ def run(size, repeats):
         ratios["numba msaa 4 / llvmpipe 4x"] = ms["numba msaa 4"] / ms["llvmpipe 4x"]
     for name, q in ratios.items():
         print(f"{name:30s} {q:5.2f}x")
-    return {"size": list(size), "triangles": int(len(faces)), "median_ms": ms,
+    return {"size": list(size), "triangles": len(faces), "median_ms": ms,
             "ratios": ratios}
 
 

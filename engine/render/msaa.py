@@ -175,7 +175,11 @@ def render_multisampled(stages, inputs, view, samples: int):
         color = color.copy()
         color[mixed, :3] = to_unorm8(linear_to_srgb(acc[:, :3]))
         color[mixed, 3] = to_unorm8(acc[:, 3])
-    nearest = keys.min(axis=0)
+    # each layer keeps its primitive's nearest sample: the pixel's nearest is layer 0's
+    # where the samples agree, the least layer key where they do not
+    nearest = layers[0].copy()
+    if mixed.size:
+        nearest[mixed] = layers[:, mixed].min(axis=0)
     depth = (nearest >> _SHIFT).astype(np.uint32).view(np.float32)
     depth[nearest == EMPTY_KEY] = 1.0
     return Frame(color.reshape(h, w, 4), depth.reshape(h, w)), keys[0]

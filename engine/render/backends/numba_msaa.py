@@ -12,45 +12,37 @@ from .kernel_cache import cached
 __all__ = ["sample_layers_numba"]
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
-_LOW = np.uint64(0xFFFFFFFF)
 
 
 @numba.njit(parallel=True, **_opts)
 def _layers(keys, layers, counts, n_layers):
     s, p = keys.shape
     low = np.uint64(0xFFFFFFFF)
+    empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     for i in numba.prange(p):
-        # distinct ids of the pixel, ascending (insertion: S <= 8), each with its
-        # smallest key (nearest sample) and its sample count
-        ids = np.empty(8, np.uint64)
-        best = np.empty(8, np.uint64)
-        cnt = np.zeros(8, np.int64)
+        # the pixel's distinct ids, ascending (insertion, S <= 8), built in place in
+        # its column: layers[m, i] the id's smallest key (nearest sample), counts its
+        # samples; no per-pixel allocation
         n = 0
         for j in range(s):
             k = keys[j, i]
             d = k & low
             at = 0
-            while at < n and ids[at] < d:
+            while at < n and (layers[at, i] & low) < d:
                 at += 1
-            if at < n and ids[at] == d:
-                cnt[at] += 1
-                if k < best[at]:
-                    best[at] = k
+            if at < n and (layers[at, i] & low) == d:
+                counts[at, i] += 1
+                layers[at, i] = min(layers[at, i], k)
                 continue
             for m in range(n, at, -1):
-                ids[m], best[m], cnt[m] = ids[m - 1], best[m - 1], cnt[m - 1]
-            ids[at], best[at], cnt[at] = d, k, 1
+                layers[m, i] = layers[m - 1, i]
+                counts[m, i] = counts[m - 1, i]
+            layers[at, i] = k
+            counts[at, i] = 1
             n += 1
         n_layers[i] = n
-        if n == 1:  # uniform: layer 0 alone (its key the smallest of the samples)
-            layers[0, i] = best[0]
-            counts[0, i] = s
-        else:
-            for m in range(n):
-                layers[m, i] = best[m]
-                counts[m, i] = cnt[m]
         for m in range(n, s):
-            layers[m, i] = np.uint64(0xFFFFFFFFFFFFFFFF)
+            layers[m, i] = empty
             counts[m, i] = 0
 
 
