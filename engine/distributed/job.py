@@ -189,7 +189,7 @@ class RenderJob:
     point_size: float | None = None
     raster: str = "software"
     numba_threads: int | None = 1
-    msaa: int = 1
+    msaa: int = 4  # a video's default, as render_video's (engine.render.msaa)
     token: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
 
     def __post_init__(self):

@@ -80,8 +80,10 @@ def shifted_inputs(inputs, dx: float, dy: float, size):
     clip = inputs.clip
     if clip is not None:
         clip = clip.copy()
-        clip[:, 0] -= (2.0 * dx / w) * clip[:, 3]
-        clip[:, 1] += (2.0 * dy / h) * clip[:, 3]
+        # a non-finite vertex stays non-finite (inf - inf is NaN): the setup drops it
+        with np.errstate(invalid="ignore"):
+            clip[:, 0] -= (2.0 * dx / w) * clip[:, 3]
+            clip[:, 1] += (2.0 * dy / h) * clip[:, 3]
     p = inputs.projection
     if p is not None:
         xy = p.screen_xy.copy()
