@@ -1,11 +1,12 @@
 #version 330 core
+#extension GL_ARB_shader_texture_image_samples : enable
 // Resolves a multisampled frame (engine.render.gl.multisample): each pixel's samples,
 // stored as 8-bit sRGB like a single-sample frame, are decoded to linear light and
 // averaged, then encoded again (as the software path does, engine.render.msaa); the
 // depth written is the nearest sample's. sRGB transfer functions: IEC 61966-2-1.
 uniform sampler2DMS u_color;
 uniform sampler2DMS u_depth;
-uniform int u_samples;
+uniform int u_samples;  // the samples requested (the driver may store more)
 out vec4 f_color;
 
 vec3 srgb_decode(vec3 c) {
@@ -19,14 +20,21 @@ vec3 srgb_encode(vec3 l) {
 
 void main() {
     ivec2 p = ivec2(gl_FragCoord.xy);
+    // every sample the driver stores (llvmpipe stores 4 for a 2x request), where GLSL can
+    // ask; else the samples requested
+#ifdef GL_ARB_shader_texture_image_samples
+    int n = textureSamples(u_color);
+#else
+    int n = u_samples;
+#endif
     vec4 sum = vec4(0.0);
     float z = 1.0;
-    for (int i = 0; i < u_samples; ++i) {
+    for (int i = 0; i < n; ++i) {
         vec4 c = texelFetch(u_color, p, i);
         sum += vec4(srgb_decode(c.rgb), c.a);
         z = min(z, texelFetch(u_depth, p, i).r);
     }
-    sum /= float(u_samples);
+    sum /= float(n);
     f_color = vec4(srgb_encode(sum.rgb), sum.a);
     gl_FragDepth = z;
 }

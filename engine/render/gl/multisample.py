@@ -6,7 +6,8 @@ linear light and keeps the nearest sample's depth, as the software path does
 sRGB bytes instead, darkening every edge.
 
 The sample positions are the driver's: Mesa llvmpipe offers only 4 samples (a 2x request
-gets 4) in its own pattern; a request above ``GL_MAX_SAMPLES`` is an EngineError. So GL
+gets 4, and the resolve averages every sample stored, ``textureSamples``) in its own
+pattern; a request above ``GL_MAX_SAMPLES`` is an EngineError. So GL
 frames agree with the software path in total coverage along an edge, not pixel by
 pixel (tests/render/test_parity.py).
 """
@@ -55,7 +56,9 @@ class MultisampleTarget:
         target.use()
         self.color.use(0)
         self.depth.use(1)
-        self.program["u_samples"].value = self.samples
+        requested = self.program.get("u_samples", None)  # unused where GLSL can ask
+        if requested is not None:
+            requested.value = self.samples
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.depth_func = "1"
         try:
