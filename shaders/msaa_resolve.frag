@@ -2,7 +2,8 @@
 #extension GL_ARB_shader_texture_image_samples : enable
 // Resolves a multisampled frame (engine.render.gl.multisample): each pixel's samples,
 // stored as 8-bit sRGB like a single-sample frame, are decoded to linear light and
-// averaged, then encoded again (as the software path does, engine.render.msaa); the
+// averaged (straight alpha: colours weighted by their alpha), then encoded again (as the
+// software path does, engine.render.msaa); the
 // depth written is the nearest sample's. sRGB transfer functions: IEC 61966-2-1.
 uniform sampler2DMS u_color;
 uniform sampler2DMS u_depth;
@@ -27,14 +28,20 @@ void main() {
 #else
     int n = u_samples;
 #endif
-    vec4 sum = vec4(0.0);
+    vec3 rgb = vec3(0.0), plain = vec3(0.0);
+    float alpha = 0.0;
     float z = 1.0;
     for (int i = 0; i < n; ++i) {
         vec4 c = texelFetch(u_color, p, i);
-        sum += vec4(srgb_decode(c.rgb), c.a);
+        vec3 lin = srgb_decode(c.rgb);
+        rgb += c.a * lin;
+        plain += lin;
+        alpha += c.a;
         z = min(z, texelFetch(u_depth, p, i).r);
     }
-    sum /= float(n);
-    f_color = vec4(srgb_encode(sum.rgb), sum.a);
+    // straight alpha: the alpha-weighted colour (a transparent background adds coverage,
+    // not its colour); where every sample is transparent, the plain mean
+    rgb = alpha > 0.0 ? rgb / alpha : plain / float(n);
+    f_color = vec4(srgb_encode(rgb), alpha / float(n));
     gl_FragDepth = z;
 }

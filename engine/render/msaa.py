@@ -13,7 +13,9 @@ A frame with ``msaa=S`` (S in ``SAMPLE_COUNTS``) runs the backend's own stages
     layers = sample_layers(keys)                    per pixel, its distinct primitives
                                                     (and the background) with their
                                                     sample counts
-    colour = sum_k count_k / S * decode(resolve(layer k))   in linear light, then encoded
+    alpha  = sum_k count_k / S * alpha_k                     straight (not premultiplied)
+    colour = sum_k count_k / S * alpha_k * decode(resolve(layer k)) / alpha
+                                                    in linear light, then encoded
 
 Moving the grid by (dx, dy) pixels is the clip-space map ``x' = x - 2 dx / W * w``,
 ``y' = y + 2 dy / H * w`` (screen y runs down; depth and w unchanged), so each sample is
@@ -167,16 +169,25 @@ def render_multisampled(stages, inputs, view, samples: int):
     color = _resolved_color(stages, xp_keys(layers[0]), inputs, view)
     mixed = np.flatnonzero(counts[0] != samples)
     if mixed.size:
-        acc = np.zeros((mixed.size, 4))
+        rgb, plain, alpha = (np.zeros((mixed.size, 3)), np.zeros((mixed.size, 3)),
+                             np.zeros(mixed.size))
         for k in range(len(layers)):
             c = color if k == 0 else _resolved_color(stages, xp_keys(layers[k]), inputs, view)
-            wgt = (counts[k, mixed] / samples)[:, None]
+            wgt = counts[k, mixed] / samples
             px = c[mixed]
-            acc[:, :3] += wgt * _DECODE[px[:, :3]]
-            acc[:, 3] += wgt[:, 0] * px[:, 3] / 255.0  # straight alpha, linear
+            a = px[:, 3] / 255.0
+            lin = _DECODE[px[:, :3]]
+            rgb += (wgt * a)[:, None] * lin
+            plain += wgt[:, None] * lin
+            alpha += wgt * a
+        # straight alpha: the colour is the alpha-weighted mix (a transparent background
+        # adds coverage, not its colour); where every sample is transparent, the plain mix
+        seen = alpha > 0
+        rgb[seen] /= alpha[seen, None]
+        rgb[~seen] = plain[~seen]
         color = color.copy()
-        color[mixed, :3] = to_unorm8(linear_to_srgb(acc[:, :3]))
-        color[mixed, 3] = to_unorm8(acc[:, 3])
+        color[mixed, :3] = to_unorm8(linear_to_srgb(rgb))
+        color[mixed, 3] = to_unorm8(alpha)
     # each layer keeps its primitive's nearest sample: the pixel's nearest is layer 0's
     # where the samples agree, the least layer key where they do not
     nearest = layers[0].copy()

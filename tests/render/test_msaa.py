@@ -250,3 +250,29 @@ def test_cli_bad_msaa_is_one_line(tmp_path, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--msaa" in err[0] and "invalid choice: 3" in err[0]
+
+
+@pytest.mark.parametrize(("backend", "raster"), [("numpy", "software"), ("numba", "software"),
+                                                 ("numba", "gl")])
+def test_transparent_background_edges_have_straight_alpha(backend, raster):
+    # a white surface on a transparent background: edge pixels stay white (straight
+    # alpha) and carry their coverage in alpha (with the 1:3 edge's pattern error)
+    slope, y0 = 1 / 3, 9.3
+    tri = [(-200.0, -200 * slope + y0), (300.0, 300 * slope + y0), (50.0, 500.0)]
+    scene, cam = _scene(tri)
+    scene.background = (0.0, 0.0, 0.0, 0.0)
+    r = Renderer(scene, cam, (W, H), backend=backend, raster=raster, msaa=4)
+    try:
+        f = r.render()
+    finally:
+        r.close()
+    a = f.color[..., 3].astype(int)
+    partial = (a > 0) & (a < 255)
+    assert partial.sum() >= W // 2
+    assert (f.color[partial][:, :3] == 255).all()  # not darkened by the background
+    assert (f.color[a == 0][:, :3] == 0).all()
+    tol = _worst_case(4, -slope, 1.0) + 2 / 255
+    exact = np.array([[_clip_area(x, y, -slope, 1.0, -y0) for x in range(W)]
+                      for y in range(H)])
+    if raster == "software":  # GL's own pattern: not pixel by pixel
+        assert (np.abs(a / 255 - exact) <= tol).all()
