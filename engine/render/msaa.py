@@ -155,8 +155,8 @@ def _resolved_color(stages, keys, inputs, view) -> np.ndarray:
 
 
 def render_multisampled(stages, inputs, view, samples: int):
-    """One frame of ``inputs`` with ``samples`` per pixel on ``stages`` (a Backend or
-    software or CUDA backend) -> (Frame, sample 0's (W * H,) host key buffer).
+    """One frame of ``inputs`` with ``samples`` per pixel on ``stages`` (a software or
+    CUDA Backend) -> (Frame, sample 0's (W * H,) host key buffer).
 
     See the module docstring for the steps and the rules; the frame is on the host."""
     w, h = view.size
@@ -185,7 +185,6 @@ def render_multisampled(stages, inputs, view, samples: int):
         seen = alpha > 0
         rgb[seen] /= alpha[seen, None]
         rgb[~seen] = plain[~seen]
-        color = color.copy()
         color[mixed, :3] = to_unorm8(linear_to_srgb(rgb))
         color[mixed, 3] = to_unorm8(alpha)
     # each layer keeps its primitive's nearest sample: the pixel's nearest is layer 0's
