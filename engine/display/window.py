@@ -149,6 +149,7 @@ class Viewer:
             renderer.raster = raster
             self._points = PointPainter(self.ctx) if raster == "gl" else None
             self._surfaces = None  # the SurfacePainter, made when a frame has surfaces
+            self._multisample = None  # GL raster with renderer.msaa > 1 (gl.multisample)
             self._blit = ImageBlit(self.ctx) if raster == "software" else None
             self._overlay_blit = None  # made when a GL-raster frame has an overlay
             self._skipped_overlays: set[int] = set()  # warned about once
@@ -283,14 +284,33 @@ class Viewer:
             inputs = r.frame_inputs()
             if inputs.prims.has_surfaces and self._surfaces is None:
                 self._surfaces = SurfacePainter(self.ctx)
+            ms = self._multisample_target((w, h), r.msaa)
+            if ms is not None:  # drawn multisampled, resolved into the back buffer
+                ms.fbo.use()
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
                        self._surfaces, colors_revision=r.batch.vertex_revision)
+            if ms is not None:
+                ms.resolve_into(self.ctx.screen)
+                self.ctx.viewport = (0, 0, w, h)
             self._draw_overlays()
         else:
             # host=False: on the cupy backend the frame stays on the device and reaches
             # the texture by CUDA-GL interop; depth is not needed to show it.
             self._blit.draw(r.render(depth=False, host=False).color)
+
+    def _multisample_target(self, size, samples):
+        """The window's MultisampleTarget for GL raster with ``samples`` > 1 (kept while
+        the size and count stay), or None for one sample."""
+        ms = self._multisample
+        if ms is not None and (ms.size, ms.samples) != (tuple(size), samples):
+            ms.release()
+            ms = self._multisample = None
+        if samples > 1 and ms is None:
+            from ..render.gl.multisample import MultisampleTarget
+
+            ms = self._multisample = MultisampleTarget(self.ctx, size, samples)
+        return ms
 
     def _draw_overlays(self):
         """GL raster: the renderer's overlays that give an image and a rect (the
@@ -382,7 +402,8 @@ class Viewer:
         if self.window is None:
             return
         self.window.switch_to()
-        for obj in (self._points, self._surfaces, self._blit, self._overlay_blit):
+        for obj in (self._points, self._surfaces, self._blit, self._overlay_blit,
+                    getattr(self, "_multisample", None)):
             if obj is not None:
                 obj.release()
         self.window.close()

@@ -174,7 +174,7 @@ class RenderJob:
     moves it every frame; near/far and fov stay unless the motion sets them). motion:
     an object with ``apply(camera, t)`` depending on t only (a CameraPath). fps,
     frames: frame k is at t = k / fps, k < frames. size: (width, height) pixels.
-    backend, point_size, raster: as ``Renderer`` takes them. numba_threads: Numba
+    backend, point_size, raster, msaa: as ``Renderer`` takes them. numba_threads: Numba
     threads per worker thread (None: Numba's default); 1 by default, so N workers x 1
     thread use N cores and nothing more. token: names the job (Dask keys, worker caches).
     """
@@ -189,6 +189,7 @@ class RenderJob:
     point_size: float | None = None
     raster: str = "software"
     numba_threads: int | None = 1
+    msaa: int = 4  # a video's default, as render_video's (engine.render.msaa)
     token: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
 
     def __post_init__(self):
@@ -240,7 +241,7 @@ class RenderJob:
         if self.scene.data is None:  # a pickled camera travels as it was
             _restore_camera(camera, self.camera)
         renderer = Renderer(scene, camera, self.size, backend=self.backend,
-                            point_size=self.point_size, raster=self.raster)
+                            point_size=self.point_size, raster=self.raster, msaa=self.msaa)
         return renderer, (self.motion if motion is None else motion)
 
     def time(self, k: int) -> float:

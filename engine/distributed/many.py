@@ -84,7 +84,8 @@ class ManySpec:
     size: (width, height). format: png/jpg (a still) or mp4/gif (a turntable).
     turntable: seconds of one turn (clips only); fps: clip frame rate. camera:
     (azimuth, elevation, distance or None) or None for the default framing.
-    backend, point_size, draw, shading, background: as ``frustum render``.
+    backend, point_size, draw, shading, background: as ``frustum render``. msaa:
+    samples per pixel (engine.render.msaa), 4: anti-aliased images and clips.
     numba_threads: Numba threads per task; None: 1 on Dask workers (so they do not
     oversubscribe the cores), Numba's own default in this process. root: the folder
     every file's references may be read from (``engine.io.load``), or None.
@@ -102,6 +103,7 @@ class ManySpec:
     background: tuple | None = None
     numba_threads: int | None = None
     root: str | None = None
+    msaa: int = 4
 
     @property
     def clip(self) -> bool:
@@ -305,7 +307,7 @@ def render_item(spec: ManySpec, source: str) -> dict:
             az, el, dist = spec.camera
             camera.frame(scene.bounds(), azimuth=az, elevation=el, distance=dist)
         renderer = Renderer(scene, camera, spec.size, backend=spec.backend,
-                            point_size=spec.point_size)
+                            point_size=spec.point_size, msaa=spec.msaa)
         try:
             _set_numba_threads(spec.numba_threads)
             if not spec.clip:

@@ -191,7 +191,7 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
                  progress: bool = False, on_frame=None, client=None,
                  scheduler: str | None = None, workers: int | None = None,
                  threads_per_worker: int = 1, numba_threads: int | None = 1,
-                 draw=None, shading=None, background=None) -> RenderResult:
+                 draw=None, shading=None, background=None, msaa: int = 4) -> RenderResult:
     """``engine.render_video``: render ``scene`` seen by ``camera`` along ``motion`` into
     the video ``out``, in this process, or with its frames spread over Dask workers when
     ``client``, ``scheduler`` or ``workers`` is given; both write the same file, byte for
@@ -223,6 +223,8 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
             function). ``frames`` instead gives the frame count (1..1,000,000).
         size: (width, height) in pixels (an MP4 needs even sizes unless ``pad``).
         backend, raster, point_size: as ``engine.Renderer``.
+        msaa: samples per pixel (1, 2, 4, 8; engine.render.msaa): 4 by default, an
+            offline video is anti-aliased.
         pad: MP4 with an odd size: repeat one edge row/column instead of refusing.
         progress: print a progress line to stderr.
         on_frame: called as ``on_frame(k, frame)`` after frame k is written.
@@ -276,7 +278,7 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
     report = Progress(n) if progress else None
     if not any(v is not None for v in (client, scheduler, workers)):
         renderer = Renderer(scene, camera, size, backend=backend, point_size=point_size,
-                            raster=raster)
+                            raster=raster, msaa=msaa)
         try:
             writer = open_frame_writer(out, size, fps, pad=pad)
             return render_motion(renderer, plan.motion, fps, n, writer, report, on_frame)
@@ -288,7 +290,8 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
         source = SceneSource.from_file(source, draw, shading, background)
     job = RenderJob.create(scene if source is None else source, camera, plan.motion, fps, n,
                            size, backend=backend,
-                           point_size=point_size, raster=raster, numba_threads=numba_threads)
+                           point_size=point_size, raster=raster, numba_threads=numba_threads,
+                           msaa=msaa)
     writer = open_frame_writer(out, size, fps, pad=pad)
     hook = None if on_frame is None else (lambda k, color: on_frame(k, Frame(color, None)))
     try:

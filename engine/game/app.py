@@ -91,7 +91,9 @@ class App:
         update_hz: fixed simulation rate in Hz (> 0).
         seed: seed of ``self.rng`` (``numpy.random.Generator``); the same seed and the
             same inputs give the same headless run.
-        backend, point_size: passed to ``Renderer``.
+        backend, point_size: passed to ``Renderer``. msaa: samples per pixel (1, 2, 4, 8;
+            engine.render.msaa), 1 by default: each sample costs about one raster, and a
+            real-time loop keeps its frame rate.
         max_updates_per_frame: cap on catch-up updates after a long frame (the rest of
             the accumulated time is dropped instead of spiralling).
         show_fps: show the measured frame rate on the HUD (default: in a window only,
@@ -135,7 +137,8 @@ class App:
                  size=(640, 480), *, controller=None, update_hz: float = 120.0, seed: int = 0,
                  backend: str | None = None, point_size: float | None = None,
                  max_updates_per_frame: int = 8, show_fps: bool | None = None,
-                 title: str = "frustum", hud_font_size: int = 14, hud_font=None):
+                 title: str = "frustum", hud_font_size: int = 14, hud_font=None,
+                 msaa: int = 1):
         update_hz = float(update_hz)
         if not (update_hz > 0 and math.isfinite(update_hz)):
             raise ValueError(f"update_hz must be a positive number, got {update_hz}")
@@ -147,7 +150,7 @@ class App:
         self.camera = camera
         self.controller = controller
         self.renderer = Renderer(self.scene, camera, size, backend=backend,
-                                 point_size=point_size)
+                                 point_size=point_size, msaa=msaa)
         self.input = InputMap()
         self.hud = Hud(font_size=hud_font_size, font=hud_font)
         self.sounds = Sounds()

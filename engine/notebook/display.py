@@ -96,8 +96,9 @@ def to_scene(x, aspect: float = 16 / 9, camera=None, background=None):
 
 
 def render_still(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None,
-                 draw=None, shading=None, background=None):
-    """The ``Frame`` that ``show(x)`` displays for a scene, node, geometry or file."""
+                 draw=None, shading=None, background=None, msaa: int = 4):
+    """The ``Frame`` that ``show(x)`` displays for a scene, node, geometry or file
+    (``msaa`` samples per pixel, engine.render.msaa: 4 by default for a still)."""
     from ..render.renderer import Renderer, check_size
     from ..scene.graph import Scene
 
@@ -111,7 +112,8 @@ def render_still(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=Non
         from ..io.sources import apply_look
 
         apply_look(scene, draw, shading)
-    renderer = Renderer(scene, cam, (w, h), backend=backend, point_size=point_size)
+    renderer = Renderer(scene, cam, (w, h), backend=backend, point_size=point_size,
+                        msaa=msaa)
     try:
         return renderer.render(depth=False)
     finally:
@@ -126,14 +128,15 @@ def _is_media(x) -> bool:
 
 
 def show(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None, draw=None,
-         shading=None, background=None, width: int | None = None):
+         shading=None, background=None, width: int | None = None, msaa: int = 4):
     """Display ``x`` inline in Jupyter (see the module docstring for what ``x`` may be).
 
     size: (width, height) pixels of a rendered frame (default 800x450). camera: a
     Camera, or (azimuth, elevation[, distance]) degrees/world units. backend,
     point_size: as ``engine.Renderer``. draw, shading, background: as ``frustum render``
     (draw/shading for files, nodes and geometry; a Scene keeps its own). width: display
-    width of a clip in CSS pixels.
+    width of a clip in CSS pixels. msaa: samples per pixel of a rendered still (1, 2, 4
+    or 8; default 4, anti-aliased: engine.render.msaa).
 
     Returns None (the output is displayed, like ``print``); for the Frame itself use
     ``render_still``. Raises EngineError for something it cannot show, and when
@@ -159,5 +162,6 @@ def show(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None, draw=
             raise EngineError(f"{x}: no such file")
         obj = Media(x, width)
     else:
-        obj = render_still(x, size, camera, backend, point_size, draw, shading, background)
+        obj = render_still(x, size, camera, backend, point_size, draw, shading, background,
+                           msaa)
     display(obj)

@@ -69,6 +69,8 @@ class InteractiveView:
             devicePixelRatio; a resize event updates it).
         controller: "orbit" (around the scene centre) or "fly".
         camera, backend, point_size, draw, shading, background: as ``engine.show``.
+        msaa: samples per pixel (engine.render.msaa), 1 by default: the widget redraws
+            on every drag, where each sample would cost about one raster.
 
     Attributes: renderer, camera, controller, scene; ``pointer`` (last pointer position,
     framebuffer pixels) and ``frames`` (frames produced); ``player``: the
@@ -77,7 +79,7 @@ class InteractiveView:
 
     def __init__(self, source, size=(640, 400), pixel_ratio: float = 1.0,
                  controller: str = "orbit", camera=None, backend=None, point_size=None,
-                 draw=None, shading=None, background=None):
+                 draw=None, shading=None, background=None, msaa: int = 1):
         from ..controls.controllers import FlyController, OrbitController
         from ..errors import EngineError
         from ..render.renderer import Renderer, check_size
@@ -92,7 +94,7 @@ class InteractiveView:
 
             apply_look(self.scene, draw, shading)
         self.renderer = Renderer(self.scene, self.camera, (w, h), backend=backend,
-                                 point_size=point_size)
+                                 point_size=point_size, msaa=msaa)
         bounds = self.scene.bounds()
         if controller == "orbit":
             from ..scene.framing import view_target

@@ -300,7 +300,8 @@ def test_render_video_plays_a_player_schedule(rig, tmp_path):
     from PIL import Image
 
     frames = sorted((tmp_path / "frames").glob("*.png"))
-    still = engine.Renderer(scene, cam, (32, 24), backend="numpy").render().color
+    # render_video's default 4 samples per pixel (engine.render.msaa)
+    still = engine.Renderer(scene, cam, (32, 24), backend="numpy", msaa=4).render().color
     np.testing.assert_array_equal(np.asarray(Image.open(frames[-1]).convert("RGBA")), still)
     assert not np.array_equal(np.asarray(Image.open(frames[0]).convert("RGBA")), still)
 

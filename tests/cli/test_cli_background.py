@@ -40,7 +40,7 @@ def _quad_gltf(path, **material):
 def _render(tmp_path, source, out, *flags):
     out = tmp_path / out
     assert main(["render", str(source), "--out", str(out), "--size", SIZE,
-                 "--backend", "numba", *flags]) == 0
+                 "--backend", "numba", "--msaa", "1", *flags]) == 0  # exact pixels
     return out
 
 

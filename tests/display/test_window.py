@@ -50,9 +50,9 @@ def _run_probe(tmp_path, raster, xvfb):
     return json.loads((tmp_path / "result.json").read_text())
 
 
-def _reference(raster):
+def _reference(raster, msaa=1):
     scene, camera = probe_scene()
-    renderer = Renderer(scene, camera, SIZE, backend="numpy", raster=raster)
+    renderer = Renderer(scene, camera, SIZE, backend="numpy", raster=raster, msaa=msaa)
     try:
         return renderer.render().color
     finally:
@@ -61,15 +61,18 @@ def _reference(raster):
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("xvfb", [False, True], ids=["headless-egl", "xvfb"])
-@pytest.mark.parametrize("raster", ["gl", "software"])
-def test_window_screenshot_matches_offscreen_render(tmp_path, raster, xvfb):
+@pytest.mark.parametrize(("raster", "msaa"), [("gl", 1), ("software", 1), ("gl", 4),
+                                             ("software", 4)])
+def test_window_screenshot_matches_offscreen_render(tmp_path, raster, msaa, xvfb,
+                                                    monkeypatch):
+    monkeypatch.setenv("PROBE_MSAA", str(msaa))
     result = _run_probe(tmp_path, raster, xvfb)
     assert result["first"]["raster"] == raster
     assert result["first"]["frames"] == 2
     assert result["first"]["viewport"] == list(SIZE)
 
     shot = np.asarray(Image.open(tmp_path / "frame.png").convert("RGBA"))
-    ref = _reference(raster)
+    ref = _reference(raster, msaa)
     assert shot.shape == ref.shape == (SIZE[1], SIZE[0], 4)
     # Same Mesa driver, same inputs: the window shows exactly the offscreen frame.
     np.testing.assert_array_equal(shot, ref)

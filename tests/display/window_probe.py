@@ -11,6 +11,7 @@ per-frame callback, presses F12, resizes, presses Esc, and writes into OUT_DIR:
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -81,7 +82,9 @@ def main(out_dir: str, raster: str) -> int:
 
     out = Path(out_dir)
     scene, camera = probe_scene()
-    renderer = Renderer(scene, camera, SIZE, backend="numpy")
+    # PROBE_MSAA: samples per pixel (the test's msaa cases)
+    renderer = Renderer(scene, camera, SIZE, backend="numpy",
+                        msaa=int(os.environ.get("PROBE_MSAA", "1")))
     controller = RecordingController()
     callbacks = []
     viewer = Viewer(renderer, raster=raster, controller=controller,

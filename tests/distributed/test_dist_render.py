@@ -51,7 +51,8 @@ def test_the_job_is_plain_data_and_renders_what_the_renderer_renders(mesh_file):
     assert b"Renderer" not in blob and b"VertexBatch" not in blob
     assert job.scene.file == str(mesh_file.resolve())
     # Frames out of order on a fresh "worker" equal the in-order frames of one renderer.
-    ref = Renderer(scene, camera, SIZE, backend="numpy")
+    assert job.msaa == 4  # a video job's default samples per pixel, as render_video's
+    ref = Renderer(scene, camera, SIZE, backend="numpy", msaa=job.msaa)
     expected = []
     for k in range(8):
         path.apply(camera, k / 8)

@@ -53,7 +53,8 @@ def test_show_a_file_frames_it_like_frustum_render(shown, tmp_path):
     assert isinstance(frame, engine.Frame) and frame.color.shape == (54, 96, 4)
     scene, cam = load_source("demo", 96 / 54)
     np.testing.assert_array_equal(frame.color,
-                                  Renderer(scene, cam, (96, 54), backend="numpy").render().color)
+                                  Renderer(scene, cam, (96, 54), backend="numpy",
+                                           msaa=4).render().color)  # both default to 4
 
 
 def test_show_a_node_of_another_graph_leaves_the_graph_alone(shown):

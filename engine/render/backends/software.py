@@ -175,7 +175,9 @@ class SoftwareBackend(Backend):
                                   inputs.line_rgba[:, 0]))
         if lines is not None:
             # the resolve gave each line pixel its segment's first colour; the colour
-            # along the segment (engine.render.lines) replaces it
+            # along the segment (engine.render.lines) replaces it where ``keys`` still
+            # names that segment (a multisample layer may hold another primitive there)
+            lines = _fragments_named(lines, keys, len(col) + len(prims.triangles))
             frame.color.reshape(-1, 4)[lines.pixel] = fragment_colors(inputs.line_rgba,
                                                                       lines)
         return frame
@@ -235,6 +237,16 @@ class NumbaBackend(SoftwareBackend):
         self._resolve_points = _chosen_threads(st, "points resolve", lambda a: a[2][0] * a[2][1],
                                                numba_raster.resolve_point_keys)
         self._project = _chosen_threads(st, "points", lambda a: len(a[0]), self.projector.project)
+        from .numba_msaa import sample_layers_numba
+
+        self.sample_layers = sample_layers_numba  # engine.render.msaa's layers, compiled
+
+
+def _fragments_named(lines, keys, first_line_id):
+    """The LineFragments whose pixel's key in ``keys`` holds their own segment."""
+    own = (keys[lines.pixel] & np.uint64(0xFFFFFFFF)).astype(np.int64) \
+        == lines.segment + first_line_id
+    return lines if own.all() else type(lines)(*(a[own] for a in lines))
 
 
 def _numba_mark_culled(clip, visible, runs):

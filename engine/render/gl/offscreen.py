@@ -59,6 +59,7 @@ class OffscreenGL:
         self._surfaces = None
         self._fbo = None
         self._size = None
+        self._ms = None  # the MultisampleTarget of msaa frames (engine.render.gl.multisample)
         # the finalizer holds this object's attribute dict, never the object itself
         self._release = weakref.finalize(self, _release_gl, self.__dict__)
 
@@ -107,16 +108,33 @@ class OffscreenGL:
             return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
 
     def draw_frame(self, inputs, size, point_size=1.0, background=(0.0, 0.0, 0.0, 1.0),
-                   colors_revision=None):
+                   colors_revision=None, samples: int = 1):
         """Clear the framebuffer of ``size`` and draw one frame of vertex-stage output
-        (``FrameInputs``: surfaces and points) into it; ``read_frame`` reads it back."""
+        (``FrameInputs``: surfaces and points) into it; ``read_frame`` reads it back.
+        With ``samples`` > 1 the frame is drawn multisampled and resolved into it
+        (engine.render.gl.multisample)."""
         w, h = (int(v) for v in size)
         with self.ctx:
             fbo = self._framebuffer((w, h))
-            fbo.use()
-            fbo.clear(*(background_rgba(background) / 255.0), depth=1.0)
+            ms = self._multisample((w, h), samples) if samples > 1 else None
+            draw_into = fbo if ms is None else ms.fbo
+            draw_into.use()
+            draw_into.clear(*(background_rgba(background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), point_size, self.painter, self._surface_painter,
                        colors_revision)
+            if ms is not None:
+                ms.resolve_into(fbo)
+
+    def _multisample(self, size, samples):
+        """The MultisampleTarget of ``size`` and ``samples``, kept between frames."""
+        ms = self._ms
+        if ms is None or (ms.size, ms.samples) != (size, samples):
+            from .multisample import MultisampleTarget
+
+            if ms is not None:
+                ms.release()
+            ms = self._ms = MultisampleTarget(self.ctx, size, samples)
+        return ms
 
     def read_frame(self, size, depth: bool = True) -> Frame:
         """The framebuffer drawn by ``draw_frame`` -> host Frame (colour, and depth unless
@@ -159,6 +177,8 @@ def _release_gl(state: dict):
         state["painter"].release()
         if state["_surfaces"] is not None:
             state["_surfaces"].release()
+        if state["_ms"] is not None:
+            state["_ms"].release()
         fbo = state["_fbo"]
         if fbo is not None:
             for att in (*fbo.color_attachments, fbo.depth_attachment):

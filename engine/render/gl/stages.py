@@ -21,6 +21,7 @@ class GLStages(Backend):
     """
 
     name = "gl"
+    samples = 1  # GL multisampling (Renderer.msaa), engine.render.gl.multisample
 
     def __init__(self, compute: Backend, offscreen):
         super().__init__()
@@ -36,7 +37,7 @@ class GLStages(Backend):
         """Draw the frame into the framebuffer; GL keeps its depth buffer there, so there
         are no visibility keys to return (None)."""
         self.offscreen.draw_frame(inputs, view.size, view.point_size, view.background,
-                                  colors_revision=view.vertex_revision)
+                                  colors_revision=view.vertex_revision, samples=self.samples)
 
     def resolve(self, keys, inputs, view):
         """The fragments GL shaded while drawing: the colour read back as a host Frame

@@ -1,0 +1,198 @@
+"""Multisample anti-aliasing of the visibility buffer: S samples per pixel, each primitive
+of a pixel shaded once, weighted by the samples it covers.
+
+A frame with ``msaa=S`` (S in ``SAMPLE_COUNTS``) runs the backend's own stages
+(engine.render.backends.stages) as follows::
+
+    inputs = vertex_stage(...)                      once, as at S = 1
+    for each sample position (dx, dy):              the standard pattern, SAMPLE_POSITIONS
+        keys[s] = rasterize(shifted(inputs, dx, dy))    the whole raster (points,
+                                                    triangles, lines, fill rule) with the
+                                                    pixel grid moved onto that sample
+    rasterize(inputs)                               the pixel centres: the shading setup
+    layers = sample_layers(keys)                    per pixel, its distinct primitives
+                                                    (and the background) with their
+                                                    sample counts
+    alpha  = sum_k count_k / S * alpha_k                     straight (not premultiplied)
+    colour = sum_k count_k / S * alpha_k * decode(resolve(layer k)) / alpha
+                                                    in linear light, then encoded
+
+Moving the grid by (dx, dy) pixels is the clip-space map ``x' = x - 2 dx / W * w``,
+``y' = y + 2 dy / H * w`` (screen y runs down; depth and w unchanged), so each sample is
+the exact S = 1 raster at that sample position: the top-left fill rule covers each
+sample exactly once across a shared edge, and points and lines take part like
+triangles. Every primitive is shaded at the pixel centre (as GL without centroid
+sampling) from the centre raster's setup; a pixel whose samples all hold one primitive
+keeps the S = 1 colour byte for byte. The colours weighted are the 8-bit sRGB values the
+resolve writes, decoded to linear light (engine.scene.colorspace), so a mixed pixel is
+within half a level of the exact linear-light mix.
+
+Depth (``Frame.depth``) is each pixel's nearest sample; ``Renderer.visibility`` (and so
+picking, engine.render.picking) is sample 0's key buffer: the standard patterns put no
+sample at the pixel centre.
+
+Sample positions: Direct3D 11 ``D3D11_STANDARD_MULTISAMPLE_PATTERN`` (the Vulkan
+"standard sample locations", VkPhysicalDeviceLimits::standardSampleLocations), offsets
+from the pixel centre in 1/16 pixel, x right, y down.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import to_host
+from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
+from .frame import EMPTY_KEY, Frame
+
+__all__ = ["SAMPLE_COUNTS", "SAMPLE_POSITIONS", "check_msaa", "render_multisampled",
+           "sample_keys", "sample_layers", "sample_offsets", "shifted_inputs"]
+
+SAMPLE_POSITIONS = {
+    1: ((0, 0),),
+    2: ((4, 4), (-4, -4)),
+    4: ((-2, -6), (6, -2), (-6, 2), (2, 6)),
+    8: ((1, -3), (-1, 3), (5, 1), (-3, -5), (-5, 5), (-7, -1), (3, 7), (7, -7)),
+}
+SAMPLE_COUNTS = tuple(SAMPLE_POSITIONS)
+_LOW = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+# 8-bit sRGB -> linear light, the decode of a resolved colour byte
+_DECODE = srgb_to_linear(np.arange(256) / 255.0)
+
+
+def check_msaa(msaa, name: str = "msaa") -> int:
+    """``msaa`` as an int in SAMPLE_COUNTS; ValueError naming ``name`` otherwise."""
+    if isinstance(msaa, bool) or not isinstance(msaa, (int, np.integer)) \
+            or int(msaa) not in SAMPLE_POSITIONS:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, SAMPLE_COUNTS))} "
+                         f"(samples per pixel), got {msaa!r}")
+    return int(msaa)
+
+
+def sample_offsets(samples: int) -> np.ndarray:
+    """(S, 2) float64 sample offsets from the pixel centre in pixels (x right, y down)."""
+    return np.asarray(SAMPLE_POSITIONS[check_msaa(samples)], np.float64) / 16.0
+
+
+def shifted_inputs(inputs, dx: float, dy: float, size):
+    """``inputs`` (FrameInputs) with the pixel grid moved by (dx, dy) pixels: the clip
+    vertices mapped by ``x' = x - 2 dx / W * w``, ``y' = y + 2 dy / H * w`` and the
+    points' screen positions by (-dx, -dy), on the arrays' own module (NumPy or CuPy)."""
+    w, h = size
+    clip = inputs.clip
+    if clip is not None:
+        clip = clip.copy()
+        # a non-finite vertex stays non-finite (inf - inf is NaN): the setup drops it
+        with np.errstate(invalid="ignore"):
+            clip[:, 0] -= (2.0 * dx / w) * clip[:, 3]
+            clip[:, 1] += (2.0 * dy / h) * clip[:, 3]
+    p = inputs.projection
+    if p is not None:
+        xy = p.screen_xy.copy()
+        xy[:, 0] -= np.float32(dx)
+        xy[:, 1] -= np.float32(dy)
+        p = p._replace(screen_xy=xy)
+    return inputs._replace(clip=clip, projection=p)
+
+
+def sample_layers(keys: np.ndarray):
+    """(S, P) uint64 per-sample keys -> (layers (K, P) uint64, counts (K, P) int64).
+
+    Layer k holds each pixel's k-th distinct primitive (by id; ``EMPTY_KEY``, the
+    background, counts as one) with the depth of its nearest sample, and ``counts`` the
+    samples it covers (0 where a pixel has fewer than k + 1 distinct ones). K is the
+    largest number of distinct ids in any pixel. A pixel whose samples agree is layer 0
+    alone with count S."""
+    s, p = keys.shape
+    ids = keys & _LOW
+    uniform = (ids == ids[0]).all(axis=0)
+    layers = [keys.min(axis=0)]
+    counts = [np.where(uniform, s, 0)]
+    edge = np.flatnonzero(~uniform)
+    if edge.size:
+        # (id << 32 | depth) sorted per pixel: runs of one id, its nearest sample first
+        k = keys[:, edge]
+        swapped = np.sort((k << _SHIFT) | (k >> _SHIFT), axis=0)
+        sid = swapped >> _SHIFT
+        first = np.ones_like(sid, bool)
+        first[1:] = sid[1:] != sid[:-1]
+        run = np.cumsum(first, axis=0) - 1  # (S, E) layer of each sample
+        n_layers = int(run[-1].max()) + 1
+        lay = np.full((n_layers, edge.size), EMPTY_KEY, np.uint64)
+        cnt = np.zeros((n_layers, edge.size), np.int64)
+        cols = np.broadcast_to(np.arange(edge.size), run.shape)
+        np.add.at(cnt, (run, cols), 1)
+        r, c = np.nonzero(first)
+        lay[run[r, c], c] = (swapped[r, c] << _SHIFT) | (swapped[r, c] >> _SHIFT)
+        layers[0][edge] = lay[0]
+        counts[0][edge] = cnt[0]
+        for j in range(1, n_layers):
+            layer = np.full(p, EMPTY_KEY, np.uint64)
+            count = np.zeros(p, np.int64)
+            layer[edge], count[edge] = lay[j], cnt[j]
+            layers.append(layer)
+            counts.append(count)
+    return np.stack(layers), np.stack(counts)
+
+
+def sample_keys(stages, inputs, view, samples: int) -> np.ndarray:
+    """(S, W * H) uint64 host keys: the backend's whole raster (``stages.rasterize``) of
+    ``inputs`` once per sample position, the pixel grid moved onto it
+    (``shifted_inputs``)."""
+    w, h = view.size
+    out = np.empty((samples, w * h), np.uint64)
+    for s, (dx, dy) in enumerate(sample_offsets(samples)):
+        keys = stages.rasterize(shifted_inputs(inputs, dx, dy, view.size), view)
+        out[s] = to_host(keys)[: w * h]  # a copy: backends reuse their key buffer
+    return out
+
+
+def _resolved_color(stages, keys, inputs, view) -> np.ndarray:
+    """(P, 4) uint8 host colour of one layer resolved by the backend's own stages."""
+    frame = stages.resolve(keys, inputs, view)
+    frame = stages.read(frame, depth=False, host=True, copy=True)
+    return np.array(to_host(frame.color), np.uint8).reshape(-1, 4)
+
+
+def render_multisampled(stages, inputs, view, samples: int):
+    """One frame of ``inputs`` with ``samples`` per pixel on ``stages`` (a software or
+    CUDA Backend) -> (Frame, sample 0's (W * H,) host key buffer).
+
+    See the module docstring for the steps and the rules; the frame is on the host."""
+    w, h = view.size
+    keys = sample_keys(stages, inputs, view, samples)
+    stages.rasterize(inputs, view)  # the pixel centres: the shading setup, line fragments
+    # the backend's compiled twin where it has one (engine.render.backends.numba_msaa)
+    layers, counts = getattr(stages, "sample_layers", sample_layers)(keys)
+    xp = getattr(stages, "xp", np)
+    xp_keys = (lambda a: a) if xp is np else (lambda a: xp.asarray(a))
+    color = _resolved_color(stages, xp_keys(layers[0]), inputs, view)
+    mixed = np.flatnonzero(counts[0] != samples)
+    if mixed.size:
+        rgb, plain, alpha = (np.zeros((mixed.size, 3)), np.zeros((mixed.size, 3)),
+                             np.zeros(mixed.size))
+        for k in range(len(layers)):
+            c = color if k == 0 else _resolved_color(stages, xp_keys(layers[k]), inputs, view)
+            wgt = counts[k, mixed] / samples
+            px = c[mixed]
+            a = px[:, 3] / 255.0
+            lin = _DECODE[px[:, :3]]
+            rgb += (wgt * a)[:, None] * lin
+            plain += wgt[:, None] * lin
+            alpha += wgt * a
+        # straight alpha: the colour is the alpha-weighted mix (a transparent background
+        # adds coverage, not its colour); where every sample is transparent, the plain mix
+        seen = alpha > 0
+        rgb[seen] /= alpha[seen, None]
+        rgb[~seen] = plain[~seen]
+        color[mixed, :3] = to_unorm8(linear_to_srgb(rgb))
+        color[mixed, 3] = to_unorm8(alpha)
+    # each layer keeps its primitive's nearest sample: the pixel's nearest is layer 0's
+    # where the samples agree, the least layer key where they do not
+    nearest = layers[0].copy()
+    if mixed.size:
+        nearest[mixed] = layers[:, mixed].min(axis=0)
+    depth = (nearest >> _SHIFT).astype(np.uint32).view(np.float32)
+    depth[nearest == EMPTY_KEY] = 1.0
+    return Frame(color.reshape(h, w, 4), depth.reshape(h, w)), keys[0]
+
