@@ -19,7 +19,7 @@ from ..arrays import to_host
 from ..scene.camera import Camera
 from ..scene.graph import Scene
 from .backends import Projection, get_backend
-from .backends.stages import FrameInputs, FrameView
+from .backends.stages import LIGHTING, FrameInputs, FrameView, frame_features
 from .batch import VertexBatch
 from .frame import Frame
 from .primitives import Primitives
@@ -190,12 +190,15 @@ class Renderer:
         """The stages that draw this frame: GL's for raster "gl", else the backend's (or
         its fallback for a feature it lacks, engine.render.backends.stages.Backend)."""
         if self.raster == "gl":
+            missing = frame_features(prims, self.scene) & LIGHTING
+            if missing:  # GLSL draws none of these yet: the compute backend's path does
+                return self.backend.for_frame(prims, self.scene)
             if self._gl_stages is None:
                 from .gl import GLStages
 
                 self._gl_stages = GLStages(self.backend, self.gl)
             return self._gl_stages
-        return self.backend.for_frame(prims)
+        return self.backend.for_frame(prims, self.scene)
 
     def visibility(self) -> np.ndarray | None:
         """The visibility keys of the last software frame: (H, W) uint64, a host copy.

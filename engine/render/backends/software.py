@@ -31,7 +31,7 @@ from ..surface_vertices import surface_vertices
 from ..triangles import Workspace, raster_triangles, setup_triangles
 from .base import OutputBuffers
 from .numpy_backend import NumpyProjector
-from .stages import Backend
+from .stages import FEATURES, LIGHTING, Backend
 
 __all__ = ["NumbaBackend", "NumpyBackend", "SoftwareBackend"]
 
@@ -207,6 +207,11 @@ class NumbaBackend(SoftwareBackend):
     name = "numba"
     transforms = "numba"
     reuses_setup = True
+    # the compiled resolve draws Lambert + Blinn-Phong under directional and point lights
+    features = FEATURES - LIGHTING
+
+    def make_fallback(self):
+        return NumpyBackend()
 
     def __init__(self):
         from .numba_backend import NumbaProjector
