@@ -234,7 +234,7 @@ class SurfaceShader:
         world = self.varyings[:, _POSITION]
         p = vals[:, _POSITION]
         geo = _unit(np.cross(world[v[:, 1]] - world[v[:, 0]], world[v[:, 2]] - world[v[:, 0]]))
-        if mat.shading == "flat":
+        if mat.shading == "flat" or (mat.shading == "pbr" and mat.flat_normals):
             n = geo
         else:
             n = _unit(vals[:, _NORMAL])

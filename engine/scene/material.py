@@ -148,7 +148,7 @@ def _checked_field(name: str, value):
         if value is not None and not isinstance(value, Texture):
             raise ValueError(f"texture must be an engine.scene.Texture, got {type(value).__name__}")
         return value
-    if name in ("vertex_colors", "double_sided", "blend"):
+    if name in ("vertex_colors", "double_sided", "blend", "flat_normals"):
         return bool(value)
     if name == "specular":
         return _unit_float("specular", value)
@@ -203,6 +203,8 @@ class Material:
         roughness: "pbr" perceptual roughness in [0, 1] (glTF roughnessFactor; the GGX
             alpha is its square).
         occlusion_strength: in [0, 1], glTF occlusionTexture.strength.
+        flat_normals: "pbr" with each triangle's own normal (a glTF primitive without
+            NORMAL: the spec's flat normals), as "flat" is "lit" with them.
 
     Assigning a field later (``material.shading = "unlit"``) is checked as the
     constructor checks it and seen by the next frame (``material_epoch``).
@@ -216,7 +218,7 @@ class Material:
                  double_sided: bool = False, alpha_cutoff: float | None = None,
                  blend: bool = False, emissive=(0.0, 0.0, 0.0), maps: dict | None = None,
                  metallic: float = 0.0, roughness: float = 0.5,
-                 occlusion_strength: float = 1.0):
+                 occlusion_strength: float = 1.0, flat_normals: bool = False):
         self.color = color  # each field checked by __setattr__
         self.shading = shading
         self.texture = texture
@@ -231,6 +233,7 @@ class Material:
         self.metallic = metallic
         self.roughness = roughness
         self.occlusion_strength = occlusion_strength
+        self.flat_normals = flat_normals
 
     def __setattr__(self, name, value):
         value = _checked_field(name, value)
