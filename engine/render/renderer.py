@@ -85,6 +85,9 @@ class Renderer:
             and warns once about the others.
         batch: the VertexBatch (device arrays of the packed scene).
         backend: the Backend (engine.render.backends.stages).
+        drawn_by: the name of the stages that drew the last frame: the backend's, its
+            fallback's for a frame needing a feature it lacks ("numpy" for PBR
+            materials on Numba so far), or "gl"; None before the first frame.
         projector: the backend's projector (the vertex projection alone).
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
             raster "gl" (raises engine.render.gl.GLUnavailable when no context can be made).
@@ -111,6 +114,7 @@ class Renderer:
         self._gl_stages = None
         self._prims = None
         self._visibility = None  # (key buffer, size) of the last frame (host or device)
+        self.drawn_by = None
 
     @property
     def projector(self):
@@ -242,6 +246,7 @@ class Renderer:
         prims = self._assembly()  # the one batch sync of the frame
         view = self._view(reuse_output=not copy)
         stages = self._stages(prims)
+        self.drawn_by = stages.name
         inputs = stages.vertex_stage(self.batch, prims, view)
         keys = stages.rasterize(inputs, view)
         frame = stages.resolve(keys, inputs, view)
