@@ -84,7 +84,8 @@ class ManySpec:
     size: (width, height). format: png/jpg (a still) or mp4/gif (a turntable).
     turntable: seconds of one turn (clips only); fps: clip frame rate. camera:
     (azimuth, elevation, distance or None) or None for the default framing.
-    backend, point_size, draw, shading, background: as ``frustum render``.
+    backend, point_size, draw, shading, background, exposure, tone_map: as ``frustum
+    render``.
     numba_threads: Numba threads per task; None: 1 on Dask workers (so they do not
     oversubscribe the cores), Numba's own default in this process. root: the folder
     every file's references may be read from (``engine.io.load``), or None.
@@ -102,6 +103,8 @@ class ManySpec:
     background: tuple | None = None
     numba_threads: int | None = None
     root: str | None = None
+    exposure: float | None = None
+    tone_map: str | None = None
 
     @property
     def clip(self) -> bool:
@@ -300,7 +303,8 @@ def render_item(spec: ManySpec, source: str) -> dict:
     w, h = spec.size
     try:
         scene, camera = load_source(source, w / h, root=spec.root)
-        apply_look(scene, spec.draw, spec.shading, spec.background)
+        apply_look(scene, spec.draw, spec.shading, spec.background, exposure=spec.exposure,
+                   tone_map=spec.tone_map)
         if spec.camera is not None:
             az, el, dist = spec.camera
             camera.frame(scene.bounds(), azimuth=az, elevation=el, distance=dist)
