@@ -298,15 +298,50 @@ def test_scene_settings_are_checked():
         Material(metallic=2)
 
 
-@pytest.mark.parametrize("backend", ["numba"])
-def test_compiled_backends_draw_pbr_frames_as_the_reference(backend):
-    # the Numba resolve has no PBR kind yet: such frames run on the NumPy reference
-    mat = Material(color=(0.8, 0.5, 0.3), shading="pbr", metallic=0.5, roughness=0.4)
-    scene, cam = ortho_scene(quad(mat), directional([0.2, 0.3, 1.0]))
-    r = Renderer(scene, cam, (SIZE, SIZE), backend=backend)
+def _mapped_material(flat=False):
+    rng = np.random.default_rng(3)
+    maps = {role: Texture(rng.integers(0, 256, (5, 7, 4), dtype=np.uint8))
+            for role in ("metallic_roughness", "occlusion", "emissive")}
+    return Material(color=(0.8, 0.5, 0.3), shading="pbr", metallic=0.9, roughness=0.7,
+                    emissive=(0.3, 0.1, 0.0), maps=maps, occlusion_strength=0.6,
+                    texture=Texture(rng.integers(0, 256, (4, 3, 4), dtype=np.uint8)),
+                    flat_normals=flat, double_sided=True)
+
+
+@pytest.mark.parametrize("perspective", [False, True])
+@pytest.mark.parametrize("flat", [False, True])
+def test_numba_draws_pbr_as_the_reference(perspective, flat):
+    from engine import AmbientLight
+    from engine.scene.procedural import icosphere
+
+    v, f = icosphere(2)
+    ball = Node("ball", geometry=Mesh(v.astype(np.float32), f, uvs=(v[:, :2] + 1) / 2,
+                                      material=_mapped_material(flat)))
+    ball.position = (0.6, 0.0, 0.0)
+    plain = quad(Material(color=(0.2, 0.6, 0.9), shading="pbr", metallic=0.1, roughness=0.3),
+                 size=1.0, rotate_y=0.5)
+    plain.position = (-1.0, 0.0, -0.5)
+    scene, cam = ortho_scene(ball, plain, directional([0.2, 0.3, 1.0], 1.5),
+                             AmbientLight("sky", intensity=0.1))
+    scene.add(PointLight("bulb", intensity=1.5, position=(-0.5, 1.0, 1.5)))
+    if perspective:
+        cam = PerspectiveCamera(fov_y=60, aspect=1.0, position=(0.3, 0.4, 4))
+        scene.add(cam).look_at((0, 0, 0))
+    r = Renderer(scene, cam, (SIZE, SIZE), backend="numba")
     got = r.render().color
-    assert r.backend.for_frame(r.primitives, scene).name == "numpy"
-    np.testing.assert_array_equal(got, render(scene, cam))
+    assert r.drawn_by == "numba"
+    want = render(scene, cam)
+    assert (want[..., :3] != 0).any(axis=-1).sum() > 1000
+    np.testing.assert_allclose(got, want, atol=1, rtol=0)
+
+
+def test_numba_leaves_spot_lights_and_tone_maps_to_the_reference():
+    mat = Material(color=(0.8, 0.5, 0.3), shading="pbr", metallic=0.5, roughness=0.4)
+    for scene, cam in (_spot_scene(0.2, 0.5), ortho_scene(quad(mat), exposure=2.0)):
+        r = Renderer(scene, cam, (SIZE, SIZE), backend="numba")
+        got = r.render().color
+        assert r.drawn_by == "numpy"
+        np.testing.assert_array_equal(got, render(scene, cam))
 
 
 def test_headlight_pbr_dielectric_is_as_bright_as_blinn_phong_lambert():

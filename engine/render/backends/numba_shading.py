@@ -32,6 +32,11 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   shininess in [1, 10000] (checked in the tests), so the 8-bit colour stays within 1 of
   the NumPy resolve's exact power.
 
+- PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
+  light, its maps sampled like the base colour texture (``_pbr_light``); spot and
+  ranged lights and tone mapping are not here (engine.render.backends.stages.LIGHTING:
+  such frames run on the NumPy resolve).
+
 Depth comes from the key unchanged; colours match the NumPy resolve within 1/255.
 """
 
@@ -65,7 +70,9 @@ SPECULAR_STEPS = 1024
 # per-material float and integer columns (pack_materials records as plain arrays:
 # indexing a record's fields in the pixel loop cost Numba about 10% of the frame)
 _F_COLOR, _F_SPECULAR, _F_SPEC_FROM, _F_SPEC_SCALE = 0, 4, 5, 6
-_I_SHADING, _I_FLAGS, _I_TEXTURE = range(3)
+_F_METALLIC, _F_ROUGHNESS, _F_OCCLUSION, _F_EMISSIVE = 7, 8, 9, 10
+_I_SHADING, _I_FLAGS, _I_TEXTURE, _I_MR, _I_OCCLUSION, _I_EMISSIVE = range(6)
+_PBR = 3  # materials.SHADING_CODES["pbr"]
 _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
 
 
@@ -164,15 +171,19 @@ def _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets, position, plane):
     r1 = adj[t, 1, 1] * yn + adj[t, 1, 2]
     r2 = adj[t, 2, 1] * yn + adj[t, 2, 2]
     shading, flags = mat_i[mi, _I_SHADING], mat_i[mi, _I_FLAGS]
-    if shading != 0 and position:
+    # "pbr" with flat normals (flag 4) takes the flat path's geometric normal
+    flat = shading == 2 or (shading == _PBR and (flags & 4) != 0)
+    if shading != 0 and (position or shading == _PBR):
         _columns(po, po + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
-    if shading == 1:
+    if (shading == 1 or shading == _PBR) and not flat:
         _columns(no, no + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
     if flags & 1:
         _columns(co, co + 4, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
-    if mat_i[mi, _I_TEXTURE] >= 0:
+    if mat_i[mi, _I_TEXTURE] >= 0 or (shading == _PBR and (
+            mat_i[mi, _I_MR] >= 0 or mat_i[mi, _I_OCCLUSION] >= 0
+            or mat_i[mi, _I_EMISSIVE] >= 0)):
         _columns(uo, uo + 2, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
-    if shading == 2:  # flat: the geometric normal, constant over the triangle
+    if flat:  # the geometric normal, constant over the triangle
         e1x, e1y, e1z = (vary[v1, po] - vary[v0, po], vary[v1, po + 1] - vary[v0, po + 1],
                          vary[v1, po + 2] - vary[v0, po + 2])
         e2x, e2y, e2z = (vary[v2, po] - vary[v0, po], vary[v2, po + 1] - vary[v0, po + 1],
@@ -255,6 +266,14 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     color_out[p] = (_encode(r, encode) | (_encode(g, encode) << 8)
                                     | (_encode(b, encode) << 16) | (alpha << 24))
                     continue
+                if shading == _PBR:
+                    lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
+                                            flags, front, mat_f, mat_i, texels, tex_info,
+                                            tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
+                                            eye, ortho, view_dir)
+                    color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
+                                    | (_encode(lb, encode) << 16) | (alpha << 24))
+                    continue
                 nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                               _at(plane, no + 2, xn, inv))
                 nl = nx * nx + ny * ny + nz * nz
@@ -314,6 +333,106 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
 
 
 @numba.njit(inline="always")
+def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
+    """pi x the glTF metallic-roughness BRDF (engine.render.pbr, glTF 2.0 Appendix B)
+    for unit N, V, L and linear base (r, g, b), metallic, alpha**2: (r, g, b) factors
+    of the light's radiance times max(N.L, 0)."""
+    ndl = nx * lx + ny * ly + nz * lz
+    if ndl <= 0:
+        return 0.0, 0.0, 0.0
+    hx, hy, hz = lx + vx, ly + vy, lz + vz
+    hl = math.sqrt(hx * hx + hy * hy + hz * hz)
+    if hl > 0:
+        hx, hy, hz = hx / hl, hy / hl, hz / hl
+    ndh = nx * hx + ny * hy + nz * hz
+    ndv = nx * vx + ny * vy + nz * vz
+    vdh = vx * hx + vy * hy + vz * hz
+    hdl = hx * lx + hy * ly + hz * lz
+    d = 0.0
+    if ndh > 0:
+        q = ndh * ndh * (a2 - 1.0) + 1.0
+        d = a2 / (math.pi * max(q * q, 1e-300))
+    vis = 0.0
+    if hdl > 0 and vdh > 0:
+        anl, anv = abs(ndl), abs(ndv)
+        vis = 1.0 / max((anl + math.sqrt(a2 + (1.0 - a2) * anl * anl))
+                        * (anv + math.sqrt(a2 + (1.0 - a2) * anv * anv)), 1e-300)
+    k = (1.0 - abs(vdh)) ** 5
+    dv = d * vis
+    out = [0.0, 0.0, 0.0]
+    for ch in range(3):
+        c = r if ch == 0 else (g if ch == 1 else b)
+        f0 = 0.04 * (1.0 - metallic) + c * metallic
+        f = f0 + (1.0 - f0) * k
+        out[ch] = math.pi * ((1.0 - f) * c * (1.0 - metallic) / math.pi + f * dv) * ndl
+    return out[0], out[1], out[2]
+
+
+@numba.njit(inline="always")
+def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
+               mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
+               eye, ortho, view_dir):
+    """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr)."""
+    po, no, uo = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0]
+    nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
+                  _at(plane, no + 2, xn, inv))
+    nl = nx * nx + ny * ny + nz * nz
+    if nl > 0:
+        k_n = 1.0 / math.sqrt(nl)
+        nx, ny, nz = nx * k_n, ny * k_n, nz * k_n
+    else:
+        nx, ny, nz = _geometric(t, tris, vary, po, flags, front)
+    wx, wy, wz = (_at(plane, po, xn, inv), _at(plane, po + 1, xn, inv),
+                  _at(plane, po + 2, xn, inv))
+    if ortho:
+        vx, vy, vz = view_dir[0], view_dir[1], view_dir[2]
+    else:
+        vx, vy, vz = eye[0] - wx, eye[1] - wy, eye[2] - wz
+        vl = vx * vx + vy * vy + vz * vz
+        if vl > 0:
+            k_v = 1.0 / math.sqrt(vl)
+            vx, vy, vz = vx * k_v, vy * k_v, vz * k_v
+    metallic, rough = mat_f[mi, _F_METALLIC], mat_f[mi, _F_ROUGHNESS]
+    occlusion = 1.0
+    er, eg, eb = mat_f[mi, _F_EMISSIVE], mat_f[mi, _F_EMISSIVE + 1], mat_f[mi, _F_EMISSIVE + 2]
+    k_mr, k_occ, k_em = mat_i[mi, _I_MR], mat_i[mi, _I_OCCLUSION], mat_i[mi, _I_EMISSIVE]
+    if k_mr >= 0 or k_occ >= 0 or k_em >= 0:
+        u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
+        if k_mr >= 0:  # B metal, G roughness, stored values
+            _, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_mr, u, v)
+            metallic, rough = metallic * sb, rough * sg
+        if k_occ >= 0:
+            sr, _, _, _ = _sample(texels, tex_info, tex_periods, k_occ, u, v)
+            occlusion = 1.0 + mat_f[mi, _F_OCCLUSION] * (sr - 1.0)
+        if k_em >= 0:
+            sr, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_em, u, v)
+            er, eg, eb = er * sr, eg * sg, eb * sb
+    a2 = rough ** 4
+    f0r, f0g, f0b = (0.04 * (1.0 - metallic) + r * metallic, 0.04 * (1.0 - metallic)
+                     + g * metallic, 0.04 * (1.0 - metallic) + b * metallic)
+    lr = ambient[0] * (r * (1.0 - metallic) + f0r) * occlusion
+    lg = ambient[1] * (g * (1.0 - metallic) + f0g) * occlusion
+    lb = ambient[2] * (b * (1.0 - metallic) + f0b) * occlusion
+    n_dir = dir_l.shape[0]
+    for li in range(n_dir + pt_pos.shape[0]):
+        if li < n_dir:
+            lx, ly, lz = dir_l[li, 0], dir_l[li, 1], dir_l[li, 2]
+            cr, cg, cb = dir_e[li, 0], dir_e[li, 1], dir_e[li, 2]
+        else:
+            qi = li - n_dir
+            lx, ly, lz = pt_pos[qi, 0] - wx, pt_pos[qi, 1] - wy, pt_pos[qi, 2] - wz
+            r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
+            k_l = 1.0 / math.sqrt(r2)
+            lx, ly, lz = lx * k_l, ly * k_l, lz * k_l
+            cr, cg, cb = pt_e[qi, 0] / r2, pt_e[qi, 1] / r2, pt_e[qi, 2] / r2
+        fr, fg, fb = _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2)
+        lr += fr * cr
+        lg += fg * cg
+        lb += fb * cb
+    return lr + er, lg + eg, lb + eb
+
+
+@numba.njit(inline="always")
 def _geometric(t, tris, vary, po, flags, front):
     """Unit geometric normal of triangle t (towards the viewer for a double-sided back
     face), for a pixel whose interpolated normal is zero."""
@@ -343,7 +462,7 @@ def specular_tables(shininess):
 
 
 def _material_arrays(prims):
-    """(mat_f (M, 7) float64, mat_i (M, 3) int64, specular tables, texels, texture
+    """(mat_f (M, 13) float64, mat_i (M, 6) int64, specular tables, texels, texture
     table, (X, 2) float64 1 / the wrap period of each texture along u and v) of an
     assembly, packed once and kept in ``prims.derived`` (textures are decoded once per
     texture, engine.scene.material.Texture.linear)."""
@@ -352,8 +471,13 @@ def _material_arrays(prims):
         records, texels, info = pack_materials(prims.materials)
         start, scale, table = specular_tables(records["shininess"])
         mat_f = np.concatenate([records["color_linear"], records["specular"][:, None],
-                                start[:, None], scale[:, None]], axis=1)
-        mat_i = np.stack([records["shading"], records["flags"], records["texture"]], axis=1)
+                                start[:, None], scale[:, None], records["metallic"][:, None],
+                                records["roughness"][:, None],
+                                records["occlusion_strength"][:, None],
+                                records["emissive"][:, :3]], axis=1)
+        mat_i = np.stack([records["shading"], records["flags"], records["texture"],
+                          records["mr_texture"], records["occlusion_texture"],
+                          records["emissive_texture"]], axis=1)
         # wrap periods in texels: the size for repeat, twice it for mirror (clamp: unused)
         size = info[:, 1:3].astype(np.float64)
         periods = 1.0 / np.where(info[:, 3:5] == 2, 2.0 * size, size)

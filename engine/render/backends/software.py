@@ -207,8 +207,9 @@ class NumbaBackend(SoftwareBackend):
     name = "numba"
     transforms = "numba"
     reuses_setup = True
-    # the compiled resolve draws Lambert + Blinn-Phong under directional and point lights
-    features = FEATURES - LIGHTING
+    # the compiled resolve draws Lambert + Blinn-Phong and PBR under directional and point
+    # lights, with no tone map
+    features = FEATURES - (LIGHTING - {"pbr"})
 
     def make_fallback(self):
         return NumpyBackend()
