@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import stand_in_device
 
 from engine import (
     DirectionalLight,
@@ -308,9 +309,11 @@ def _mapped_material(flat=False):
                     flat_normals=flat, double_sided=True)
 
 
+@pytest.mark.parametrize("backend", ["numba", "cuda"])
 @pytest.mark.parametrize("perspective", [False, True])
 @pytest.mark.parametrize("flat", [False, True])
-def test_numba_draws_pbr_as_the_reference(perspective, flat):
+def test_compiled_resolves_draw_pbr_as_the_reference(perspective, flat, backend, monkeypatch,
+                                                    native_dir):
     from engine import AmbientLight
     from engine.scene.procedural import icosphere
 
@@ -327,9 +330,15 @@ def test_numba_draws_pbr_as_the_reference(perspective, flat):
     if perspective:
         cam = PerspectiveCamera(fov_y=60, aspect=1.0, position=(0.3, 0.4, 4))
         scene.add(cam).look_at((0, 0, 0))
-    r = Renderer(scene, cam, (SIZE, SIZE), backend="numba")
-    got = r.render().color
-    assert r.drawn_by == "numba"
+    if backend == "cuda":  # resolve.cu + pbr.cuh built by the host compiler (conftest)
+        count = stand_in_device.install(monkeypatch, native_dir)
+        r = Renderer(scene, cam, (SIZE, SIZE), backend="cupy")
+        got = r.render().color
+        assert "resolve_surfaces" in count.kernels
+    else:
+        r = Renderer(scene, cam, (SIZE, SIZE), backend="numba")
+        got = r.render().color
+    assert r.drawn_by == ("cupy" if backend == "cuda" else "numba")
     want = render(scene, cam)
     assert (want[..., :3] != 0).any(axis=-1).sum() > 1000
     np.testing.assert_allclose(got, want, atol=1, rtol=0)
