@@ -194,8 +194,8 @@ class Renderer:
         """The stages that draw this frame: GL's for raster "gl", else the backend's (or
         its fallback for a feature it lacks, engine.render.backends.stages.Backend)."""
         if self.raster == "gl":
-            missing = frame_features(prims, self.scene) & LIGHTING
-            if missing:  # GLSL draws none of these yet: the compute backend's path does
+            missing = frame_features(prims, self.scene) & (LIGHTING - {"pbr"})
+            if missing:  # GLSL draws PBR alone of these: the compute backend's path does
                 return self.backend.for_frame(prims, self.scene)
             if self._gl_stages is None:
                 from .gl import GLStages

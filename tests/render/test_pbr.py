@@ -309,7 +309,7 @@ def _mapped_material(flat=False):
                     flat_normals=flat, double_sided=True)
 
 
-@pytest.mark.parametrize("backend", ["numba", "cuda"])
+@pytest.mark.parametrize("backend", ["numba", "cuda", "gl"])
 @pytest.mark.parametrize("perspective", [False, True])
 @pytest.mark.parametrize("flat", [False, True])
 def test_compiled_resolves_draw_pbr_as_the_reference(perspective, flat, backend, monkeypatch,
@@ -330,6 +330,18 @@ def test_compiled_resolves_draw_pbr_as_the_reference(perspective, flat, backend,
     if perspective:
         cam = PerspectiveCamera(fov_y=60, aspect=1.0, position=(0.3, 0.4, 4))
         scene.add(cam).look_at((0, 0, 0))
+    want = render(scene, cam)
+    assert (want[..., :3] != 0).any(axis=-1).sum() > 1000
+    if backend == "gl":  # surface.frag, headless EGL; float32, a GL rasterizer
+        with Renderer(scene, cam, (SIZE, SIZE), backend="numba", raster="gl") as r:
+            got = r.render()
+            assert r.drawn_by == "gl"
+        ref = Renderer(scene, cam, (SIZE, SIZE), backend="numpy").render()
+        covered = (got.depth < 1) | (ref.depth < 1)
+        assert covered.sum() > 1000
+        diff = np.abs(got.color.astype(int) - want.astype(int)).max(axis=-1)
+        assert (covered & (diff > 2)).sum() <= 0.005 * covered.sum()
+        return
     if backend == "cuda":  # resolve.cu + pbr.cuh built by the host compiler (conftest)
         count = stand_in_device.install(monkeypatch, native_dir)
         r = Renderer(scene, cam, (SIZE, SIZE), backend="cupy")
@@ -339,8 +351,6 @@ def test_compiled_resolves_draw_pbr_as_the_reference(perspective, flat, backend,
         r = Renderer(scene, cam, (SIZE, SIZE), backend="numba")
         got = r.render().color
     assert r.drawn_by == ("cupy" if backend == "cuda" else "numba")
-    want = render(scene, cam)
-    assert (want[..., :3] != 0).any(axis=-1).sum() > 1000
     np.testing.assert_allclose(got, want, atol=1, rtol=0)
 
 

@@ -27,7 +27,13 @@ from ...scene.colorspace import srgb_to_linear
 from ...scene.material import Material
 from ..attributes import VARYINGS, gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
-from ..materials import MATERIAL_STD140, glsl_material_block, pack_materials, std140_record
+from ..materials import (
+    FLAT_NORMALS,
+    MATERIAL_STD140,
+    glsl_material_block,
+    pack_materials,
+    std140_record,
+)
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array
 
@@ -148,15 +154,17 @@ class SurfacePainter:
         self._buffer("index", tris.reshape(-1))
         self._static_key = key
 
-    def _texture(self, texture):
+    def _texture(self, texture, raw: bool = False):
         """The GL texture of ``texture``: SRGB8_ALPHA8, so GL decodes texels before
-        filtering for every material (lit and unlit alike, as the software resolves)."""
-        tex = self._textures.get(id(texture))
+        filtering for every material (lit and unlit alike, as the software resolves);
+        ``raw``: RGBA8, the stored values (the "pbr" data maps, engine.render.materials)."""
+        key = (id(texture), raw)
+        tex = self._textures.get(key)
         if tex is None:
             w, h = texture.size
             tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1,
-                                   internal_format=_GL_SRGB8_ALPHA8)
-            self._textures[id(texture)] = tex
+                                   **({} if raw else {"internal_format": _GL_SRGB8_ALPHA8}))
+            self._textures[key] = tex
         return tex
 
     def _sampler(self, sampler):
@@ -331,6 +339,18 @@ class SurfacePainter:
             _set(prog, "u_texture", 0)
             _set(prog, "u_mirror", (int(mat.texture.sampler.wrap_s == "mirror"),
                                     int(mat.texture.sampler.wrap_t == "mirror")))
+        if mat.shading == "pbr":
+            for unit, (role, name) in enumerate((("metallic_roughness", "mr"),
+                                                 ("occlusion", "occlusion"),
+                                                 ("emissive", "emissive")), start=1):
+                t = mat.maps.get(role)
+                if t is None:
+                    continue
+                self._texture(t, raw=role != "emissive").use(unit)
+                self._sampler(t.sampler).use(unit)
+                _set(prog, f"u_{name}_map", unit)
+                _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
+                                                int(t.sampler.wrap_t == "mirror")))
 
     def release(self):
         """Free the program, buffers, vertex arrays, textures and interop registrations."""
@@ -365,9 +385,11 @@ def variant_defines(record, n_directional: int, n_point: int, white: bool = Fals
         return "true" if value else "false"
 
     shading = int(record["shading"])
+    flat = shading == 2 or (shading == 3 and int(record["flags"]) & FLAT_NORMALS)
     return ("VARIANT",
             f"IS_LIT {flag(shading != 0)}",
-            f"IS_FLAT {flag(shading == 2)}",
+            f"IS_FLAT {flag(flat)}",
+            f"IS_PBR {flag(shading == 3)}",
             f"HAS_VERTEX_COLORS {flag(int(record['flags']) & 1 and not white)}",
             f"HAS_TEXTURE {flag(int(record['texture']) >= 0)}",
             f"HAS_CUTOFF {flag(float(record['alpha_cutoff']) >= 0.0)}",
