@@ -357,15 +357,18 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
         anl, anv = abs(ndl), abs(ndv)
         vis = 1.0 / max((anl + math.sqrt(a2 + (1.0 - a2) * anl * anl))
                         * (anv + math.sqrt(a2 + (1.0 - a2) * anv * anv)), 1e-300)
-    k = (1.0 - abs(vdh)) ** 5
-    dv = d * vis
-    out = [0.0, 0.0, 0.0]
-    for ch in range(3):
-        c = r if ch == 0 else (g if ch == 1 else b)
-        f0 = 0.04 * (1.0 - metallic) + c * metallic
-        f = f0 + (1.0 - f0) * k
-        out[ch] = math.pi * ((1.0 - f) * c * (1.0 - metallic) / math.pi + f * dv) * ndl
-    return out[0], out[1], out[2]
+    x = 1.0 - abs(vdh)
+    k = x * x * x * x * x  # Schlick's (1 - V.H)^5 without pow
+    # pi f N.L = ((1 - F) c (1 - m) + pi F D Vis) N.L, per channel (no array per pixel)
+    dv, dm = math.pi * d * vis, 1.0 - metallic
+    fr = 0.04 * dm + r * metallic
+    fr += (1.0 - fr) * k
+    fg = 0.04 * dm + g * metallic
+    fg += (1.0 - fg) * k
+    fb = 0.04 * dm + b * metallic
+    fb += (1.0 - fb) * k
+    return (((1.0 - fr) * r * dm + fr * dv) * ndl, ((1.0 - fg) * g * dm + fg * dv) * ndl,
+            ((1.0 - fb) * b * dm + fb * dv) * ndl)
 
 
 @numba.njit(inline="always")
