@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine import (  # noqa: E402
+from engine import (
     AmbientLight,
     DirectionalLight,
     Material,
