@@ -94,6 +94,21 @@ def test_window_screenshot_matches_offscreen_render(tmp_path, raster, xvfb):
         assert result["resized"]["pixels_shape"] == [100, 200, 4]
 
 
+@pytest.mark.timeout(120)
+def test_gl_window_shows_the_software_frame_for_a_tone_map(tmp_path):
+    # GLSL has no tone map: the GL window shows the NumPy resolve's frame, not a GL
+    # frame without it
+    result = _run_probe(tmp_path, "gl+tonemap", False)
+    assert result["first"]["raster"] == "gl" and result["first"]["frames"] == 2
+    shot = np.asarray(Image.open(tmp_path / "frame.png").convert("RGBA"))
+    scene, camera = probe_scene(tone_mapped=True)
+    with Renderer(scene, camera, SIZE, backend="numpy") as r:
+        ref = r.render().color
+    np.testing.assert_array_equal(shot, ref)
+    plain = _reference("software")
+    assert (np.abs(ref.astype(int) - plain).max(axis=-1) > 3).sum() > 500  # it tone-maps
+
+
 # --- automatic fallback --------------------------------------------------------------
 def _no_display(monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)
