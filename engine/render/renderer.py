@@ -86,8 +86,8 @@ class Renderer:
         batch: the VertexBatch (device arrays of the packed scene).
         backend: the Backend (engine.render.backends.stages).
         drawn_by: the name of the stages that drew the last frame: the backend's, its
-            fallback's for a frame needing a feature it lacks ("numpy" for spot
-            lights on Numba so far), or "gl"; None before the first frame.
+            fallback's for a frame needing a feature it lacks ("numba" for spot
+            lights on cupy so far), or "gl"; None before the first frame.
         projector: the backend's projector (the vertex projection alone).
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
             raster "gl" (raises engine.render.gl.GLUnavailable when no context can be made).
@@ -192,8 +192,8 @@ class Renderer:
 
     def gl_draws(self, prims) -> bool:
         """Whether GL can draw a frame of ``prims`` in this scene: False for spot or
-        ranged lights and a non-default exposure or tone map (the NumPy resolve alone
-        draws them; engine.render.backends.stages.LIGHTING)."""
+        ranged lights and a non-default exposure or tone map (the NumPy and Numba
+        resolves alone draw them; engine.render.backends.stages.LIGHTING)."""
         return not frame_features(prims, self.scene) & (LIGHTING - {"pbr"})
 
     def _stages(self, prims):

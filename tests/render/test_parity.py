@@ -663,10 +663,8 @@ GAPS = {
     ("gl", "wireframe"): "GL line pixels follow the diamond-exit rule, not the software walk",
     ("cuda", "hidden_lines"): "no CUDA line raster: frames with lines run on the host path",
     ("gl", "hidden_lines"): "GL line pixels follow the diamond-exit rule, not the software walk",
-    ("numba", "spot_light"): "no spot and ranged lights in the Numba resolve: such frames run on NumPy",
     ("cuda", "spot_light"): "no spot and ranged lights in resolve.cu: such frames run on the host path",
     ("gl", "spot_light"): "no spot and ranged lights in surface.frag: such frames run on the software path",
-    ("numba", "tone_mapping"): "no exposure and tone maps in the Numba resolve: such frames run on NumPy",
     ("cuda", "tone_mapping"): "no exposure and tone maps in resolve.cu: such frames run on the host path",
     ("gl", "tone_mapping"): "no exposure and tone maps in surface.frag: such frames run on the software path",
 }

@@ -354,13 +354,25 @@ def test_compiled_resolves_draw_pbr_as_the_reference(perspective, flat, backend,
     np.testing.assert_allclose(got, want, atol=1, rtol=0)
 
 
-def test_numba_leaves_spot_lights_and_tone_maps_to_the_reference():
-    mat = Material(color=(0.8, 0.5, 0.3), shading="pbr", metallic=0.5, roughness=0.4)
-    for scene, cam in (_spot_scene(0.2, 0.5), ortho_scene(quad(mat), exposure=2.0)):
-        r = Renderer(scene, cam, (SIZE, SIZE), backend="numba")
-        got = r.render().color
-        assert r.drawn_by == "numpy"
-        np.testing.assert_array_equal(got, render(scene, cam))
+@pytest.mark.parametrize("tone_map", ["none", "pbr-neutral"])
+@pytest.mark.parametrize("shading", ["pbr", "lit", "unlit"])
+def test_numba_draws_spot_and_ranged_lights_and_tone_maps_as_the_reference(shading, tone_map):
+    mat = Material(color=(0.8, 0.5, 0.3), shading=shading, metallic=0.5, roughness=0.4,
+                   specular=0.3)
+    scene, cam = ortho_scene(quad(mat), directional([0.2, 0.3, 1.0], 0.2), exposure=1.5,
+                             tone_map=tone_map)
+    spot = SpotLight(intensity=1.0, inner_cone_angle=0.1, outer_cone_angle=0.6, range=2.5,
+                     position=(0.5, 0.0, 1.0))
+    spot.look_at((0.5, 0.0, 0.0))
+    scene.add(spot)
+    scene.add(PointLight(intensity=1.0, range=1.5, position=(-1.0, 0.0, 0.5)))
+    r = Renderer(scene, cam, (SIZE, SIZE), backend="numba")
+    got = r.render().color
+    assert r.drawn_by == "numba"
+    want = render(scene, cam)
+    if shading != "unlit":  # lit: the cone, the window, the tone curve
+        assert len(np.unique(want.reshape(-1, 4), axis=0)) > 100
+    np.testing.assert_allclose(got, want, atol=1, rtol=0)
 
 
 def test_headlight_pbr_dielectric_is_as_bright_as_blinn_phong_lambert():

@@ -33,9 +33,11 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   the NumPy resolve's exact power.
 
 - PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
-  light, its maps sampled like the base colour texture (``_pbr_light``); spot and
-  ranged lights and tone mapping are not here (engine.render.backends.stages.LIGHTING:
-  such frames run on the NumPy resolve).
+  light, its maps sampled like the base colour texture (``_pbr_light``).
+- Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
+  1 / (cos inner - cos outer); a plain point light's cone lets everything through) and a
+  range (0: none), read only when some light has either (``_point_arrays``).
+- Exposure and tone map (engine.render.tonemap) before the encode (``_display``).
 
 Depth comes from the key unchanged; colours match the NumPy resolve within 1/255.
 """
@@ -52,6 +54,7 @@ from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
 from ..materials import FRAME_ALPHA, pack_materials
 from ..shading import light_arrays
+from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
@@ -73,6 +76,7 @@ _F_COLOR, _F_SPECULAR, _F_SPEC_FROM, _F_SPEC_SCALE = 0, 4, 5, 6
 _F_METALLIC, _F_ROUGHNESS, _F_OCCLUSION, _F_EMISSIVE = 7, 8, 9, 10
 _I_SHADING, _I_FLAGS, _I_TEXTURE, _I_MR, _I_OCCLUSION, _I_EMISSIVE = range(6)
 _PBR = 3  # materials.SHADING_CODES["pbr"]
+_TONE_START, _TONE_DESATURATION = 0.8 - 0.04, 0.15  # engine.render.tonemap's constants
 _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
 
 
@@ -205,8 +209,9 @@ def _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets, position, plane):
 @numba.njit(**{**_opts, "parallel": True})
 def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, background,
              tris, tri_material, adj, front, vary, offsets, mat_f, mat_i, spec_table, texels,
-             tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir, encode, scratch,
-             color_out, depth_out):
+             tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range,
+             windowed, eye, ortho, view_dir, exposure, tone, encode, scratch, color_out,
+             depth_out):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
@@ -263,14 +268,16 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     r, g, b, a = r * tr, g * tg, b * tb, a * ta
                 alpha = np.uint32(FRAME_ALPHA)  # a drawn pixel is opaque whatever a (materials)
                 if shading == 0:
-                    color_out[p] = (_encode(r, encode) | (_encode(g, encode) << 8)
-                                    | (_encode(b, encode) << 16) | (alpha << 24))
+                    lr, lg, lb = _display(r, g, b, exposure, tone)
+                    color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
+                                    | (_encode(lb, encode) << 16) | (alpha << 24))
                     continue
                 if shading == _PBR:
                     lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
                                             flags, front, mat_f, mat_i, texels, tex_info,
                                             tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
-                                            eye, ortho, view_dir)
+                                            pt_cone, pt_range, windowed, eye, ortho, view_dir)
+                    lr, lg, lb = _display(lr, lg, lb, exposure, tone)
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
                     continue
@@ -304,11 +311,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                         er, eg, eb = dir_e[li, 0], dir_e[li, 1], dir_e[li, 2]
                     else:
                         qi = li - n_dir
-                        lx, ly, lz = pt_pos[qi, 0] - wx, pt_pos[qi, 1] - wy, pt_pos[qi, 2] - wz
-                        r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
-                        k_l = 1.0 / math.sqrt(r2)
-                        lx, ly, lz = lx * k_l, ly * k_l, lz * k_l
-                        k_l = 1.0 / r2
+                        lx, ly, lz, k_l = _point(pt_pos, pt_cone, pt_range, windowed, qi,
+                                                 wx, wy, wz)
                         er, eg, eb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
                     ndl = nx * lx + ny * ly + nz * lz
                     if ndl > 0:
@@ -328,8 +332,52 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                                 sr += er * f
                                 sg += eg * f
                                 sb += eb * f
-                color_out[p] = (_encode(r * dr + sr, encode) | (_encode(g * dg + sg, encode) << 8)
-                                | (_encode(b * db + sb, encode) << 16) | (alpha << 24))
+                lr, lg, lb = _display(r * dr + sr, g * dg + sg, b * db + sb, exposure, tone)
+                color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
+                                | (_encode(lb, encode) << 16) | (alpha << 24))
+
+
+@numba.njit(inline="always")
+def _point(pt_pos, pt_cone, pt_range, windowed, qi, wx, wy, wz):
+    """(unit direction to point light qi from (wx, wy, wz), the factor of its radiance
+    arriving there): 1 / d^2, times KHR_lights_punctual's spot cone t^2 and range window
+    clamp(1 - (d / range)^4, 0, 1)^2 when ``windowed`` (engine.render.pbr)."""
+    lx, ly, lz = pt_pos[qi, 0] - wx, pt_pos[qi, 1] - wy, pt_pos[qi, 2] - wz
+    r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
+    k_l = 1.0 / math.sqrt(r2)
+    lx, ly, lz = lx * k_l, ly * k_l, lz * k_l
+    k = 1.0 / r2
+    if windowed:
+        cos_a = -(lx * pt_cone[qi, 0] + ly * pt_cone[qi, 1] + lz * pt_cone[qi, 2])
+        s = min(max((cos_a - pt_cone[qi, 3]) * pt_cone[qi, 4], 0.0), 1.0)
+        k *= s * s
+        if pt_range[qi] > 0:
+            q = r2 * r2 / (pt_range[qi] ** 4)
+            w = min(max(1.0 - q, 0.0), 1.0)
+            k *= w * w
+    return lx, ly, lz, k
+
+
+@numba.njit(inline="always")
+def _display(r, g, b, exposure, tone):
+    """Exposure, then tone map ``tone`` (0 none: the encode clamps; 1 Khronos PBR
+    Neutral), as engine.render.tonemap.apply_tone_map."""
+    r, g, b = r * exposure, g * exposure, b * exposure
+    if tone == 0:
+        return r, g, b
+    r, g, b = max(r, 0.0), max(g, 0.0), max(b, 0.0)
+    x = min(r, min(g, b))
+    off = x - 6.25 * x * x if x < 0.08 else 0.04
+    r, g, b = r - off, g - off, b - off
+    peak = max(r, max(g, b))
+    if peak < _TONE_START:
+        return r, g, b
+    d = 1.0 - _TONE_START
+    new_peak = 1.0 - d * d / (peak + d - _TONE_START)
+    k = new_peak / peak
+    w = 1.0 - 1.0 / (_TONE_DESATURATION * (peak - new_peak) + 1.0)
+    return (r * k * (1.0 - w) + new_peak * w, g * k * (1.0 - w) + new_peak * w,
+            b * k * (1.0 - w) + new_peak * w)
 
 
 @numba.njit(inline="always")
@@ -374,7 +422,7 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
 @numba.njit(inline="always")
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
-               eye, ortho, view_dir):
+               pt_cone, pt_range, windowed, eye, ortho, view_dir):
     """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr)."""
     po, no, uo = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
@@ -423,11 +471,8 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
             cr, cg, cb = dir_e[li, 0], dir_e[li, 1], dir_e[li, 2]
         else:
             qi = li - n_dir
-            lx, ly, lz = pt_pos[qi, 0] - wx, pt_pos[qi, 1] - wy, pt_pos[qi, 2] - wz
-            r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
-            k_l = 1.0 / math.sqrt(r2)
-            lx, ly, lz = lx * k_l, ly * k_l, lz * k_l
-            cr, cg, cb = pt_e[qi, 0] / r2, pt_e[qi, 1] / r2, pt_e[qi, 2] / r2
+            lx, ly, lz, k_l = _point(pt_pos, pt_cone, pt_range, windowed, qi, wx, wy, wz)
+            cr, cg, cb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
         fr, fg, fb = _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2)
         lr += fr * cr
         lg += fg * cg
@@ -490,6 +535,30 @@ def _material_arrays(prims):
     return packed
 
 
+def _point_arrays(pos, radiance, spots):
+    """The point lights (P, 3) and the spots and ranged lights of
+    ``engine.render.shading.punctual_lights`` as one set: (positions (L, 3), radiances
+    (L, 3), cones (L, 5) of axis, cos outer, 1 / (cos inner - cos outer), ranges (L,),
+    0 for none, whether any light has a cone or range). A light without a cone gets
+    cos outer -2 (every direction passes)."""
+    cone = np.zeros((len(pos), 5))
+    cone[:, 3], cone[:, 4] = -2.0, 1.0
+    ranges = np.zeros(len(pos))
+    if not spots:
+        return pos, radiance, cone, ranges, False
+    extra_cone = np.zeros((len(spots), 5))
+    for k, (_, axis, _, _, inner, outer) in enumerate(spots):
+        if axis is None:
+            extra_cone[k, 3:] = (-2.0, 1.0)
+        else:
+            co, ci = np.cos(outer), np.cos(inner)
+            extra_cone[k] = (*axis, co, 1.0 / max(ci - co, 1e-4))
+    return (np.concatenate([pos, np.array([s[0] for s in spots], np.float64)]),
+            np.concatenate([radiance, np.array([s[2] for s in spots], np.float64)]),
+            np.concatenate([cone, extra_cone]),
+            np.concatenate([ranges, [s[3] or 0.0 for s in spots]]), True)
+
+
 def _scratch(prims, height):
     """The bands' scratch rows, kept with the assembly (no allocation per frame)."""
     n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
@@ -519,6 +588,7 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     prims, st = shader.prims, shader.setup
     mat_f, mat_i, spec_table, texels, info, periods = _material_arrays(prims)
     ambient, dl, de, pp, pe = light_arrays(shader.lights)
+    pp, pe, cone, ranges, windowed = _point_arrays(pp, pe, shader.spots)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
     # bands handed out one at a time (balanced on a busy machine); only this call: the
@@ -527,8 +597,9 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
         _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
                  bg, prims.triangles, prims.tri_material, st.adj, st.front,
                  shader.varyings, varying_offsets(_VARYINGS), mat_f, mat_i, spec_table,
-                 texels, info, periods, ambient, dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64),
-                 _ENCODE, _scratch(prims, h), color.reshape(-1, 4).view(np.uint32).reshape(-1),
+                 texels, info, periods, ambient, dl, de, pp, pe, cone, ranges, windowed,
+                 shader.eye, ortho, np.asarray(view_dir, np.float64),
+                 float(shader.exposure), TONE_MAPS.index(shader.tone_map), _ENCODE, _scratch(prims, h), color.reshape(-1, 4).view(np.uint32).reshape(-1),
                  depth.reshape(-1).view(np.uint32))
     return Frame(color, depth)
 
@@ -540,6 +611,7 @@ class _EmptyShader:
         self.prims = prims
         self.setup = _EmptySetup()
         self.lights = (np.zeros(3), [], [])
+        self.spots, self.exposure, self.tone_map = [], 1.0, "none"
         self.view_dir = None
         self.varyings = np.zeros((1, VARYING_COUNT))
         self.eye = np.zeros(3)

@@ -31,7 +31,7 @@ from ..surface_vertices import surface_vertices
 from ..triangles import Workspace, raster_triangles, setup_triangles
 from .base import OutputBuffers
 from .numpy_backend import NumpyProjector
-from .stages import FEATURES, LIGHTING, Backend
+from .stages import Backend
 
 __all__ = ["NumbaBackend", "NumpyBackend", "SoftwareBackend"]
 
@@ -207,12 +207,6 @@ class NumbaBackend(SoftwareBackend):
     name = "numba"
     transforms = "numba"
     reuses_setup = True
-    # the compiled resolve draws Lambert + Blinn-Phong and PBR under directional and point
-    # lights, with no tone map
-    features = FEATURES - (LIGHTING - {"pbr"})
-
-    def make_fallback(self):
-        return NumpyBackend()
 
     def __init__(self):
         from .numba_backend import NumbaProjector
