@@ -51,7 +51,7 @@ def distribution_ggx(n_dot_h, alpha):
 
 
 def visibility_smith_ggx(n_dot_l, n_dot_v, h_dot_l, h_dot_v, alpha):
-    """Height-correlated Smith visibility V = G / (4 |N.L| |N.V|) (Appendix B), zero
+    """Height-correlated Smith visibility ``V = G / (4 abs(N.L) abs(N.V))`` (Appendix B), zero
     where H.L <= 0 or H.V <= 0. Arguments broadcast; returns float64."""
     a2 = np.asarray(alpha, np.float64) ** 2
     nl, nv = np.abs(n_dot_l), np.abs(n_dot_v)

@@ -2,7 +2,7 @@
 
 The root ``extensions.KHR_lights_punctual.lights`` array defines the lights; a node's
 ``extensions.KHR_lights_punctual.light`` places one, shining along the node's local -Z
-(the engine's convention too), as a child node with no transform of its own:
+(the engine's convention too), as a child node with no transform of its own::
 
     directional  DirectionalLight, ``intensity`` in lux
     point        PointLight, ``intensity`` in candela, optional ``range``
