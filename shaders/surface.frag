@@ -31,6 +31,15 @@ uniform vec3 u_dir_radiance[MAX_LIGHTS];
 uniform int u_n_point;
 uniform vec3 u_point_position[MAX_LIGHTS];
 uniform vec3 u_point_radiance[MAX_LIGHTS];
+// spot and ranged lights among the point lights (shading.point_light_arrays): axis and
+// cos outer, then 1 / (cos inner - cos outer) and the range (0: none); read when windowed
+uniform bool u_windowed;
+uniform vec4 u_point_cone[MAX_LIGHTS];
+uniform vec2 u_point_window[MAX_LIGHTS];
+// exposure and tone map (engine/render/tonemap.py), applied when u_tone_mapped
+uniform bool u_tone_mapped;
+uniform float u_exposure;
+uniform bool u_pbr_neutral;
 uniform vec3 u_eye;
 uniform bool u_ortho;
 uniform vec3 u_view_dir;
@@ -63,6 +72,38 @@ out vec4 f_color;
 vec3 srgb_encode(vec3 l) {
     l = clamp(l, 0.0, 1.0);
     return mix(l * 12.92, 1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055, step(0.0031308, l));
+}
+
+// KHR_lights_punctual's spot cone t^2 and range window for point light q, seen along l
+// (unit, towards the light) at squared distance r2 (engine/render/pbr.py)
+float point_window(int q, vec3 l, float r2) {
+    vec4 cone = u_point_cone[q];
+    vec2 win = u_point_window[q];
+    float t = clamp((-dot(l, cone.xyz) - cone.w) * win.x, 0.0, 1.0);
+    float k = t * t;
+    if (win.y > 0.0) {
+        float w = clamp(1.0 - r2 * r2 / pow(win.y, 4.0), 0.0, 1.0);
+        k *= w * w;
+    }
+    return k;
+}
+
+// linear radiance -> display (engine/render/tonemap.py): exposure, then Khronos PBR Neutral
+vec3 display(vec3 c) {
+    if (!u_tone_mapped) return c;
+    c *= u_exposure;
+    if (!u_pbr_neutral) return c;
+    const float start = 0.8 - 0.04, desaturation = 0.15;
+    c = max(c, 0.0);
+    float x = min(c.r, min(c.g, c.b));
+    c -= x < 0.08 ? x - 6.25 * x * x : 0.04;
+    float peak = max(c.r, max(c.g, c.b));
+    if (peak < start) return c;
+    float d = 1.0 - start;
+    float new_peak = 1.0 - d * d / (peak + d - start);
+    c *= new_peak / peak;
+    float g = 1.0 - 1.0 / (desaturation * (peak - new_peak) + 1.0);
+    return mix(c, vec3(new_peak), g);
 }
 
 // GL_MIRRORED_REPEAT on the coordinate: even periods as is, odd ones reflected
@@ -117,6 +158,7 @@ vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
             float r2 = max(dot(d, d), 1e-30);
             l = d * inversesqrt(r2);
             e = u_point_radiance[i - N_DIRECTIONAL] / r2;
+            if (u_windowed) e *= point_window(i - N_DIRECTIONAL, l, r2);
         }
         out_rgb += pbr_light(n, v, l, c, metallic, a2) * e;
     }
@@ -130,7 +172,7 @@ void main() {
     if (HAS_CUTOFF && base.a < u_material.alpha_cutoff) discard;
     // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
     if (!IS_LIT) {
-        f_color = vec4(srgb_encode(base.rgb), 1.0);
+        f_color = vec4(srgb_encode(display(base.rgb)), 1.0);
         return;
     }
     // geometric normal towards the viewer: the cross product of the screen-space
@@ -159,7 +201,7 @@ void main() {
 #endif
     vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_position);
     if (IS_PBR) {
-        f_color = vec4(srgb_encode(pbr_radiance(n, v, base.rgb)), 1.0);
+        f_color = vec4(srgb_encode(display(pbr_radiance(n, v, base.rgb))), 1.0);
         return;
     }
     vec3 diffuse = u_ambient;
@@ -174,6 +216,7 @@ void main() {
             float r2 = max(dot(d, d), 1e-30);
             l = normalize(d);
             e = u_point_radiance[i - N_DIRECTIONAL] / r2;
+            if (u_windowed) e *= point_window(i - N_DIRECTIONAL, l, r2);
         }
         float ndl = dot(n, l);
         if (ndl > 0.0) {
@@ -184,5 +227,5 @@ void main() {
             }
         }
     }
-    f_color = vec4(srgb_encode(base.rgb * diffuse + spec), 1.0);
+    f_color = vec4(srgb_encode(display(base.rgb * diffuse + spec)), 1.0);
 }

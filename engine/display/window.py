@@ -276,16 +276,11 @@ class Viewer:
         w, h = self.viewport.width, self.viewport.height
         self.ctx.screen.use()
         self.ctx.viewport = (0, 0, w, h)
-        inputs = r.frame_inputs() if self.raster == "gl" else None
-        if inputs is not None and not r.gl_draws(inputs.prims):
-            # spot lights or a tone map, which GLSL has not: the software frame, shown
-            if self._blit is None:
-                self._blit = ImageBlit(self.ctx)
-            self._blit.draw(r.render(depth=False, host=False).color)  # overlays drawn in
-        elif self.raster == "gl":
+        if self.raster == "gl":
             from ..render.frame import background_rgba
             from ..render.gl import SurfacePainter, draw_frame
 
+            inputs = r.frame_inputs()
             if inputs.prims.has_surfaces and self._surfaces is None:
                 self._surfaces = SurfacePainter(self.ctx)
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)

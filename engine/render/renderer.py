@@ -19,7 +19,7 @@ from ..arrays import to_host
 from ..scene.camera import Camera
 from ..scene.graph import Scene
 from .backends import Projection, get_backend
-from .backends.stages import LIGHTING, FrameInputs, FrameView, frame_features
+from .backends.stages import FrameInputs, FrameView
 from .batch import VertexBatch
 from .frame import Frame
 from .primitives import Primitives
@@ -190,18 +190,10 @@ class Renderer:
                          self.batch.view_projection(self.camera), self.effective_point_size(),
                          self.scene.background, self.batch.vertex_revision, reuse_output)
 
-    def gl_draws(self, prims) -> bool:
-        """Whether GL can draw a frame of ``prims`` in this scene: False for spot or
-        ranged lights and a non-default exposure or tone map (the NumPy and Numba
-        resolves alone draw them; engine.render.backends.stages.LIGHTING)."""
-        return not frame_features(prims, self.scene) & (LIGHTING - {"pbr"})
-
     def _stages(self, prims):
         """The stages that draw this frame: GL's for raster "gl", else the backend's (or
         its fallback for a feature it lacks, engine.render.backends.stages.Backend)."""
         if self.raster == "gl":
-            if not self.gl_draws(prims):  # the compute backend's path draws the frame
-                return self.backend.for_frame(prims, self.scene)
             if self._gl_stages is None:
                 from .gl import GLStages
 

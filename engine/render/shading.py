@@ -49,7 +49,7 @@ from .materials import FRAME_ALPHA
 from .tonemap import apply_tone_map
 
 __all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays",
-           "punctual_lights", "scene_lights"]
+           "point_light_arrays", "punctual_lights", "scene_lights"]
 
 DEFAULT_AMBIENT = 0.15
 DEFAULT_HEADLIGHT = 0.7
@@ -120,6 +120,30 @@ def light_arrays(lights):
             np.array([e for _, e in directional], np.float64).reshape(-1, 3),
             np.array([q for q, _ in point], np.float64).reshape(-1, 3),
             np.array([e for _, e in point], np.float64).reshape(-1, 3))
+
+
+def point_light_arrays(pos, radiance, spots):
+    """The point lights (P, 3) and the spots and ranged lights of
+    ``engine.render.shading.punctual_lights`` as one set: (positions (L, 3), radiances
+    (L, 3), cones (L, 5) of axis, cos outer, 1 / (cos inner - cos outer), ranges (L,),
+    0 for none, whether any light has a cone or range). A light without a cone gets
+    cos outer -2 (every direction passes)."""
+    cone = np.zeros((len(pos), 5))
+    cone[:, 3], cone[:, 4] = -2.0, 1.0
+    ranges = np.zeros(len(pos))
+    if not spots:
+        return pos, radiance, cone, ranges, False
+    extra_cone = np.zeros((len(spots), 5))
+    for k, (_, axis, _, _, inner, outer) in enumerate(spots):
+        if axis is None:
+            extra_cone[k, 3:] = (-2.0, 1.0)
+        else:
+            co, ci = np.cos(outer), np.cos(inner)
+            extra_cone[k] = (*axis, co, 1.0 / max(ci - co, 1e-4))
+    return (np.concatenate([pos, np.array([s[0] for s in spots], np.float64)]),
+            np.concatenate([radiance, np.array([s[2] for s in spots], np.float64)]),
+            np.concatenate([cone, extra_cone]),
+            np.concatenate([ranges, [s[3] or 0.0 for s in spots]]), True)
 
 
 def _unit(v):

@@ -664,9 +664,7 @@ GAPS = {
     ("cuda", "hidden_lines"): "no CUDA line raster: frames with lines run on the host path",
     ("gl", "hidden_lines"): "GL line pixels follow the diamond-exit rule, not the software walk",
     ("cuda", "spot_light"): "no spot and ranged lights in resolve.cu: such frames run on the host path",
-    ("gl", "spot_light"): "no spot and ranged lights in surface.frag: such frames run on the software path",
     ("cuda", "tone_mapping"): "no exposure and tone maps in resolve.cu: such frames run on the host path",
-    ("gl", "tone_mapping"): "no exposure and tone maps in surface.frag: such frames run on the software path",
 }
 
 

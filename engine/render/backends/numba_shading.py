@@ -36,7 +36,8 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   light, its maps sampled like the base colour texture (``_pbr_light``).
 - Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
   1 / (cos inner - cos outer); a plain point light's cone lets everything through) and a
-  range (0: none), read only when some light has either (``_point_arrays``).
+  range (0: none), read only when some light has either
+  (engine.render.shading.point_light_arrays).
 - Exposure and tone map (engine.render.tonemap) before the encode (``_display``).
 
 Depth comes from the key unchanged; colours match the NumPy resolve within 1/255.
@@ -53,7 +54,7 @@ from ...scene.colorspace import linear_to_srgb
 from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
 from ..materials import FRAME_ALPHA, pack_materials
-from ..shading import light_arrays
+from ..shading import light_arrays, point_light_arrays
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 
@@ -535,30 +536,6 @@ def _material_arrays(prims):
     return packed
 
 
-def _point_arrays(pos, radiance, spots):
-    """The point lights (P, 3) and the spots and ranged lights of
-    ``engine.render.shading.punctual_lights`` as one set: (positions (L, 3), radiances
-    (L, 3), cones (L, 5) of axis, cos outer, 1 / (cos inner - cos outer), ranges (L,),
-    0 for none, whether any light has a cone or range). A light without a cone gets
-    cos outer -2 (every direction passes)."""
-    cone = np.zeros((len(pos), 5))
-    cone[:, 3], cone[:, 4] = -2.0, 1.0
-    ranges = np.zeros(len(pos))
-    if not spots:
-        return pos, radiance, cone, ranges, False
-    extra_cone = np.zeros((len(spots), 5))
-    for k, (_, axis, _, _, inner, outer) in enumerate(spots):
-        if axis is None:
-            extra_cone[k, 3:] = (-2.0, 1.0)
-        else:
-            co, ci = np.cos(outer), np.cos(inner)
-            extra_cone[k] = (*axis, co, 1.0 / max(ci - co, 1e-4))
-    return (np.concatenate([pos, np.array([s[0] for s in spots], np.float64)]),
-            np.concatenate([radiance, np.array([s[2] for s in spots], np.float64)]),
-            np.concatenate([cone, extra_cone]),
-            np.concatenate([ranges, [s[3] or 0.0 for s in spots]]), True)
-
-
 def _scratch(prims, height):
     """The bands' scratch rows, kept with the assembly (no allocation per frame)."""
     n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
@@ -588,7 +565,7 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     prims, st = shader.prims, shader.setup
     mat_f, mat_i, spec_table, texels, info, periods = _material_arrays(prims)
     ambient, dl, de, pp, pe = light_arrays(shader.lights)
-    pp, pe, cone, ranges, windowed = _point_arrays(pp, pe, shader.spots)
+    pp, pe, cone, ranges, windowed = point_light_arrays(pp, pe, shader.spots)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
     # bands handed out one at a time (balanced on a busy machine); only this call: the

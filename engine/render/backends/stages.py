@@ -40,7 +40,7 @@ log = logging.getLogger("engine")
 # what a frame can need: vertices drawn as points, filled triangles, line segments; the
 # glTF metallic-roughness shading ("pbr"), spot or ranged lights ("punctual_lights") and a
 # scene exposure or tone map other than 1 / "none" ("tone_mapping"): LIGHTING, which the
-# NumPy and Numba resolves draw, CUDA and GLSL only "pbr" so far
+# NumPy, Numba and GL resolves draw, CUDA only "pbr" so far
 LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping"})
 FEATURES = frozenset({"points", "triangles", "lines"}) | LIGHTING
 

@@ -34,6 +34,7 @@ from ..materials import (
     pack_materials,
     std140_record,
 )
+from ..shading import point_light_arrays
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array
 
@@ -201,15 +202,16 @@ class SurfacePainter:
         self._vertex_buffer("clip", inputs.clip)
         self._vertex_buffer("varyings", shader.varyings)  # (N, V): one interleaved buffer
         _, directional, point = shader.lights
-        if len(directional) > MAX_LIGHTS or len(point) > MAX_LIGHTS:
+        n_point = len(point) + len(shader.spots)  # spots and ranged lights join them
+        if len(directional) > MAX_LIGHTS or n_point > MAX_LIGHTS:
             raise ValueError(f"the GL path draws at most {MAX_LIGHTS} directional and "
-                             f"{MAX_LIGHTS} point lights")
+                             f"{MAX_LIGHTS} point and spot lights")
         ready = set()  # programs whose frame uniforms are set
         for m, first, count in self._groups:
             mat = prims.materials[m]
             record = self._records[m]
             white, normals = self._group_facts(inputs, m, first, count)
-            defines = variant_defines(record, len(directional), len(point), white=white,
+            defines = variant_defines(record, len(directional), n_point, white=white,
                                       normals=normals)
             prog = self._program(defines)
             if defines not in ready:
@@ -309,15 +311,27 @@ class SurfacePainter:
         """The lights and the eye of this frame into ``prog`` (uniforms its variant does
         not use are inactive there, and skipped)."""
         ambient, directional, point = shader.lights
+        pos, radiance, cone, ranges, windowed = point_light_arrays(
+            np.array([q for q, _ in point], np.float64).reshape(-1, 3),
+            np.array([e for _, e in point], np.float64).reshape(-1, 3), shader.spots)
         _set(prog, "u_ambient", tuple(float(a) for a in ambient))
         _set(prog, "u_n_directional", len(directional))
-        _set(prog, "u_n_point", len(point))
-        pad = [(0.0, 0.0, 0.0)] * MAX_LIGHTS
-        for name, values in (("u_dir_to_light", [d for d, _ in directional]),
-                             ("u_dir_radiance", [e for _, e in directional]),
-                             ("u_point_position", [q for q, _ in point]),
-                             ("u_point_radiance", [e for _, e in point])):
+        _set(prog, "u_n_point", len(pos))
+        _set(prog, "u_windowed", bool(windowed))
+        tone_mapped = shader.exposure != 1.0 or shader.tone_map != "none"
+        _set(prog, "u_tone_mapped", tone_mapped)
+        _set(prog, "u_exposure", float(shader.exposure))
+        _set(prog, "u_pbr_neutral", shader.tone_map == "pbr-neutral")
+        cone4 = cone[:, :4]
+        window = np.column_stack([cone[:, 4], ranges]) if len(cone) else np.zeros((0, 2))
+        for name, values, width in (("u_dir_to_light", [d for d, _ in directional], 3),
+                                    ("u_dir_radiance", [e for _, e in directional], 3),
+                                    ("u_point_position", list(pos), 3),
+                                    ("u_point_radiance", list(radiance), 3),
+                                    ("u_point_cone", list(cone4), 4),
+                                    ("u_point_window", list(window), 2)):
             if name in prog:  # a variant's compiler may keep only the elements it reads
+                pad = [(0.0,) * width] * MAX_LIGHTS
                 vals = [tuple(float(c) for c in v) for v in values] + pad[len(values):]
                 n = prog[name].array_length
                 prog[name].value = vals[:n] if n > 1 else vals[0]
