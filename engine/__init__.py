@@ -21,7 +21,7 @@ from .scene.camera import Camera, OrthographicCamera, PerspectiveCamera
 from .scene.geometry import Lines, Mesh, PointCloud
 from .scene.graph import Node, Scene, get_transforms, set_transforms
 from .scene.instances import Instances
-from .scene.light import AmbientLight, DirectionalLight, PointLight
+from .scene.light import AmbientLight, DirectionalLight, PointLight, SpotLight
 from .scene.material import Material, Texture
 from .scene.model import Model
 from .scene.transforms import (
@@ -74,6 +74,7 @@ __all__ = [
     "RenderWidget",
     "Renderer",
     "Scene",
+    "SpotLight",
     "Texture",
     "VertexBatch",
     "euler_from_quat",

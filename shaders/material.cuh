@@ -21,6 +21,14 @@ struct Material {
     int texture;             // texture table row, -1: none
     int span[2];             // the varying columns [first, last) its shading reads
     int pad;
+    double metallic;            // "pbr" factors (engine/render/pbr.py)
+    double roughness;
+    double occlusion_strength;
+    double emissive[4];         // linear RGB, 0
+    int mr_texture;             // texture table rows of the "pbr" maps, -1: none
+    int occlusion_texture;
+    int emissive_texture;
+    int pbr_pad;
 };
 
 }  // namespace frustum

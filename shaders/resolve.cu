@@ -1,13 +1,15 @@
 // Resolve: one thread per pixel turns the key buffer into colour and depth, shading each
 // triangle pixel once (engine/render/shading.py): perspective-correct barycentrics from
 // the triangle's adjugate, base colour = material x vertex colour x texture in linear
-// light, then (unlit) as is, or ambient + Lambert + Blinn-Phong, and sRGB-encoded. One
+// light, then (unlit) as is, or ambient + Lambert + Blinn-Phong, or the glTF
+// metallic-roughness BRDF ("pbr", pbr.cuh), and sRGB-encoded. One
 // thread per pixel gathers its triangle's vertices: on a GPU neighbouring threads share
 // them through the cache, and pow is a hardware exp2/log2, so the CPU resolve's runs of
 // pixels and specular tables (numba_shading.py) would buy nothing here.
 // Ids: [0, n_points) points, then n_tris triangles, then lines. 64-bit grid-stride loop.
 #include "raster.cuh"
 #include "shading.cuh"
+#include "pbr.cuh"
 
 // materials: one frustum::Material record each (material.cuh)
 extern "C" __global__ void resolve_surfaces(
@@ -62,12 +64,13 @@ extern "C" __global__ void resolve_surfaces(
         const double* w3 = vals + offsets[frustum::VARYING_POSITION];
         double n[3] = {0.0, 0.0, 0.0};
         double nl = 0.0;
-        if (shading != 2) {
+        const bool flat = shading == 2 || (shading == 3 && (flags & 4));  // pbr flat normals
+        if (!flat) {
             for (int r = 0; r < 3; ++r) n[r] = vals[offsets[frustum::VARYING_NORMAL] + r];
             nl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
             if (nl > 0.0) { n[0] /= nl; n[1] /= nl; n[2] /= nl; }
         }
-        if (shading == 2 || !(nl > 0.0)) {  // flat, or no usable normal: the geometric one
+        if (flat || !(nl > 0.0)) {  // flat, or no usable normal: the geometric one
             double e1[3], e2[3];
             const long long p = offsets[frustum::VARYING_POSITION];
             for (int r = 0; r < 3; ++r) {
@@ -88,6 +91,15 @@ extern "C" __global__ void resolve_surfaces(
             for (int r = 0; r < 3; ++r) v[r] = eye[r] - w3[r];
             const double vl = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
             if (vl > 0.0) { v[0] /= vl; v[1] /= vl; v[2] /= vl; }
+        }
+        if (shading == 3) {
+            double lin[3];
+            frustum::pbr_pixel(M, n, v, w3, base, vals, offsets, texels, tex_info, ambient,
+                               n_dir, dir_l, dir_e, n_pt, pt_pos, pt_e, lin);
+            color_out[p] = frustum::unorm8(frustum::srgb_encode(lin[0])) |
+                           (frustum::unorm8(frustum::srgb_encode(lin[1])) << 8) |
+                           (frustum::unorm8(frustum::srgb_encode(lin[2])) << 16) | (alpha << 24);
+            continue;
         }
         double diff[3] = {ambient[0], ambient[1], ambient[2]}, spec[3] = {0.0, 0.0, 0.0};
         const double ks = M.specular, shin = M.shininess;

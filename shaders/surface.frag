@@ -1,7 +1,8 @@
 #version 330 core
 // The engine's shading model (engine/render/shading.py) in GLSL: base colour = material
 // colour x vertex colour x texture in linear light; "unlit" encodes it to sRGB as is,
-// "lit"/"flat" add ambient + Lambert diffuse + Blinn-Phong specular first.
+// "lit"/"flat" add ambient + Lambert diffuse + Blinn-Phong specular first, "pbr" the
+// glTF metallic-roughness BRDF (engine/render/pbr.py, shaders/pbr.cuh).
 
 #define MAX_LIGHTS 8
 
@@ -14,6 +15,14 @@
 #pragma frustum material_block
 uniform sampler2D u_texture;    // SRGB8_ALPHA8: decoded by GL before filtering
 uniform bvec2 u_mirror;         // mirrored repeat per axis (the sampler then clamps)
+// "pbr" maps on units 1-3: metallic-roughness and occlusion RGBA8 (stored values),
+// emissive SRGB8_ALPHA8; each with its mirrored-repeat flags
+uniform sampler2D u_mr_map;
+uniform sampler2D u_occlusion_map;
+uniform sampler2D u_emissive_map;
+uniform bvec2 u_mr_mirror;
+uniform bvec2 u_occlusion_mirror;
+uniform bvec2 u_emissive_mirror;
 
 uniform vec3 u_ambient;
 uniform int u_n_directional;
@@ -22,6 +31,15 @@ uniform vec3 u_dir_radiance[MAX_LIGHTS];
 uniform int u_n_point;
 uniform vec3 u_point_position[MAX_LIGHTS];
 uniform vec3 u_point_radiance[MAX_LIGHTS];
+// spot and ranged lights among the point lights (shading.point_light_arrays): axis and
+// cos outer, then 1 / (cos inner - cos outer) and the range (0: none); read when windowed
+uniform bool u_windowed;
+uniform vec4 u_point_cone[MAX_LIGHTS];
+uniform vec2 u_point_window[MAX_LIGHTS];
+// exposure and tone map (engine/render/tonemap.py), applied when u_tone_mapped
+uniform bool u_tone_mapped;
+uniform float u_exposure;
+uniform bool u_pbr_neutral;
 uniform vec3 u_eye;
 uniform bool u_ortho;
 uniform vec3 u_view_dir;
@@ -34,7 +52,8 @@ out vec4 f_color;
 // from the material record and the light counts (the general program: lines, occluders).
 #ifndef VARIANT
 #define IS_LIT (u_material.shading != 0)
-#define IS_FLAT (u_material.shading == 2)
+#define IS_FLAT (u_material.shading == 2 || (u_material.shading == 3 && (u_material.flags & 4) != 0))
+#define IS_PBR (u_material.shading == 3)
 #define HAS_VERTEX_COLORS ((u_material.flags & 1) != 0)
 #define HAS_TEXTURE (u_material.texture >= 0)
 #define HAS_CUTOFF (u_material.alpha_cutoff >= 0.0)
@@ -55,21 +74,105 @@ vec3 srgb_encode(vec3 l) {
     return mix(l * 12.92, 1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055, step(0.0031308, l));
 }
 
+// KHR_lights_punctual's spot cone t^2 and range window for point light q, seen along l
+// (unit, towards the light) at squared distance r2 (engine/render/pbr.py)
+float point_window(int q, vec3 l, float r2) {
+    vec4 cone = u_point_cone[q];
+    vec2 win = u_point_window[q];
+    float t = clamp((-dot(l, cone.xyz) - cone.w) * win.x, 0.0, 1.0);
+    float k = t * t;
+    if (win.y > 0.0) {
+        float w = clamp(1.0 - r2 * r2 / pow(win.y, 4.0), 0.0, 1.0);
+        k *= w * w;
+    }
+    return k;
+}
+
+// linear radiance -> display (engine/render/tonemap.py): exposure, then Khronos PBR Neutral
+vec3 display(vec3 c) {
+    if (!u_tone_mapped) return c;
+    c *= u_exposure;
+    if (!u_pbr_neutral) return c;
+    const float start = 0.8 - 0.04, desaturation = 0.15;
+    c = max(c, 0.0);
+    float x = min(c.r, min(c.g, c.b));
+    c -= x < 0.08 ? x - 6.25 * x * x : 0.04;
+    float peak = max(c.r, max(c.g, c.b));
+    if (peak < start) return c;
+    float d = 1.0 - start;
+    float new_peak = 1.0 - d * d / (peak + d - start);
+    c *= new_peak / peak;
+    float g = 1.0 - 1.0 / (desaturation * (peak - new_peak) + 1.0);
+    return mix(c, vec3(new_peak), g);
+}
+
+// GL_MIRRORED_REPEAT on the coordinate: even periods as is, odd ones reflected
+vec2 wrapped_uv(bvec2 mirror) {
+    vec2 period = floor(v_uv0);
+    vec2 f = v_uv0 - period;
+    vec2 mirrored = mix(f, 1.0 - f, mod(period, 2.0));
+    return vec2(mirror.x ? mirrored.x : v_uv0.x, mirror.y ? mirrored.y : v_uv0.y);
+}
+
+// pi x the glTF metallic-roughness BRDF x max(N.L, 0) (engine/render/pbr.py, glTF 2.0
+// Appendix B) for base c, metallic m, alpha^2 a2
+vec3 pbr_light(vec3 n, vec3 v, vec3 l, vec3 c, float m, float a2) {
+    const float pi = 3.14159265358979;
+    float ndl = dot(n, l);
+    if (ndl <= 0.0) return vec3(0.0);
+    vec3 h = normalize(l + v);
+    float ndh = dot(n, h), ndv = dot(n, v), vdh = dot(v, h), hdl = dot(h, l);
+    float q = ndh * ndh * (a2 - 1.0) + 1.0;
+    float d = ndh > 0.0 ? a2 / (pi * max(q * q, 1e-30)) : 0.0;
+    float anl = abs(ndl), anv = abs(ndv);
+    float g = (anl + sqrt(a2 + (1.0 - a2) * anl * anl)) * (anv + sqrt(a2 + (1.0 - a2) * anv * anv));
+    float vis = (hdl > 0.0 && vdh > 0.0) ? 1.0 / max(g, 1e-30) : 0.0;
+    vec3 f0 = mix(vec3(0.04), c, m);
+    vec3 f = f0 + (1.0 - f0) * pow(1.0 - abs(vdh), 5.0);
+    return pi * ((1.0 - f) * c * (1.0 - m) / pi + f * d * vis) * ndl;
+}
+
+// linear radiance of a "pbr" pixel (SurfaceShader._pbr)
+vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
+    float metallic = u_material.metallic, rough = u_material.roughness, occlusion = 1.0;
+    vec3 emissive = u_material.emissive.rgb;
+    if (u_material.mr_texture >= 0) {  // B metal, G roughness
+        vec4 s = texture(u_mr_map, wrapped_uv(u_mr_mirror));
+        metallic *= s.b;
+        rough *= s.g;
+    }
+    if (u_material.occlusion_texture >= 0)
+        occlusion = 1.0 + u_material.occlusion_strength *
+                    (texture(u_occlusion_map, wrapped_uv(u_occlusion_mirror)).r - 1.0);
+    if (u_material.emissive_texture >= 0)
+        emissive *= texture(u_emissive_map, wrapped_uv(u_emissive_mirror)).rgb;
+    float a2 = rough * rough * rough * rough;
+    vec3 out_rgb = u_ambient * (c * (1.0 - metallic) + mix(vec3(0.04), c, metallic)) * occlusion;
+    for (int i = 0; i < N_LIGHTS; ++i) {
+        vec3 l, e;
+        if (i < N_DIRECTIONAL) {
+            l = u_dir_to_light[i];
+            e = u_dir_radiance[i];
+        } else {
+            vec3 d = u_point_position[i - N_DIRECTIONAL] - v_position;
+            float r2 = max(dot(d, d), 1e-30);
+            l = d * inversesqrt(r2);
+            e = u_point_radiance[i - N_DIRECTIONAL] / r2;
+            if (u_windowed) e *= point_window(i - N_DIRECTIONAL, l, r2);
+        }
+        out_rgb += pbr_light(n, v, l, c, metallic, a2) * e;
+    }
+    return out_rgb + emissive;
+}
+
 void main() {
     vec4 base = u_material.color_linear;
     if (HAS_VERTEX_COLORS) base *= v_color_linear;
-    if (HAS_TEXTURE) {
-        // GL_MIRRORED_REPEAT on the coordinate: even periods as is, odd ones reflected
-        vec2 period = floor(v_uv0);
-        vec2 f = v_uv0 - period;
-        vec2 mirrored = mix(f, 1.0 - f, mod(period, 2.0));
-        vec2 uv = vec2(u_mirror.x ? mirrored.x : v_uv0.x, u_mirror.y ? mirrored.y : v_uv0.y);
-        base *= texture(u_texture, uv);
-    }
+    if (HAS_TEXTURE) base *= texture(u_texture, wrapped_uv(u_mirror));
     if (HAS_CUTOFF && base.a < u_material.alpha_cutoff) discard;
     // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
     if (!IS_LIT) {
-        f_color = vec4(srgb_encode(base.rgb), 1.0);
+        f_color = vec4(srgb_encode(display(base.rgb)), 1.0);
         return;
     }
     // geometric normal towards the viewer: the cross product of the screen-space
@@ -97,6 +200,10 @@ void main() {
     }
 #endif
     vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_position);
+    if (IS_PBR) {
+        f_color = vec4(srgb_encode(display(pbr_radiance(n, v, base.rgb))), 1.0);
+        return;
+    }
     vec3 diffuse = u_ambient;
     vec3 spec = vec3(0.0);
     for (int i = 0; i < N_LIGHTS; ++i) {
@@ -109,6 +216,7 @@ void main() {
             float r2 = max(dot(d, d), 1e-30);
             l = normalize(d);
             e = u_point_radiance[i - N_DIRECTIONAL] / r2;
+            if (u_windowed) e *= point_window(i - N_DIRECTIONAL, l, r2);
         }
         float ndl = dot(n, l);
         if (ndl > 0.0) {
@@ -119,5 +227,5 @@ void main() {
             }
         }
     }
-    f_color = vec4(srgb_encode(base.rgb * diffuse + spec), 1.0);
+    f_color = vec4(srgb_encode(display(base.rgb * diffuse + spec)), 1.0);
 }

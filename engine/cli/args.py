@@ -134,6 +134,14 @@ def seconds_arg(text: str) -> float:
     return v
 
 
+def exposure_arg(text: str) -> float:
+    """argparse type of --exposure: a finite number > 0."""
+    v = _positive(text)
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return v
+
+
 def _positive(text: str) -> float:
     try:
         v = float(text)

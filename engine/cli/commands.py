@@ -16,6 +16,7 @@ from ..errors import EngineError
 from ..render.backends import BACKENDS
 from ..render.msaa import SAMPLE_COUNTS
 from ..render.renderer import RASTER_MODES
+from ..scene.exposure import TONE_MAPS
 from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
 from ..scene.graph import DRAW_MODES
 from ..scene.material import SHADINGS
@@ -29,6 +30,7 @@ from .args import (
     background_arg,
     color_arg,
     count_arg,
+    exposure_arg,
     folder_arg,
     indices_arg,
     non_negative_seconds_arg,
@@ -135,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="background colour: a CSS name or #rrggbb, or R,G,B floats; or "
                         "'transparent': PNG pixels with nothing drawn get alpha 0 (JPEG, "
                         "MP4 and GIF show them black)")
+    _add_exposure_options(m)
     _add_root_option(m)
     m.add_argument("--force", action="store_true",
                    help="render every file again, even where a complete output exists")
@@ -293,6 +296,16 @@ def _msaa_option(p: argparse.ArgumentParser, default: int):
                         "costs about one more raster per frame)")
 
 
+def _add_exposure_options(p: argparse.ArgumentParser):
+    p.add_argument("--exposure", type=exposure_arg, default=None, metavar="X",
+                   help="linear factor > 0 on surface radiance before the tone map "
+                        "(default 1); for lights in physical units (glTF "
+                        "KHR_lights_punctual)")
+    p.add_argument("--tone-map", choices=TONE_MAPS, default=None,
+                   help="'none' (clamp, the default) or 'pbr-neutral' (Khronos PBR "
+                        "Neutral: bright colours compressed, not clipped)")
+
+
 def _add_scene_options(p: argparse.ArgumentParser):
     p.add_argument("--size", type=size_arg, default=(1280, 720), help="WIDTHxHEIGHT pixels")
     p.add_argument("--camera", type=_camera_spec, default=None,
@@ -325,9 +338,11 @@ def _add_scene_options(p: argparse.ArgumentParser):
                    help="how meshes are drawn (default: solid; point clouds are always "
                         "points)")
     p.add_argument("--shading", choices=SHADINGS, default=None,
-                   help="mesh shading: 'lit' (smooth normals, the scene's lights or a "
-                        "headlight), 'flat' (lit per triangle) or 'unlit' (default: each "
-                        "material's own, lit for files)")
+                   help="mesh shading: 'lit' (Lambert + Blinn-Phong, smooth normals, the "
+                        "scene's lights or a headlight), 'flat' (lit per triangle), 'pbr' "
+                        "(the glTF metallic-roughness BRDF) or 'unlit' (default: each "
+                        "material's own: pbr for glTF, lit for other files)")
+    _add_exposure_options(p)
     p.add_argument("--background", type=background_arg, default=None, metavar="COLOR",
                    help="background colour: a CSS name or #rrggbb, or R,G,B floats in "
                         "[0, 1]; or 'transparent': image pixels with nothing drawn get "
@@ -398,7 +413,8 @@ def _staged(args, scene, camera, **renderer_kwargs):
 
 
 def _apply_look(args, scene):
-    """--draw, --shading and --background applied to a freshly loaded scene."""
+    """--draw, --shading, --background, --exposure and --tone-map applied to a freshly
+    loaded scene."""
     from ..io.sources import apply_look
 
     draw, hidden = args.draw, getattr(args, "hidden_lines", False)
@@ -408,7 +424,8 @@ def _apply_look(args, scene):
         raise EngineError(f"--hidden-lines hides edges of a wireframe, not of --draw {draw}: "
                           f"use --draw wireframe (or leave --draw out)")
     apply_look(scene, draw, args.shading, args.background,
-               line_color=getattr(args, "line_color", None), hidden_lines=hidden)
+               line_color=getattr(args, "line_color", None), hidden_lines=hidden,
+               exposure=args.exposure, tone_map=args.tone_map)
 
 
 def _file_options(args, scene, camera):
@@ -613,7 +630,8 @@ def _render_animation(args, scene, camera, renderer, path, clips=None) -> int:
         # file's own camera the loaded scene is sent instead (RenderJob.create).
         job = RenderJob.create(
             SceneSource.from_file(args.source, args.draw, args.shading, args.background,
-                                  up=args.up, root=args.root),
+                                  up=args.up, root=args.root, exposure=args.exposure,
+                                  tone_map=args.tone_map),
             camera, path, args.fps, n, args.size, backend=args.backend,
             point_size=args.point_size, raster=args.raster,
             numba_threads=args.numba_threads or 1, msaa=args.msaa)
@@ -671,7 +689,8 @@ def cmd_render_many(args) -> int:
                     fps=args.fps, camera=args.camera, backend=args.backend,
                     point_size=args.point_size, draw=args.draw, shading=args.shading,
                     background=background, numba_threads=args.numba_threads,
-                    root=args.root, msaa=args.msaa)
+                    root=args.root, msaa=args.msaa, exposure=args.exposure,
+                    tone_map=args.tone_map)
     res = render_many(args.patterns, args.out, spec, scheduler=args.scheduler,
                       workers=args.workers, force=args.force,
                       connect_timeout=args.connect_timeout)

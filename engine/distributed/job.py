@@ -71,7 +71,7 @@ class _ScenePickler(pickle.Pickler):
 @dataclass(frozen=True)
 class SceneSource:
     """How a worker gets the scene: ``file`` ('demo' or an absolute 3D file path) with
-    the --draw/--shading/--background look, or ``data`` (a pickled ``(scene, camera)``).
+    the --draw/--shading/--background/--exposure/--tone-map look, or ``data`` (a pickled ``(scene, camera)``).
     Build one with ``from_file`` or ``from_scene``."""
 
     file: str | None = None
@@ -81,10 +81,13 @@ class SceneSource:
     background: tuple | None = None
     up: str | None = None
     root: str | None = None
+    exposure: float | None = None
+    tone_map: str | None = None
 
     @classmethod
     def from_file(cls, source, draw=None, shading=None, background=None,
-                  up: str | None = None, root=None) -> SceneSource:
+                  up: str | None = None, root=None, exposure=None,
+                  tone_map=None) -> SceneSource:
         """A 3D file (or 'demo') every worker loads from the same path (``up``: its up
         axis, ``root``: the folder its references may be read from, as
         ``engine.io.load`` takes them); see the module docstring for what must be
@@ -95,7 +98,8 @@ class SceneSource:
         if root is not None:
             root = str(Path(root).expanduser().resolve())
         bg = None if background is None else tuple(float(v) for v in np.ravel(background))
-        return cls(file=s, draw=draw, shading=shading, background=bg, up=up, root=root)
+        return cls(file=s, draw=draw, shading=shading, background=bg, up=up, root=root,
+                   exposure=exposure, tone_map=tone_map)
 
     @classmethod
     def from_scene(cls, scene, camera, motion=None) -> SceneSource:
@@ -114,7 +118,8 @@ class SceneSource:
         from ..io.sources import apply_look, load_source
 
         scene, camera = load_source(self.file, aspect, self.up, self.root)
-        apply_look(scene, self.draw, self.shading, self.background)
+        apply_look(scene, self.draw, self.shading, self.background,
+                   exposure=self.exposure, tone_map=self.tone_map)
         return scene, camera, None
 
     def describe(self) -> str:

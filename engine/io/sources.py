@@ -77,14 +77,20 @@ def load_sources(sources, aspect: float = 1.0, up: str | None = None, root=None)
 
 
 def apply_look(scene, draw=None, shading=None, background=None, line_color=None,
-               hidden_lines=False):
-    """The command line's --draw, --shading, --background, --line-color and
-    --hidden-lines applied to a freshly loaded scene (None/False leaves each as loaded):
+               hidden_lines=False, exposure=None, tone_map=None):
+    """The command line's --draw, --shading, --background, --line-color,
+    --hidden-lines, --exposure and --tone-map applied to a freshly loaded scene
+    (None/False leaves each as loaded; exposure and tone map set ``Scene.exposure`` and
+    ``Scene.tone_map``):
     every node with geometry is drawn as ``draw`` with lines of ``line_color`` (see
     ``Node.line_color``) and ``hidden_line_removal`` on when ``hidden_lines``, and every
     mesh material shaded as ``shading``."""
     if background is not None:
         scene.background = background
+    if exposure is not None:
+        scene.exposure = exposure
+    if tone_map is not None:
+        scene.tone_map = tone_map
     for node in scene.traverse():
         if node.geometry is None:
             continue

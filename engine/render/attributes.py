@@ -106,13 +106,13 @@ def varying_offsets(names) -> np.ndarray:
 def material_span(material) -> tuple[int, int]:
     """(first, last + 1) varying columns the shading of ``material`` (an
     engine.scene.Material) reads: position and normal when lit, the linear colour with
-    vertex colours, uv0 when textured. Every resolve interpolates just this span for the
-    material's pixels."""
+    vertex colours, uv0 when textured (a "pbr" material's maps too). Every resolve
+    interpolates just this span for the material's pixels."""
     lit = material.shading != "unlit"
     names = ["position", "normal"] if lit else []
     if material.vertex_colors:
         names.append("color_linear")
-    if material.texture is not None:
+    if material.texture is not None or (material.shading == "pbr" and material.maps):
         names.append("uv0")
     if not names:
         return 0, 0

@@ -19,6 +19,13 @@ uniform block generated from the same field table (``glsl_material_block``;
                                 (engine.render.attributes.material_span): the resolves
                                 interpolate only those
     pad           int32         0 (keeps the record a multiple of 8 bytes)
+    metallic      float64       "pbr" metalness factor in [0, 1]
+    roughness     float64       "pbr" perceptual roughness factor in [0, 1]
+    occlusion_strength float64  "pbr" occlusion map strength in [0, 1]
+    emissive      float64 (4,)  "pbr" emitted linear RGB (Material.emissive), 0
+    mr_texture, occlusion_texture, emissive_texture
+                  int32         texture table rows of the "pbr" maps; -1 none
+    pbr_pad       int32         0
 
 Textures of all materials share one texel array in linear light: ``pack_materials``
 returns it with a table of (offset, width, height, wrap_s, wrap_t, filter) rows (wrap 0
@@ -55,17 +62,23 @@ __all__ = ["FRAME_ALPHA", "MATERIAL", "MATERIAL_STD140", "glsl_material_block", 
 # name, kind ("f" floating point, "i" integer), count: the one field table
 FIELDS = (("color", "f", 4), ("color_linear", "f", 4), ("specular", "f", 1),
           ("shininess", "f", 1), ("alpha_cutoff", "f", 1), ("shading", "i", 1),
-          ("flags", "i", 1), ("texture", "i", 1), ("span", "i", 2), ("pad", "i", 1))
+          ("flags", "i", 1), ("texture", "i", 1), ("span", "i", 2), ("pad", "i", 1),
+          ("metallic", "f", 1), ("roughness", "f", 1), ("occlusion_strength", "f", 1),
+          ("emissive", "f", 4), ("mr_texture", "i", 1), ("occlusion_texture", "i", 1),
+          ("emissive_texture", "i", 1), ("pbr_pad", "i", 1))
 
 MATERIAL = np.dtype([(name, "<f8" if kind == "f" else "<i4", (count,) if count > 1 else ())
                      for name, kind, count in FIELDS], align=True)
 GLSL_TYPES = {("f", 1): "float", ("f", 4): "vec4", ("i", 1): "int", ("i", 2): "ivec2"}
 
-SHADING_CODES = {"unlit": 0, "lit": 1, "flat": 2}
+SHADING_CODES = {"unlit": 0, "lit": 1, "flat": 2, "pbr": 3}
 # the 8-bit alpha every drawn surface pixel writes (see the module docstring); mirrored as
 # FR_FRAME_ALPHA in material.cuh, 1.0 in surface.frag
 FRAME_ALPHA = 255
-VERTEX_COLORS, DOUBLE_SIDED = 1, 2
+VERTEX_COLORS, DOUBLE_SIDED, FLAT_NORMALS = 1, 2, 4
+# Material.maps roles the "pbr" kind reads, and the record field holding each one's row
+PBR_MAPS = (("metallic_roughness", "mr_texture"), ("occlusion", "occlusion_texture"),
+            ("emissive", "emissive_texture"))
 
 
 def _std140_dtype() -> np.dtype:
@@ -121,21 +134,43 @@ def pack_materials(materials):
         r["alpha_cutoff"] = -1.0 if m.alpha_cutoff is None else m.alpha_cutoff
         r["shading"] = SHADING_CODES[m.shading]
         r["flags"] = (VERTEX_COLORS if m.vertex_colors else 0) | (
-            DOUBLE_SIDED if m.double_sided else 0)
+            DOUBLE_SIDED if m.double_sided else 0) | (
+            FLAT_NORMALS if m.shading == "pbr" and m.flat_normals else 0)
         r["texture"] = -1
         r["span"] = material_span(m)
+        r["metallic"], r["roughness"] = m.metallic, m.roughness
+        r["occlusion_strength"] = m.occlusion_strength
+        r["emissive"][:3] = m.emissive
+        for _, field in PBR_MAPS:
+            r[field] = -1
+        if m.shading == "pbr":
+            for role, field in PBR_MAPS:
+                t = m.maps.get(role)
+                if t is not None:
+                    # linear data (metal, roughness, occlusion) is read as stored, the
+                    # emissive colour decoded from sRGB
+                    offset = _add_texture(t, role != "emissive", seen, info, texels, offset)
+                    r[field] = seen[id(t), role != "emissive"]
         t = m.texture
         if t is None:
             continue
-        if id(t) not in seen:
-            seen[id(t)] = len(info)
-            w, h = t.size
-            s = t.sampler
-            info.append((offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
-                         FILTERS.index(s.filter)))
-            texels.append(t.linear.reshape(-1, 4))
-            offset += w * h
-        r["texture"] = seen[id(t)]
+        offset = _add_texture(t, False, seen, info, texels, offset)
+        r["texture"] = seen[id(t), False]
     texels = np.concatenate(texels) if texels else np.zeros((1, 4), np.float32)
     info = np.array(info, np.int64).reshape(-1, 6)
     return records, np.ascontiguousarray(texels), info
+
+
+def _add_texture(t, raw, seen, info, texels, offset):
+    """Append texture ``t`` to the table unless there (by identity and ``raw``: its
+    texels as stored / 255, for data maps, rather than decoded); the next offset."""
+    if (id(t), raw) in seen:
+        return offset
+    seen[id(t), raw] = len(info)
+    w, h = t.size
+    s = t.sampler
+    info.append((offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
+                 FILTERS.index(s.filter)))
+    data = (t.image.astype(np.float32) / 255.0) if raw else t.linear
+    texels.append(data.reshape(-1, 4))
+    return offset + w * h

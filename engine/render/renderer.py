@@ -92,6 +92,9 @@ class Renderer:
             and warns once about the others.
         batch: the VertexBatch (device arrays of the packed scene).
         backend: the Backend (engine.render.backends.stages).
+        drawn_by: the name of the stages that drew the last frame: the backend's, its
+            fallback's for a frame needing a feature it lacks ("numba" for spot
+            lights on cupy so far), or "gl"; None before the first frame.
         projector: the backend's projector (the vertex projection alone).
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
             raster "gl" (raises engine.render.gl.GLUnavailable when no context can be made).
@@ -119,6 +122,7 @@ class Renderer:
         self._gl_stages = None
         self._prims = None
         self._visibility = None  # (key buffer, size) of the last frame (host or device)
+        self.drawn_by = None
 
     @property
     def projector(self):
@@ -213,7 +217,7 @@ class Renderer:
                 self._gl_stages = GLStages(self.backend, self.gl)
             self._gl_stages.samples = self.msaa
             return self._gl_stages
-        return self.backend.for_frame(prims)
+        return self.backend.for_frame(prims, self.scene)
 
     def visibility(self) -> np.ndarray | None:
         """The visibility keys of the last software frame: (H, W) uint64, a host copy.
@@ -258,6 +262,7 @@ class Renderer:
         prims = self._assembly()  # the one batch sync of the frame
         view = self._view(reuse_output=not copy)
         stages = self._stages(prims)
+        self.drawn_by = stages.name
         inputs = stages.vertex_stage(self.batch, prims, view)
         if self.msaa > 1 and self.raster != "gl":
             # S rasters at the sample positions, each primitive shaded once per pixel

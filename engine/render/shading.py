@@ -20,7 +20,12 @@ encoded to sRGB (engine.scene.colorspace) and rounded to 8 bits. Base colour =
 material colour x interpolated vertex colour x texture sample, all in linear light: the
 factors decoded once per material and vertex, the texture filtered from its decoded
 texels (``Texture.linear``). "flat" uses the triangle's geometric normal; a
-double-sided material's back faces use the reversed normal. "unlit" writes the base
+double-sided material's back faces use the reversed normal. "pbr" is the glTF 2.0
+metallic-roughness BRDF (engine.render.pbr) with its maps and emission. Every surface
+colour passes the scene's exposure and tone map (engine.render.tonemap; clamp by
+default) before the encode. Spot lights and lights with a ``range`` are
+``punctual_lights``: the KHR_lights_punctual cone and range windows times the inverse
+square law, for "lit" and "pbr" alike. "unlit" writes the base
 colour encoded to sRGB (glTF 2.0 section 3.9.2 filters decoded texels: half-way between
 a red and a green texel is (188, 188, 0)).
 The alpha written is ``materials.FRAME_ALPHA`` (opaque) whatever the base alpha, which
@@ -35,14 +40,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
-from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight
+from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight, SpotLight
 from ..scene.sampling import sample
+from . import pbr
 from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
 from .materials import FRAME_ALPHA
+from .tonemap import apply_tone_map
 
 __all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays",
-           "scene_lights"]
+           "point_light_arrays", "punctual_lights", "scene_lights"]
 
 DEFAULT_AMBIENT = 0.15
 DEFAULT_HEADLIGHT = 0.7
@@ -70,13 +77,38 @@ def scene_lights(scene, camera, origin):
         elif isinstance(node, DirectionalLight):
             to_light = m[:3, 2] / np.linalg.norm(m[:3, 2])  # local +Z: against the rays (-Z)
             directional.append((to_light, e))
-        elif isinstance(node, PointLight):
+        elif isinstance(node, PointLight) and not _windowed(node):
             point.append((m[:3, 3] - origin, e))
     if not found:
         z = camera.world_matrix[:3, 2]
         directional.append((z / np.linalg.norm(z), np.full(3, DEFAULT_HEADLIGHT)))
         ambient[:] = DEFAULT_AMBIENT
     return ambient, directional, point
+
+
+def _windowed(light) -> bool:
+    """A spot light, or a point light with a range: drawn by ``punctual_lights``."""
+    return isinstance(light, SpotLight) or getattr(light, "range", None) is not None
+
+
+def punctual_lights(scene, origin):
+    """The visible spot lights and ranged point lights in the batch frame (scene_lights
+    has the others): a list of (position (3,), axis (3,) unit direction the spot
+    points along or None for a point light, E (3,) radiance, range or None, inner and
+    outer cone angles in radians or None)."""
+    out = []
+    for node in scene.traverse(visible_only=True):
+        if not (isinstance(node, PointLight) and _windowed(node)):
+            continue
+        m = node.world_matrix
+        e = np.asarray(node.radiance, np.float64)
+        if isinstance(node, SpotLight):
+            axis = -m[:3, 2] / np.linalg.norm(m[:3, 2])
+            out.append((m[:3, 3] - origin, axis, e, node.range, node.inner_cone_angle,
+                        node.outer_cone_angle))
+        else:
+            out.append((m[:3, 3] - origin, None, e, node.range, None, None))
+    return out
 
 
 def light_arrays(lights):
@@ -88,6 +120,30 @@ def light_arrays(lights):
             np.array([e for _, e in directional], np.float64).reshape(-1, 3),
             np.array([q for q, _ in point], np.float64).reshape(-1, 3),
             np.array([e for _, e in point], np.float64).reshape(-1, 3))
+
+
+def point_light_arrays(pos, radiance, spots):
+    """The point lights (P, 3) and the spots and ranged lights of
+    ``engine.render.shading.punctual_lights`` as one set: (positions (L, 3), radiances
+    (L, 3), cones (L, 5) of axis, cos outer, 1 / (cos inner - cos outer), ranges (L,),
+    0 for none, whether any light has a cone or range). A light without a cone gets
+    cos outer -2 (every direction passes)."""
+    cone = np.zeros((len(pos), 5))
+    cone[:, 3], cone[:, 4] = -2.0, 1.0
+    ranges = np.zeros(len(pos))
+    if not spots:
+        return pos, radiance, cone, ranges, False
+    extra_cone = np.zeros((len(spots), 5))
+    for k, (_, axis, _, _, inner, outer) in enumerate(spots):
+        if axis is None:
+            extra_cone[k, 3:] = (-2.0, 1.0)
+        else:
+            co, ci = np.cos(outer), np.cos(inner)
+            extra_cone[k] = (*axis, co, 1.0 / max(ci - co, 1e-4))
+    return (np.concatenate([pos, np.array([s[0] for s in spots], np.float64)]),
+            np.concatenate([radiance, np.array([s[2] for s in spots], np.float64)]),
+            np.concatenate([cone, extra_cone]),
+            np.concatenate([ranges, [s[3] or 0.0 for s in spots]]), True)
 
 
 def _unit(v):
@@ -118,12 +174,16 @@ class SurfaceShader:
         view_dir: None for a perspective camera (V points to ``eye``), else the unit
             vector against an orthographic camera's view direction (V is the same
             everywhere).
+        spots: punctual_lights(...) result (spot and ranged point lights).
+        exposure, tone_map: the scene's (engine.render.tonemap).
     """
 
-    def __init__(self, prims, setup, varyings, eye, lights, size, view_dir=None):
+    def __init__(self, prims, setup, varyings, eye, lights, size, view_dir=None, spots=(),
+                 exposure=1.0, tone_map="none"):
         self.prims, self.setup, self.varyings = prims, setup, varyings
         self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
         self.view_dir = None if view_dir is None else np.asarray(view_dir, np.float64)
+        self.spots, self.exposure, self.tone_map = list(spots), exposure, tone_map
 
     def barycentrics(self, t, px, py):
         """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""
@@ -184,16 +244,21 @@ class SurfaceShader:
             c = self._base(mat, vals)
             # a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
             out[sel, 3] = FRAME_ALPHA
-            rgb = c[:, :3] if mat.shading == "unlit" else self._light(mat, ts, vals, c[:, :3])
+            if mat.shading == "pbr":
+                rgb = self._pbr(mat, ts, vals, c[:, :3])
+            else:
+                rgb = c[:, :3] if mat.shading == "unlit" else self._light(mat, ts, vals, c[:, :3])
+            rgb = apply_tone_map(rgb, self.exposure, self.tone_map)
             out[sel, :3] = to_unorm8(linear_to_srgb(rgb))
         return out
 
-    def _light(self, mat, t, vals, base):
+    def _normal_view(self, mat, t, vals):
+        """(unit normals (M, 3), unit view vectors (M, 3), positions (M, 3))."""
         v = self.prims.triangles[t]
         world = self.varyings[:, _POSITION]
         p = vals[:, _POSITION]
         geo = _unit(np.cross(world[v[:, 1]] - world[v[:, 0]], world[v[:, 2]] - world[v[:, 0]]))
-        if mat.shading == "flat":
+        if mat.shading == "flat" or (mat.shading == "pbr" and mat.flat_normals):
             n = geo
         else:
             n = _unit(vals[:, _NORMAL])
@@ -201,22 +266,64 @@ class SurfaceShader:
         if mat.double_sided:
             n = np.where(self.setup.front[t][:, None], n, -n)
         view = _unit(self.eye - p) if self.view_dir is None else np.broadcast_to(self.view_dir, p.shape)
-        ambient, directional, point = self.lights
-        diffuse = np.broadcast_to(ambient, base.shape).copy()
-        spec = np.zeros_like(base)
-        sources = [(np.broadcast_to(d, p.shape), np.broadcast_to(e, base.shape))
+        return n, view, p
+
+    def _sources(self, p):
+        """[(unit direction to the light (M, 3), radiance arriving (M, 3))] at points p."""
+        _, directional, point = self.lights
+        sources = [(np.broadcast_to(d, p.shape), np.broadcast_to(e, p.shape))
                    for d, e in directional]
         for pos, e in point:
             d = pos - p
             r2 = np.maximum(np.einsum("ij,ij->i", d, d), 1e-30)[:, None]
             sources.append((_unit(d), e / r2))
-        for to_light, e in sources:
+        for pos, axis, e, light_range, inner, outer in self.spots:
+            d = pos - p
+            r2 = np.maximum(np.einsum("ij,ij->i", d, d), 1e-30)
+            to_light = _unit(d)
+            k = pbr.range_window(np.sqrt(r2), light_range) / r2
+            if axis is not None:
+                k = k * pbr.spot_factor(-to_light @ axis, inner, outer)
+            sources.append((to_light, e * k[:, None]))
+        return sources
+
+    def _light(self, mat, t, vals, base):
+        n, view, p = self._normal_view(mat, t, vals)
+        ambient = self.lights[0]
+        diffuse = np.broadcast_to(ambient, base.shape).copy()
+        spec = np.zeros_like(base)
+        for to_light, e in self._sources(p):
             ndl = np.einsum("ij,ij->i", n, to_light)[:, None]
             diffuse += e * np.maximum(ndl, 0.0)
             if mat.specular > 0:
                 ndh = np.einsum("ij,ij->i", n, _unit(to_light + view))[:, None]
                 spec += (ndl > 0) * e * mat.specular * np.maximum(ndh, 0.0) ** mat.shininess
         return base * diffuse + spec
+
+    def _pbr(self, mat, t, vals, base):
+        """(M, 3) linear radiance of a "pbr" material (engine.render.pbr)."""
+        n, view, p = self._normal_view(mat, t, vals)
+        metallic = np.full(len(t), mat.metallic)
+        roughness = np.full(len(t), mat.roughness)
+        uv = vals[:, _UV0]
+        maps = mat.maps
+        if "metallic_roughness" in maps:  # linear data: B metal, G roughness
+            mr = sample(maps["metallic_roughness"], uv, linear=False)
+            metallic, roughness = metallic * mr[:, 2], roughness * mr[:, 1]
+        occlusion = np.ones((len(t), 1))
+        if "occlusion" in maps:
+            r = sample(maps["occlusion"], uv, linear=False)[:, :1]
+            occlusion = 1.0 + mat.occlusion_strength * (r - 1.0)
+        f0 = pbr.DIELECTRIC_F0 * (1.0 - metallic[:, None]) + base * metallic[:, None]
+        rgb = self.lights[0] * (base * (1.0 - metallic[:, None]) + f0) * occlusion
+        for to_light, e in self._sources(p):
+            ndl = np.maximum(np.einsum("ij,ij->i", n, to_light), 0.0)[:, None]
+            f = pbr.brdf(n, view, to_light, base, metallic, roughness)
+            rgb = rgb + np.pi * f * e * ndl
+        emissive = np.asarray(mat.emissive, np.float64)
+        if "emissive" in maps:
+            emissive = emissive * sample(maps["emissive"], uv, linear=True)[:, :3]
+        return rgb + emissive
 
 
 def resolve(keys, size, n_points, point_colors, background, shader: SurfaceShader | None,

@@ -14,12 +14,13 @@ from .clips import Clip, TransformTrack
 from .geometry import Geometry, Lines, Mesh, PointCloud
 from .graph import Node, Scene
 from .instances import Instances
-from .light import AmbientLight, DirectionalLight, Light, PointLight
+from .light import AmbientLight, DirectionalLight, Light, PointLight, SpotLight
 from .material import Material, Sampler, Texture
 from .model import Model
 from .world import WorldMatrices, compose_world
 
 __all__ = ["AmbientLight", "Camera", "Clip", "DirectionalLight", "Geometry", "Instances",
            "Light", "Lines", "Material", "Mesh", "Model", "Node", "OrthographicCamera",
-           "PerspectiveCamera", "PointCloud", "PointLight", "Sampler", "Scene", "Texture",
+           "PerspectiveCamera", "PointCloud", "PointLight", "Sampler", "Scene", "SpotLight",
+           "Texture",
            "TransformTrack", "WorldMatrices", "compose_world"]

@@ -32,6 +32,7 @@ import numpy as np
 
 from .color import as_rgba
 from .deform import is_deformed, posed_vertices
+from .exposure import check_exposure, check_tone_map
 from .geometry import FLOAT32_MAX, Geometry
 from .transform_table import STAMPS, TABLE
 from .transforms import (
@@ -779,11 +780,38 @@ def get_transforms(nodes: Iterable[Node]) -> tuple[np.ndarray, np.ndarray, np.nd
 
 class Scene(Node):
     """Root of a scene graph. ``background`` is the RGBA clear colour (floats in [0, 1],
-    or a CSS name / "#rrggbb")."""
+    or a CSS name / "#rrggbb"). ``exposure`` (linear factor > 0) and ``tone_map``
+    ("none" or "pbr-neutral") map the surfaces' linear radiance to the display
+    (engine.render.tonemap); the defaults 1 and "none" leave colours as they are.
 
-    def __init__(self, name: str = "scene", background=(0.0, 0.0, 0.0, 1.0)):
+    Raises:
+        ValueError: a bad background, exposure or tone map.
+    """
+
+    def __init__(self, name: str = "scene", background=(0.0, 0.0, 0.0, 1.0),
+                 exposure: float = 1.0, tone_map: str = "none"):
         super().__init__(name)
         self.background = as_rgba(background, "background")
+        self.exposure = exposure
+        self.tone_map = tone_map
+
+    @property
+    def exposure(self) -> float:
+        """Linear factor > 0 applied to surface radiance before the tone map."""
+        return self._exposure
+
+    @exposure.setter
+    def exposure(self, value):
+        self._exposure = check_exposure(value)
+
+    @property
+    def tone_map(self) -> str:
+        """"none" (clamp) or "pbr-neutral" (engine.render.tonemap)."""
+        return self._tone_map
+
+    @tone_map.setter
+    def tone_map(self, value):
+        self._tone_map = check_tone_map(value)
 
     def bounds(self):
         """(2, 3) float64 world-space bounding box of the visible finite geometry, or None

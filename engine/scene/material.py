@@ -3,8 +3,15 @@
 A ``Material`` is one of four kinds, from least to most work per pixel::
 
     "unlit"   the base colour (times vertex colours / the texture, when present)
+    "flat"    "lit" with each triangle's own normal
     "lit"     base colour lit by the scene's lights: ambient + Lambert diffuse +
-              Blinn-Phong specular, computed in linear space (see engine.render.shading)
+              Blinn-Phong specular, computed in linear space (see engine.render.shading);
+              OBJ/MTL materials and the default material
+    "pbr"     the glTF 2.0 metallic-roughness BRDF (Appendix B: GGX distribution,
+              height-correlated Smith visibility, Schlick Fresnel, Lambert diffuse for the
+              non-metal part; engine.render.pbr) with ``metallic``, ``roughness``, the
+              "metallic_roughness", "occlusion" and "emissive" maps and ``emissive``:
+              what the glTF loader makes of a pbrMetallicRoughness material
 
 Base colour sources multiply, as in glTF 2.0 (section 3.9.2, "baseColorFactor" times
 "baseColorTexture" times COLOR_0): ``color`` x per-vertex colours x the texture sample.
@@ -38,7 +45,7 @@ def material_epoch() -> int:
 
 WRAP_MODES = ("repeat", "clamp", "mirror")   # glTF REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT
 FILTERS = ("nearest", "linear")
-SHADINGS = ("lit", "unlit", "flat")
+SHADINGS = ("lit", "unlit", "flat", "pbr")
 
 
 class Sampler:
@@ -141,12 +148,14 @@ def _checked_field(name: str, value):
         if value is not None and not isinstance(value, Texture):
             raise ValueError(f"texture must be an engine.scene.Texture, got {type(value).__name__}")
         return value
-    if name in ("vertex_colors", "double_sided", "blend"):
+    if name in ("vertex_colors", "double_sided", "blend", "flat_normals"):
         return bool(value)
     if name == "specular":
         return _unit_float("specular", value)
     if name == "shininess":
         return _unit_float("shininess", value, 1.0, 10000.0)
+    if name in ("metallic", "roughness", "occlusion_strength"):
+        return _unit_float(name, value)
     if name == "alpha_cutoff":
         return None if value is None else _unit_float("alpha_cutoff", value)
     if name == "emissive":
@@ -170,7 +179,8 @@ class Material:
     Args:
         color: base colour factor, RGB or RGBA floats in [0, 1] (sRGB-encoded).
         shading: "lit" (smooth: interpolated vertex normals), "flat" (lit with each
-            triangle's own normal) or "unlit".
+            triangle's own normal), "unlit" or "pbr" (the glTF metallic-roughness BRDF,
+            smooth normals).
         texture: a ``Texture`` multiplied into the base colour at the pixel's UV, or None.
         vertex_colors: multiply the mesh's per-vertex colours in (when it has them).
         specular: Blinn-Phong specular strength in [0, 1] (0 = matte).
@@ -181,10 +191,20 @@ class Material:
             it are not drawn (glTF alphaMode MASK). Blending is not supported yet.
         blend: the file asks for alpha blending (glTF alphaMode BLEND). Kept, not drawn
             yet: drawn opaque (loaders warn when a file uses it).
-        emissive: emitted colour, 3 floats >= 0 (sRGB-encoded like ``color``; glTF
-            emissiveFactor times KHR_materials_emissive_strength). Kept, not drawn yet.
-        maps: other textures by role, e.g. "normal", "occlusion", "metallic_roughness",
-            "emissive" (name -> ``Texture``). Kept, not drawn yet.
+        emissive: emitted colour, 3 floats >= 0, linear RGB (glTF emissiveFactor times
+            KHR_materials_emissive_strength), added to a "pbr" pixel's radiance (times
+            the "emissive" map); kept, not drawn, by the other kinds.
+        maps: other textures by role (name -> ``Texture``), read at the pixel's uv0 by
+            "pbr": "metallic_roughness" (B scales metallic, G roughness, linear values),
+            "occlusion" (R, linear: ``1 + occlusion_strength * (R - 1)`` scales the
+            ambient light) and "emissive" (sRGB, times ``emissive``). "normal" is kept,
+            not drawn yet.
+        metallic: "pbr" metalness in [0, 1] (glTF metallicFactor).
+        roughness: "pbr" perceptual roughness in [0, 1] (glTF roughnessFactor; the GGX
+            alpha is its square).
+        occlusion_strength: in [0, 1], glTF occlusionTexture.strength.
+        flat_normals: "pbr" with each triangle's own normal (a glTF primitive without
+            NORMAL: the spec's flat normals), as "flat" is "lit" with them.
 
     Assigning a field later (``material.shading = "unlit"``) is checked as the
     constructor checks it and seen by the next frame (``material_epoch``).
@@ -196,7 +216,9 @@ class Material:
     def __init__(self, color=(1.0, 1.0, 1.0, 1.0), shading: str = "lit", texture=None,
                  vertex_colors: bool = True, specular: float = 0.0, shininess: float = 32.0,
                  double_sided: bool = False, alpha_cutoff: float | None = None,
-                 blend: bool = False, emissive=(0.0, 0.0, 0.0), maps: dict | None = None):
+                 blend: bool = False, emissive=(0.0, 0.0, 0.0), maps: dict | None = None,
+                 metallic: float = 0.0, roughness: float = 0.5,
+                 occlusion_strength: float = 1.0, flat_normals: bool = False):
         self.color = color  # each field checked by __setattr__
         self.shading = shading
         self.texture = texture
@@ -208,6 +230,10 @@ class Material:
         self.blend = blend
         self.emissive = emissive
         self.maps = maps
+        self.metallic = metallic
+        self.roughness = roughness
+        self.occlusion_strength = occlusion_strength
+        self.flat_normals = flat_normals
 
     def __setattr__(self, name, value):
         value = _checked_field(name, value)

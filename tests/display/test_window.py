@@ -97,6 +97,27 @@ def test_window_screenshot_matches_offscreen_render(tmp_path, raster, msaa, xvfb
         assert result["resized"]["pixels_shape"] == [100, 200, 4]
 
 
+@pytest.mark.timeout(120)
+def test_gl_window_draws_the_tone_map_as_offscreen_gl(tmp_path):
+    # exposure and PBR Neutral in surface.frag: the window shows what offscreen GL draws,
+    # and that is the NumPy resolve's frame within GL's float32 rounding
+    result = _run_probe(tmp_path, "gl+tonemap", False)
+    assert result["first"]["raster"] == "gl" and result["first"]["frames"] == 2
+    shot = np.asarray(Image.open(tmp_path / "frame.png").convert("RGBA"))
+    scene, camera = probe_scene(tone_mapped=True)
+    with Renderer(scene, camera, SIZE, backend="numpy", raster="gl") as r:
+        gl = r.render().color
+        assert r.drawn_by == "gl"
+    np.testing.assert_array_equal(shot, gl)
+    scene, camera = probe_scene(tone_mapped=True)
+    with Renderer(scene, camera, SIZE, backend="numpy") as r:
+        ref = r.render().color
+    ball = (slice(SIZE[1] // 2 - 5, SIZE[1] // 2 + 5), slice(SIZE[0] // 2 - 5, SIZE[0] // 2 + 5))
+    assert np.abs(gl[ball].astype(int) - ref[ball]).max() <= 2
+    plain = _reference("software")
+    assert (np.abs(ref.astype(int) - plain).max(axis=-1) > 3).sum() > 500  # it tone-maps
+
+
 # --- automatic fallback --------------------------------------------------------------
 def _no_display(monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)

@@ -20,9 +20,10 @@ import numpy as np
 SIZE = (161, 120)  # odd width on purpose: exercises alignment-1 reads
 
 
-def probe_scene():
+def probe_scene(tone_mapped: bool = False):
     """(scene, camera): 3000 random coloured points of sizes 1-4 around a lit, partly
-    textured mesh (a surface and points in one depth buffer), in front of a camera."""
+    textured mesh (a surface and points in one depth buffer), in front of a camera;
+    ``tone_mapped``: exposure 1.5 and the PBR Neutral tone map, which GLSL does not draw."""
     import trimesh
 
     from engine import Mesh, Node, PerspectiveCamera, PointCloud, Scene
@@ -43,6 +44,8 @@ def probe_scene():
         color=(1.0, 0.9, 0.8), texture=tex, specular=0.4))))
     camera = scene.add(PerspectiveCamera(fov_y=60, position=(0.3, 0.4, 3.0)))
     camera.look_at((0, 0, 0))
+    if tone_mapped:
+        scene.exposure, scene.tone_map = 1.5, "pbr-neutral"
     return scene, camera
 
 
@@ -81,7 +84,8 @@ def main(out_dir: str, raster: str) -> int:
     from engine.display import Viewer
 
     out = Path(out_dir)
-    scene, camera = probe_scene()
+    raster, _, variant = raster.partition("+")  # "gl+tonemap": the tone-mapped scene
+    scene, camera = probe_scene(tone_mapped=variant == "tonemap")
     # PROBE_MSAA: samples per pixel (the test's msaa cases)
     renderer = Renderer(scene, camera, SIZE, backend="numpy",
                         msaa=int(os.environ.get("PROBE_MSAA", "1")))

@@ -30,7 +30,6 @@ from gltf_files import (
 from engine import OrthographicCamera, PerspectiveCamera, Renderer, Scene
 from engine.errors import LoadError
 from engine.io import load
-from engine.io.gltf.materials import shininess_from_roughness, specular_strength
 from engine.scene.deform import posed_vertices
 from engine.scene.geometry import Lines, Mesh, PointCloud
 from engine.scene.transforms import quat_to_matrix
@@ -512,23 +511,19 @@ def test_pbr_mapping_and_material_fields(tmp_path):
     model = load(g.write_gltf(tmp_path / "p.gltf"))
     mesh, blended = geometries(model)
     mat = mesh.material
-    n = 2 / 0.5**4 - 2  # 30
-    assert mat.shininess == pytest.approx(n)
-    assert mat.specular == pytest.approx(0.04 * n / 8)
+    assert (mat.shading, mat.metallic, mat.roughness) == ("pbr", 0.0, 0.5)
     assert mat.alpha_cutoff == 0.3 and mat.double_sided and not mat.blend
     assert mat.emissive == (2.0, 1.0, 0.0)
-    assert set(mat.maps) == {"normal", "occlusion"}
-    assert mat.shading == "flat"  # no NORMAL attribute: the spec's flat normals
+    assert set(mat.maps) == {"normal", "occlusion"} and mat.occlusion_strength == 1.0
+    assert mat.flat_normals  # no NORMAL attribute: the spec's flat normals
     # factor (0.5, 0.25, 1) linear -> sRGB (0.7354, 0.5370, 1), alpha 0.5
     np.testing.assert_allclose(mesh.colors_float[0], [0.7354, 0.5370, 1.0, 0.5], atol=1 / 255)
     assert blended.material.blend
-    # default material: metallic 1, roughness 1 -> n = 1, specular 1 / 8
-    assert shininess_from_roughness(1.0) == 1.0
-    assert specular_strength((1, 1, 1), 1.0, 1.0) == 0.125
-    assert shininess_from_roughness(0.0) == 10000.0
+    # the spec's default material: metallic 1, roughness 1
+    assert (blended.material.metallic, blended.material.roughness) == (1.0, 1.0)
     assert model.warnings == [
-        (f"{tmp_path / 'p.gltf'}: not drawn: normal textures (materials[0]); occlusion textures "
-        "(materials[0]); emission (materials[0]); alpha blending (drawn opaque) (materials[1])")]
+        (f"{tmp_path / 'p.gltf'}: not drawn: normal textures (materials[0]); alpha blending "
+         "(drawn opaque) (materials[1])")]
 
 
 def test_vertex_colors_are_linear_and_multiply_the_factor(tmp_path):
@@ -685,10 +680,14 @@ def test_khronos_box_is_red_behind_its_parent_matrix(ref_assets):
     scene.add(model)
     cam = scene.add(PerspectiveCamera(fov_y=40, position=(0, 0, 3)))
     px = Renderer(scene, cam, (40, 40), backend="numpy").render().color[20, 20]
-    # red; no metallicFactor means metallic 1, so a white Blinn-Phong sheen of
-    # F0 * n / 8 = 0.8 / 8 (docs/assets.md) lightens it a little
-    assert px[0] > 200 and px[1] == px[2] < 90
-    assert mesh.material.specular == pytest.approx(0.1) and mesh.material.shininess == 1.0
+    # red; no metallicFactor means metallic 1, roughness 1: a red metal (F0 = base =
+    # 0.8 linear, no diffuse). Facing the headlight (N = V = L = H, E = 0.7) Appendix B
+    # gives D = 1 / pi, Vis = 1 / 4, F = F0, so pi f E N.L = 0.7 F0 / 4, plus the
+    # ambient 0.15 (c_diff + F0) = 0.15 F0 (engine.render.pbr)
+    lin = 0.8 * (0.7 / 4 + 0.15)
+    want = 1.055 * lin ** (1 / 2.4) - 0.055
+    assert abs(int(px[0]) - round(want * 255)) <= 1 and px[1] == px[2] == 0
+    assert (mesh.material.shading, mesh.material.metallic) == ("pbr", 1.0)
 
 
 def test_khronos_box_textured(ref_assets):

@@ -43,7 +43,7 @@ from engine.io import load
 from engine.render.frame import EMPTY_KEY, background_rgba
 from engine.render.lines import LINE_DEPTH_BIAS
 from engine.scene.geometry import Lines
-from engine.scene.light import AmbientLight, DirectionalLight, PointLight
+from engine.scene.light import AmbientLight, DirectionalLight, PointLight, SpotLight
 from engine.scene.material import FILTERS, WRAP_MODES, Material, Sampler, Texture
 from engine.scene.procedural import icosphere
 
@@ -374,6 +374,57 @@ def light_ambient():
         f.color[f.depth < 1][:, :3].astype(int) - want).max() <= 2
 
 
+def _pbr_ball(**material):
+    scene = Scene(background=(0.1, 0.1, 0.1))
+    scene.add(Node("ball", geometry=_sphere(3, shading="pbr", **material)))
+    scene.add(DirectionalLight(intensity=2.0, rotation=(-30, 40, 0)))
+    scene.add(AmbientLight(intensity=0.1))
+    return scene
+
+
+def pbr_metal():
+    scene = _pbr_ball(color=(0.95, 0.7, 0.3), metallic=1.0, roughness=0.35)
+    # a metal: a highlight brighter than the base under the ambient, no diffuse sheen
+    return scene, _camera(scene), lambda f: int(f.color[f.depth < 1][:, 0].max()) > 240 \
+        and int(np.median(f.color[f.depth < 1][:, 2])) < 90
+
+
+def pbr_dielectric():
+    scene = _pbr_ball(color=(0.2, 0.5, 0.8), metallic=0.0, roughness=0.6)
+    # Lambert's gradient towards the light (upper right) plus a small white highlight
+    return scene, _camera(scene), lambda f: f.color[30, 80, 2] > f.color[70, 45, 2] + 60
+
+
+def emissive():
+    scene = Scene(background=(0, 0, 0))
+    scene.add(Node("quad", geometry=_quad(0.8, color=(0, 0, 0), shading="pbr", metallic=1.0,
+                                          emissive=(1.0, 0.0, 0.0))))
+    scene.add(DirectionalLight(intensity=3.0))
+    # glTF 2.0: emission is added whatever the light: a black metal is pure red
+    return scene, _camera(scene), lambda f: (f.color[f.depth < 1][:, :3] == [255, 0, 0]).all()
+
+
+def spot_light():
+    scene = Scene(background=(0, 0, 0))
+    scene.add(Node("floor", geometry=_quad(1.2, color=(0.9, 0.9, 0.9), shading="pbr",
+                                           metallic=0.0, roughness=0.8)))
+    spot = scene.add(SpotLight(intensity=3.0, inner_cone_angle=0.25, outer_cone_angle=0.45,
+                               position=(0.0, 0.0, 1.5)))
+    spot.look_at((0, 0, 0))
+    # a lit disc of radius 1.5 tan 0.45 = 0.72 around the centre, black outside it; the
+    # camera 3 away with fov 55 sees a half-height of 3 tan 27.5 = 1.562 over 48 rows
+    edge = 64 + 1.5 * np.tan(0.45) / (3 * np.tan(np.radians(27.5))) * 48
+    return scene, _camera(scene), lambda f: f.color[48, 64, 0] > 100 \
+        and f.color[48, int(edge) + 3, 0] == 0 and f.color[48, int(edge) - 4, 0] > 0
+
+
+def tone_mapping():
+    scene = _pbr_ball(color=(0.9, 0.9, 0.9), metallic=0.0, roughness=0.5)
+    scene.exposure, scene.tone_map = 3.0, "pbr-neutral"
+    # exposure 3 would clip most of the ball to white; PBR Neutral keeps it below 255
+    return scene, _camera(scene), lambda f: int(f.color[f.depth < 1][:, 0].max()) < 255
+
+
 def instances():
     scene = Scene(background=(0, 0, 0))
     rng = np.random.default_rng(RNG_SEED)
@@ -648,6 +699,8 @@ FEATURES = {
     "skinning": skinning, "morph_targets": morph_targets,
     "mesh_edit": mesh_edit, "material_edit": material_edit,
     "msaa4": msaa4, "msaa4_points": msaa4_points, "msaa4_lines": msaa4_lines,
+    "pbr_metal": pbr_metal, "pbr_dielectric": pbr_dielectric, "emissive": emissive,
+    "spot_light": spot_light, "tone_mapping": tone_mapping,
 }
 # Features drawn with more than one sample per pixel (Renderer(msaa=...)): their
 # visibility keys are sample 0's and their depth each pixel's nearest sample
@@ -673,6 +726,8 @@ GAPS = {
     # its major-axis extent): 3.6% more coverage in GL on this ring
     ("gl", "msaa4_lines"): "GL multisampled lines are rectangles, software lines per-sample "
                            "major-axis walks",
+    ("cuda", "spot_light"): "no spot and ranged lights in resolve.cu: such frames run on the host path",
+    ("cuda", "tone_mapping"): "no exposure and tone maps in resolve.cu: such frames run on the host path",
 }
 
 
@@ -692,7 +747,8 @@ def _render(backend, scene, cam, monkeypatch, native_dir, edit=None, msaa=1):
             if edit is not None:
                 r.render()
                 edit()
-            return r.render(), r.visibility(), "gl"
+            frame = r.render()
+            return frame, r.visibility(), "gl" if r.drawn_by == "gl" else r.drawn_by
         finally:
             r.close()
     if backend == "cuda":
@@ -711,7 +767,8 @@ def _render(backend, scene, cam, monkeypatch, native_dir, edit=None, msaa=1):
     if edit is not None:
         r.render()
         edit()
-    return r.render(), r.visibility(), backend
+    frame = r.render()
+    return frame, r.visibility(), r.drawn_by  # a fallback's name when it drew the frame
 
 
 # GL colour tolerances (8-bit levels) other than 2, each with the driver behaviour it covers

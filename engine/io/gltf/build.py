@@ -27,7 +27,8 @@ as the spec requires). Cameras become ``PerspectiveCamera`` / ``OrthographicCame
 children of the nodes using them (yfov radians -> fov_y degrees; ortho height =
 2 abs(ymag)); the aspect ratio follows the viewport (``aspectRatio`` is not imposed) and a
 perspective camera without ``zfar`` gets a far plane twice the distance to the far side
-of the model's bounding sphere.
+of the model's bounding sphere. KHR_lights_punctual lights become engine lights on the
+nodes placing them (engine.io.gltf.lights).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from ..references import References
 from ..textures import sample_texture, to_rgba8
 from .accessors import COMPONENT_NAMES, AccessorReader
 from .document import Document, read_document
+from .lights import node_light
 from .materials import Materials
 
 __all__ = ["SUPPORTED_EXTENSIONS", "load_gltf"]
@@ -57,7 +59,7 @@ __all__ = ["SUPPORTED_EXTENSIONS", "load_gltf"]
 #: Extensions the loader implements (others in extensionsRequired refuse the file).
 SUPPORTED_EXTENSIONS = frozenset({
     "KHR_materials_unlit", "KHR_texture_transform", "KHR_mesh_quantization",
-    "KHR_materials_emissive_strength", "EXT_texture_webp"})
+    "KHR_materials_emissive_strength", "EXT_texture_webp", "KHR_lights_punctual"})
 _HINTS = {
     "KHR_draco_mesh_compression": "Draco-compressed geometry; decompress it first, e.g. "
                                   "with glTF-Transform or Blender",
@@ -223,6 +225,9 @@ class _Builder:
         if cam is not None:
             c = node.add(self._camera(cam, f"{name} camera"))
             cameras.setdefault(cam, c)
+        light = node_light(doc, d, where, name)
+        if light is not None:
+            node.add(light)
         return node
 
     def _attach(self, node: Node, prims, mesh_index: int):
@@ -393,7 +398,7 @@ class _Builder:
                                 axis=1)
         material = info.engine_material(vertex_colors=color0 is not None or not textured,
                                         flat=normals is None)
-        if not textured:
+        if not textured and not (material.shading == "pbr" and material.maps):
             uv = None
         if mode == 0:
             keep = idx if idx is not None else slice(None)

@@ -4,30 +4,19 @@ Colour spaces: glTF's ``baseColorFactor`` and ``COLOR_0`` are linear (spec 3.9.2
 3.7.2.1), its base colour texture is sRGB-encoded; engine colours are sRGB-encoded. The
 loader multiplies factor x COLOR_0 x texture in linear space and encodes the result.
 
-pbrMetallicRoughness -> the engine's Lambert + Blinn-Phong material (``Material``):
-
-    diffuse colour   base colour (factor, texture, COLOR_0), for metals too: the engine
-                     has no environment lighting, so a metal's colour would otherwise be
-                     lost (the spec's c_diff = lerp(base, black, metallic) would draw
-                     metals black under the headlight)
-    shininess n      2 / alpha^2 - 2 with alpha = roughness^2, clamped to [1, 10000]
-                     (Walter et al., "Microfacet Models for Refraction through Rough
-                     Surfaces", EGSR 2007, section 5.2: the Phong exponent matching a
-                     Beckmann/GGX width alpha; glTF 2.0 Appendix B: alpha = roughness^2)
-    specular s       F0 * n / 8, clamped to [0, 1], with F0 = lerp(0.04, max(base colour
-                     factor RGB), metallic) (glTF 2.0 Appendix B's Fresnel F0). (n + 8) / 8
-                     is the normalisation of a Blinn-Phong lobe relative to Lambert
-                     (Akenine-Moller, Haines, Hoffman, "Real-Time Rendering", 3rd ed.,
-                     section 7.6); the "+ 8" part is left out because the diffuse term
-                     already carries the base colour at full strength, so a fully rough
-                     surface (n = 1) is nearly Lambertian, as it should be.
-
-Metallic and roughness *textures* are loaded but not sampled: the factors alone set s
-and n. ``KHR_materials_unlit`` -> shading "unlit". ``alphaMode`` MASK -> ``alpha_cutoff``
+pbrMetallicRoughness -> ``Material(shading="pbr")``: the glTF 2.0 Appendix B BRDF
+(engine.render.pbr) with ``metallicFactor``/``roughnessFactor`` as ``metallic``/
+``roughness``, and ``metallicRoughnessTexture``, ``occlusionTexture`` (+ ``strength``) and
+``emissiveTexture`` as the "metallic_roughness", "occlusion" and "emissive" maps, read at
+the base colour texture's UVs (its TEXCOORD_n, transformed; the mesh carries that one
+set); ``emissiveFactor`` times ``KHR_materials_emissive_strength`` as ``emissive``. A
+primitive without NORMAL gets ``flat_normals`` (the spec's flat normals).
+``KHR_materials_unlit`` -> shading "unlit". ``alphaMode`` MASK -> ``alpha_cutoff``
 (default 0.5); BLEND is drawn opaque (``Material.blend`` records it). ``doubleSided`` ->
-``double_sided``. Emissive factor (times ``KHR_materials_emissive_strength``) and the
-normal, occlusion, emissive and metallic-roughness textures are kept on the material
-(``emissive``, ``maps``), not drawn.
+``double_sided``. Not drawn (kept on ``maps``, noted by the loader): ``normalTexture``;
+a map on another UV set or KHR_texture_transform than the base colour texture's is read
+at the base colour texture's UVs (noted). OBJ/MTL materials keep the Lambert +
+Blinn-Phong kind "lit" (engine.io.mtl).
 
 Samplers: wrapS/wrapT REPEAT (10497), CLAMP_TO_EDGE (33071), MIRRORED_REPEAT (33648)
 per axis; the filter is the magnification filter (NEAREST 9728 / LINEAR 9729), else the
@@ -55,21 +44,6 @@ _WRAP = {10497: "repeat", 33071: "clamp", 33648: "mirror"}
 _FILTER = {9728: "nearest", 9729: "linear", 9984: "nearest", 9985: "linear",
            9986: "nearest", 9987: "linear"}
 _MIPMAP = (9984, 9985, 9986, 9987)
-MAX_SHININESS = 10000.0
-
-
-def shininess_from_roughness(roughness: float) -> float:
-    """Blinn-Phong exponent for a glTF roughness (module doc)."""
-    alpha = roughness * roughness
-    if alpha * alpha < 2.0 / (MAX_SHININESS + 2.0):
-        return MAX_SHININESS
-    return float(min(MAX_SHININESS, max(1.0, 2.0 / (alpha * alpha) - 2.0)))
-
-
-def specular_strength(base_rgb_linear, metallic: float, shininess: float) -> float:
-    """Blinn-Phong specular strength for a base colour, metallic factor and exponent."""
-    f0 = 0.04 + (max(base_rgb_linear) - 0.04) * metallic
-    return float(min(1.0, max(0.0, f0 * shininess / 8.0)))
 
 
 def texture_transform(offset=(0.0, 0.0), rotation: float = 0.0, scale=(1.0, 1.0)) -> np.ndarray:
@@ -96,9 +70,10 @@ class MaterialInfo:
         self.texture: Texture | None = None
         self.texcoord = 0
         self.transform: np.ndarray | None = None
-        self.shading = "lit"
-        self.specular = 0.0
-        self.shininess = 1.0
+        self.shading = "pbr"
+        self.metallic = 1.0
+        self.roughness = 1.0
+        self.occlusion_strength = 1.0
         self.double_sided = False
         self.alpha_cutoff: float | None = None
         self.blend = False
@@ -112,19 +87,19 @@ class MaterialInfo:
         ``vertex_colors``: the geometry's colours carry factor x COLOR_0 (the material
         colour is then white); otherwise they are only for point drawing and the
         material carries the factor itself. ``flat``: the primitive has no normals, so
-        lit shading uses each triangle's own normal (the spec's flat normals).
+        shading uses each triangle's own normal (the spec's flat normals).
         """
         vc = bool(vertex_colors) or self.texture is None
         key = (vc, bool(flat))
         if key not in self._engine:
             color = (1.0, 1.0, 1.0, 1.0) if vc else tuple(
                 np.append(linear_to_srgb(self.factor[:3]), np.clip(self.factor[3], 0, 1)))
-            shading = "flat" if flat and self.shading == "lit" else self.shading
             self._engine[key] = Material(
-                color=color, shading=shading, texture=self.texture, vertex_colors=vc,
-                specular=self.specular, shininess=self.shininess,
+                color=color, shading=self.shading, texture=self.texture, vertex_colors=vc,
                 double_sided=self.double_sided, alpha_cutoff=self.alpha_cutoff,
-                blend=self.blend, emissive=self.emissive, maps=self.maps)
+                blend=self.blend, emissive=self.emissive, maps=self.maps,
+                metallic=self.metallic, roughness=self.roughness,
+                occlusion_strength=self.occlusion_strength, flat_normals=bool(flat))
         return self._engine[key]
 
 
@@ -234,12 +209,8 @@ class Materials:
         if index in self._materials:
             return self._materials[index]
         info = MaterialInfo()
-        metallic = roughness = 1.0
         if index is not None:
-            metallic, roughness = self._read(index, info)
-        info.shininess = shininess_from_roughness(roughness)
-        info.specular = 0.0 if info.shading == "unlit" else specular_strength(
-            info.factor[:3], metallic, info.shininess)
+            info.metallic, info.roughness = self._read(index, info)
         self._materials[index] = info
         return info
 
@@ -285,7 +256,6 @@ class Materials:
                 "KHR_materials_emissive_strength", default=1.0, lo=0.0)
         if emissive.any():
             info.emissive = tuple(float(x) for x in emissive)
-            self.notes.add("emission", label)
         mode = doc.string(m, "alphaMode", where, default="OPAQUE",
                           choices=("OPAQUE", "MASK", "BLEND"))
         cutoff = doc.number(m, "alphaCutoff", where, default=0.5, lo=0.0)
@@ -306,8 +276,17 @@ class Materials:
         if role == "normal":  # normalTextureInfo.scale, occlusionTextureInfo.strength
             self.doc.number(tinfo, "scale", where, default=1.0)
         elif role == "occlusion":
-            self.doc.number(tinfo, "strength", where, default=1.0, lo=0.0, hi=1.0)
-        tex, _, _ = self.texture_info(tinfo, where)
+            info.occlusion_strength = self.doc.number(tinfo, "strength", where, default=1.0,
+                                                      lo=0.0, hi=1.0)
+        tex, texcoord, transform = self.texture_info(tinfo, where)
         if tex is not None:
             info.maps[role] = tex
-        self.notes.add(what, label)
+        if role == "normal":
+            self.notes.add(what, label)
+        elif texcoord != info.texcoord or not _same_transform(transform, info.transform):
+            self.notes.add(f"{what} on other UVs than the base colour texture's (read at "
+                           "those)", label)
+
+
+def _same_transform(a, b) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.allclose(a, b))

@@ -32,6 +32,14 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   shininess in [1, 10000] (checked in the tests), so the 8-bit colour stays within 1 of
   the NumPy resolve's exact power.
 
+- PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
+  light, its maps sampled like the base colour texture (``_pbr_light``).
+- Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
+  1 / (cos inner - cos outer); a plain point light's cone lets everything through) and a
+  range (0: none), read only when some light has either
+  (engine.render.shading.point_light_arrays).
+- Exposure and tone map (engine.render.tonemap) before the encode (``_display``).
+
 Depth comes from the key unchanged; colours match the NumPy resolve within 1/255.
 """
 
@@ -46,7 +54,8 @@ from ...scene.colorspace import linear_to_srgb
 from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
 from ..materials import FRAME_ALPHA, pack_materials
-from ..shading import light_arrays
+from ..shading import light_arrays, point_light_arrays
+from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
@@ -65,7 +74,10 @@ SPECULAR_STEPS = 1024
 # per-material float and integer columns (pack_materials records as plain arrays:
 # indexing a record's fields in the pixel loop cost Numba about 10% of the frame)
 _F_COLOR, _F_SPECULAR, _F_SPEC_FROM, _F_SPEC_SCALE = 0, 4, 5, 6
-_I_SHADING, _I_FLAGS, _I_TEXTURE = range(3)
+_F_METALLIC, _F_ROUGHNESS, _F_OCCLUSION, _F_EMISSIVE = 7, 8, 9, 10
+_I_SHADING, _I_FLAGS, _I_TEXTURE, _I_MR, _I_OCCLUSION, _I_EMISSIVE = range(6)
+_PBR = 3  # materials.SHADING_CODES["pbr"]
+_TONE_START, _TONE_DESATURATION = 0.8 - 0.04, 0.15  # engine.render.tonemap's constants
 _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
 
 
@@ -164,15 +176,19 @@ def _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets, position, plane):
     r1 = adj[t, 1, 1] * yn + adj[t, 1, 2]
     r2 = adj[t, 2, 1] * yn + adj[t, 2, 2]
     shading, flags = mat_i[mi, _I_SHADING], mat_i[mi, _I_FLAGS]
-    if shading != 0 and position:
+    # "pbr" with flat normals (flag 4) takes the flat path's geometric normal
+    flat = shading == 2 or (shading == _PBR and (flags & 4) != 0)
+    if shading != 0 and (position or shading == _PBR):
         _columns(po, po + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
-    if shading == 1:
+    if (shading == 1 or shading == _PBR) and not flat:
         _columns(no, no + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
     if flags & 1:
         _columns(co, co + 4, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
-    if mat_i[mi, _I_TEXTURE] >= 0:
+    if mat_i[mi, _I_TEXTURE] >= 0 or (shading == _PBR and (
+            mat_i[mi, _I_MR] >= 0 or mat_i[mi, _I_OCCLUSION] >= 0
+            or mat_i[mi, _I_EMISSIVE] >= 0)):
         _columns(uo, uo + 2, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
-    if shading == 2:  # flat: the geometric normal, constant over the triangle
+    if flat:  # the geometric normal, constant over the triangle
         e1x, e1y, e1z = (vary[v1, po] - vary[v0, po], vary[v1, po + 1] - vary[v0, po + 1],
                          vary[v1, po + 2] - vary[v0, po + 2])
         e2x, e2y, e2z = (vary[v2, po] - vary[v0, po], vary[v2, po + 1] - vary[v0, po + 1],
@@ -194,8 +210,9 @@ def _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets, position, plane):
 @numba.njit(**{**_opts, "parallel": True})
 def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, background,
              tris, tri_material, adj, front, vary, offsets, mat_f, mat_i, spec_table, texels,
-             tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e, eye, ortho, view_dir, encode, scratch,
-             color_out, depth_out):
+             tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range,
+             windowed, eye, ortho, view_dir, exposure, tone, encode, scratch, color_out,
+             depth_out):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
@@ -252,8 +269,18 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     r, g, b, a = r * tr, g * tg, b * tb, a * ta
                 alpha = np.uint32(FRAME_ALPHA)  # a drawn pixel is opaque whatever a (materials)
                 if shading == 0:
-                    color_out[p] = (_encode(r, encode) | (_encode(g, encode) << 8)
-                                    | (_encode(b, encode) << 16) | (alpha << 24))
+                    lr, lg, lb = _display(r, g, b, exposure, tone)
+                    color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
+                                    | (_encode(lb, encode) << 16) | (alpha << 24))
+                    continue
+                if shading == _PBR:
+                    lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
+                                            flags, front, mat_f, mat_i, texels, tex_info,
+                                            tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
+                                            pt_cone, pt_range, windowed, eye, ortho, view_dir)
+                    lr, lg, lb = _display(lr, lg, lb, exposure, tone)
+                    color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
+                                    | (_encode(lb, encode) << 16) | (alpha << 24))
                     continue
                 nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                               _at(plane, no + 2, xn, inv))
@@ -285,11 +312,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                         er, eg, eb = dir_e[li, 0], dir_e[li, 1], dir_e[li, 2]
                     else:
                         qi = li - n_dir
-                        lx, ly, lz = pt_pos[qi, 0] - wx, pt_pos[qi, 1] - wy, pt_pos[qi, 2] - wz
-                        r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
-                        k_l = 1.0 / math.sqrt(r2)
-                        lx, ly, lz = lx * k_l, ly * k_l, lz * k_l
-                        k_l = 1.0 / r2
+                        lx, ly, lz, k_l = _point(pt_pos, pt_cone, pt_range, windowed, qi,
+                                                 wx, wy, wz)
                         er, eg, eb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
                     ndl = nx * lx + ny * ly + nz * lz
                     if ndl > 0:
@@ -309,8 +333,152 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                                 sr += er * f
                                 sg += eg * f
                                 sb += eb * f
-                color_out[p] = (_encode(r * dr + sr, encode) | (_encode(g * dg + sg, encode) << 8)
-                                | (_encode(b * db + sb, encode) << 16) | (alpha << 24))
+                lr, lg, lb = _display(r * dr + sr, g * dg + sg, b * db + sb, exposure, tone)
+                color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
+                                | (_encode(lb, encode) << 16) | (alpha << 24))
+
+
+@numba.njit(inline="always")
+def _point(pt_pos, pt_cone, pt_range, windowed, qi, wx, wy, wz):
+    """(unit direction to point light qi from (wx, wy, wz), the factor of its radiance
+    arriving there): 1 / d^2, times KHR_lights_punctual's spot cone t^2 and range window
+    clamp(1 - (d / range)^4, 0, 1)^2 when ``windowed`` (engine.render.pbr)."""
+    lx, ly, lz = pt_pos[qi, 0] - wx, pt_pos[qi, 1] - wy, pt_pos[qi, 2] - wz
+    r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
+    k_l = 1.0 / math.sqrt(r2)
+    lx, ly, lz = lx * k_l, ly * k_l, lz * k_l
+    k = 1.0 / r2
+    if windowed:
+        cos_a = -(lx * pt_cone[qi, 0] + ly * pt_cone[qi, 1] + lz * pt_cone[qi, 2])
+        s = min(max((cos_a - pt_cone[qi, 3]) * pt_cone[qi, 4], 0.0), 1.0)
+        k *= s * s
+        if pt_range[qi] > 0:
+            q = r2 * r2 / (pt_range[qi] ** 4)
+            w = min(max(1.0 - q, 0.0), 1.0)
+            k *= w * w
+    return lx, ly, lz, k
+
+
+@numba.njit(inline="always")
+def _display(r, g, b, exposure, tone):
+    """Exposure, then tone map ``tone`` (0 none: the encode clamps; 1 Khronos PBR
+    Neutral), as engine.render.tonemap.apply_tone_map."""
+    r, g, b = r * exposure, g * exposure, b * exposure
+    if tone == 0:
+        return r, g, b
+    r, g, b = max(r, 0.0), max(g, 0.0), max(b, 0.0)
+    x = min(r, min(g, b))
+    off = x - 6.25 * x * x if x < 0.08 else 0.04
+    r, g, b = r - off, g - off, b - off
+    peak = max(r, max(g, b))
+    if peak < _TONE_START:
+        return r, g, b
+    d = 1.0 - _TONE_START
+    new_peak = 1.0 - d * d / (peak + d - _TONE_START)
+    k = new_peak / peak
+    w = 1.0 - 1.0 / (_TONE_DESATURATION * (peak - new_peak) + 1.0)
+    return (r * k * (1.0 - w) + new_peak * w, g * k * (1.0 - w) + new_peak * w,
+            b * k * (1.0 - w) + new_peak * w)
+
+
+@numba.njit(inline="always")
+def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
+    """pi x the glTF metallic-roughness BRDF (engine.render.pbr, glTF 2.0 Appendix B)
+    for unit N, V, L and linear base (r, g, b), metallic, alpha**2: (r, g, b) factors
+    of the light's radiance times max(N.L, 0)."""
+    ndl = nx * lx + ny * ly + nz * lz
+    if ndl <= 0:
+        return 0.0, 0.0, 0.0
+    hx, hy, hz = lx + vx, ly + vy, lz + vz
+    hl = math.sqrt(hx * hx + hy * hy + hz * hz)
+    if hl > 0:
+        hx, hy, hz = hx / hl, hy / hl, hz / hl
+    ndh = nx * hx + ny * hy + nz * hz
+    ndv = nx * vx + ny * vy + nz * vz
+    vdh = vx * hx + vy * hy + vz * hz
+    hdl = hx * lx + hy * ly + hz * lz
+    d = 0.0
+    if ndh > 0:
+        q = ndh * ndh * (a2 - 1.0) + 1.0
+        d = a2 / (math.pi * max(q * q, 1e-300))
+    vis = 0.0
+    if hdl > 0 and vdh > 0:
+        anl, anv = abs(ndl), abs(ndv)
+        vis = 1.0 / max((anl + math.sqrt(a2 + (1.0 - a2) * anl * anl))
+                        * (anv + math.sqrt(a2 + (1.0 - a2) * anv * anv)), 1e-300)
+    x = 1.0 - abs(vdh)
+    k = x * x * x * x * x  # Schlick's (1 - V.H)^5 without pow
+    # pi f N.L = ((1 - F) c (1 - m) + pi F D Vis) N.L, per channel (no array per pixel)
+    dv, dm = math.pi * d * vis, 1.0 - metallic
+    fr = 0.04 * dm + r * metallic
+    fr += (1.0 - fr) * k
+    fg = 0.04 * dm + g * metallic
+    fg += (1.0 - fg) * k
+    fb = 0.04 * dm + b * metallic
+    fb += (1.0 - fb) * k
+    return (((1.0 - fr) * r * dm + fr * dv) * ndl, ((1.0 - fg) * g * dm + fg * dv) * ndl,
+            ((1.0 - fb) * b * dm + fb * dv) * ndl)
+
+
+@numba.njit(inline="always")
+def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
+               mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
+               pt_cone, pt_range, windowed, eye, ortho, view_dir):
+    """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr)."""
+    po, no, uo = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0]
+    nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
+                  _at(plane, no + 2, xn, inv))
+    nl = nx * nx + ny * ny + nz * nz
+    if nl > 0:
+        k_n = 1.0 / math.sqrt(nl)
+        nx, ny, nz = nx * k_n, ny * k_n, nz * k_n
+    else:
+        nx, ny, nz = _geometric(t, tris, vary, po, flags, front)
+    wx, wy, wz = (_at(plane, po, xn, inv), _at(plane, po + 1, xn, inv),
+                  _at(plane, po + 2, xn, inv))
+    if ortho:
+        vx, vy, vz = view_dir[0], view_dir[1], view_dir[2]
+    else:
+        vx, vy, vz = eye[0] - wx, eye[1] - wy, eye[2] - wz
+        vl = vx * vx + vy * vy + vz * vz
+        if vl > 0:
+            k_v = 1.0 / math.sqrt(vl)
+            vx, vy, vz = vx * k_v, vy * k_v, vz * k_v
+    metallic, rough = mat_f[mi, _F_METALLIC], mat_f[mi, _F_ROUGHNESS]
+    occlusion = 1.0
+    er, eg, eb = mat_f[mi, _F_EMISSIVE], mat_f[mi, _F_EMISSIVE + 1], mat_f[mi, _F_EMISSIVE + 2]
+    k_mr, k_occ, k_em = mat_i[mi, _I_MR], mat_i[mi, _I_OCCLUSION], mat_i[mi, _I_EMISSIVE]
+    if k_mr >= 0 or k_occ >= 0 or k_em >= 0:
+        u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
+        if k_mr >= 0:  # B metal, G roughness, stored values
+            _, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_mr, u, v)
+            metallic, rough = metallic * sb, rough * sg
+        if k_occ >= 0:
+            sr, _, _, _ = _sample(texels, tex_info, tex_periods, k_occ, u, v)
+            occlusion = 1.0 + mat_f[mi, _F_OCCLUSION] * (sr - 1.0)
+        if k_em >= 0:
+            sr, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_em, u, v)
+            er, eg, eb = er * sr, eg * sg, eb * sb
+    a2 = rough ** 4
+    f0r, f0g, f0b = (0.04 * (1.0 - metallic) + r * metallic, 0.04 * (1.0 - metallic)
+                     + g * metallic, 0.04 * (1.0 - metallic) + b * metallic)
+    lr = ambient[0] * (r * (1.0 - metallic) + f0r) * occlusion
+    lg = ambient[1] * (g * (1.0 - metallic) + f0g) * occlusion
+    lb = ambient[2] * (b * (1.0 - metallic) + f0b) * occlusion
+    n_dir = dir_l.shape[0]
+    for li in range(n_dir + pt_pos.shape[0]):
+        if li < n_dir:
+            lx, ly, lz = dir_l[li, 0], dir_l[li, 1], dir_l[li, 2]
+            cr, cg, cb = dir_e[li, 0], dir_e[li, 1], dir_e[li, 2]
+        else:
+            qi = li - n_dir
+            lx, ly, lz, k_l = _point(pt_pos, pt_cone, pt_range, windowed, qi, wx, wy, wz)
+            cr, cg, cb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
+        fr, fg, fb = _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2)
+        lr += fr * cr
+        lg += fg * cg
+        lb += fb * cb
+    return lr + er, lg + eg, lb + eb
 
 
 @numba.njit(inline="always")
@@ -343,7 +511,7 @@ def specular_tables(shininess):
 
 
 def _material_arrays(prims):
-    """(mat_f (M, 7) float64, mat_i (M, 3) int64, specular tables, texels, texture
+    """(mat_f (M, 13) float64, mat_i (M, 6) int64, specular tables, texels, texture
     table, (X, 2) float64 1 / the wrap period of each texture along u and v) of an
     assembly, packed once and kept in ``prims.derived`` (textures are decoded once per
     texture, engine.scene.material.Texture.linear)."""
@@ -352,8 +520,13 @@ def _material_arrays(prims):
         records, texels, info = pack_materials(prims.materials)
         start, scale, table = specular_tables(records["shininess"])
         mat_f = np.concatenate([records["color_linear"], records["specular"][:, None],
-                                start[:, None], scale[:, None]], axis=1)
-        mat_i = np.stack([records["shading"], records["flags"], records["texture"]], axis=1)
+                                start[:, None], scale[:, None], records["metallic"][:, None],
+                                records["roughness"][:, None],
+                                records["occlusion_strength"][:, None],
+                                records["emissive"][:, :3]], axis=1)
+        mat_i = np.stack([records["shading"], records["flags"], records["texture"],
+                          records["mr_texture"], records["occlusion_texture"],
+                          records["emissive_texture"]], axis=1)
         # wrap periods in texels: the size for repeat, twice it for mirror (clamp: unused)
         size = info[:, 1:3].astype(np.float64)
         periods = 1.0 / np.where(info[:, 3:5] == 2, 2.0 * size, size)
@@ -392,6 +565,7 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     prims, st = shader.prims, shader.setup
     mat_f, mat_i, spec_table, texels, info, periods = _material_arrays(prims)
     ambient, dl, de, pp, pe = light_arrays(shader.lights)
+    pp, pe, cone, ranges, windowed = point_light_arrays(pp, pe, shader.spots)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
     # bands handed out one at a time (balanced on a busy machine); only this call: the
@@ -400,8 +574,9 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
         _resolve(keys, w, h, np.int64(n_points), np.int64(n_triangles), u32(point_colors), lines,
                  bg, prims.triangles, prims.tri_material, st.adj, st.front,
                  shader.varyings, varying_offsets(_VARYINGS), mat_f, mat_i, spec_table,
-                 texels, info, periods, ambient, dl, de, pp, pe, shader.eye, ortho, np.asarray(view_dir, np.float64),
-                 _ENCODE, _scratch(prims, h), color.reshape(-1, 4).view(np.uint32).reshape(-1),
+                 texels, info, periods, ambient, dl, de, pp, pe, cone, ranges, windowed,
+                 shader.eye, ortho, np.asarray(view_dir, np.float64),
+                 float(shader.exposure), TONE_MAPS.index(shader.tone_map), _ENCODE, _scratch(prims, h), color.reshape(-1, 4).view(np.uint32).reshape(-1),
                  depth.reshape(-1).view(np.uint32))
     return Frame(color, depth)
 
@@ -413,6 +588,7 @@ class _EmptyShader:
         self.prims = prims
         self.setup = _EmptySetup()
         self.lights = (np.zeros(3), [], [])
+        self.spots, self.exposure, self.tone_map = [], 1.0, "none"
         self.view_dir = None
         self.varyings = np.zeros((1, VARYING_COUNT))
         self.eye = np.zeros(3)

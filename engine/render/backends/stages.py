@@ -31,14 +31,18 @@ from ...scene.camera import OrthographicCamera
 from ..attributes import pack_attributes
 from ..deform import deform_tables
 from ..lines import line_colors
-from ..shading import SurfaceShader, scene_lights
+from ..shading import SurfaceShader, punctual_lights, scene_lights
 
-__all__ = ["FEATURES", "Backend", "FrameInputs", "FrameView", "frame_features"]
+__all__ = ["FEATURES", "LIGHTING", "Backend", "FrameInputs", "FrameView", "frame_features"]
 
 log = logging.getLogger("engine")
 
-# what a frame can need: vertices drawn as points, filled triangles, line segments
-FEATURES = frozenset({"points", "triangles", "lines"})
+# what a frame can need: vertices drawn as points, filled triangles, line segments; the
+# glTF metallic-roughness shading ("pbr"), spot or ranged lights ("punctual_lights") and a
+# scene exposure or tone map other than 1 / "none" ("tone_mapping"): LIGHTING, which the
+# NumPy, Numba and GL resolves draw, CUDA only "pbr" so far
+LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping"})
+FEATURES = frozenset({"points", "triangles", "lines"}) | LIGHTING
 
 
 class FrameView(NamedTuple):
@@ -95,9 +99,17 @@ class FrameInputs(NamedTuple):
     host_colors: np.ndarray | None
 
 
-def frame_features(prims) -> frozenset:
-    """The FEATURES a frame of this assembly needs."""
+def frame_features(prims, scene=None) -> frozenset:
+    """The FEATURES a frame of this assembly (and ``scene``'s lights and tone map, when
+    given) needs."""
     need = set()
+    if any(m.shading == "pbr" for m in prims.materials):
+        need.add("pbr")
+    if scene is not None:
+        if scene.exposure != 1.0 or scene.tone_map != "none":
+            need.add("tone_mapping")
+        if punctual_lights(scene, np.zeros(3)):
+            need.add("punctual_lights")
     if prims.point_mask.any() or not prims.has_surfaces:
         need.add("points")
     if len(prims.triangles):
@@ -136,9 +148,10 @@ class Backend:
         """The backend that draws the frames this one cannot (override where needed)."""
         raise NotImplementedError(f"the {self.name} backend draws every feature")
 
-    def for_frame(self, prims) -> Backend:
-        """This backend, or its fallback when the frame needs a feature it lacks."""
-        missing = frame_features(prims) - self.features
+    def for_frame(self, prims, scene=None) -> Backend:
+        """This backend, or its fallback (or the fallback's own, in turn) when the frame
+        needs a feature it lacks."""
+        missing = frame_features(prims, scene) - self.features
         if not missing:
             return self
         if self._fallback is None:
@@ -147,7 +160,7 @@ class Backend:
             self._fallback_logged = True
             log.info("the %s backend draws no %s: such frames run on the %s backend",
                      self.name, ", ".join(sorted(missing)), self._fallback.name)
-        return self._fallback
+        return self._fallback.for_frame(prims, scene)
 
     # --- vertex stage ----------------------------------------------------------------
     def vertex_stage(self, batch, prims, view: FrameView) -> FrameInputs:
@@ -172,7 +185,8 @@ class Backend:
                 ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
             shader = SurfaceShader(prims, None, varyings, cam[:3, 3] - batch.origin,
                                    scene_lights(view.scene, view.camera, batch.origin),
-                                   view.size, ortho)
+                                   view.size, ortho, punctual_lights(view.scene, batch.origin),
+                                   view.scene.exposure, view.scene.tone_map)
         line_rgba = line_colors(col, prims, view.background) if len(prims.lines) else None
         return FrameInputs(prims, batch.colors, projection, clip, shader, line_rgba, col)
 

@@ -27,7 +27,14 @@ from ...scene.colorspace import srgb_to_linear
 from ...scene.material import Material
 from ..attributes import VARYINGS, gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
-from ..materials import MATERIAL_STD140, glsl_material_block, pack_materials, std140_record
+from ..materials import (
+    FLAT_NORMALS,
+    MATERIAL_STD140,
+    glsl_material_block,
+    pack_materials,
+    std140_record,
+)
+from ..shading import point_light_arrays
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array
 
@@ -148,15 +155,17 @@ class SurfacePainter:
         self._buffer("index", tris.reshape(-1))
         self._static_key = key
 
-    def _texture(self, texture):
+    def _texture(self, texture, raw: bool = False):
         """The GL texture of ``texture``: SRGB8_ALPHA8, so GL decodes texels before
-        filtering for every material (lit and unlit alike, as the software resolves)."""
-        tex = self._textures.get(id(texture))
+        filtering for every material (lit and unlit alike, as the software resolves);
+        ``raw``: RGBA8, the stored values (the "pbr" data maps, engine.render.materials)."""
+        key = (id(texture), raw)
+        tex = self._textures.get(key)
         if tex is None:
             w, h = texture.size
             tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1,
-                                   internal_format=_GL_SRGB8_ALPHA8)
-            self._textures[id(texture)] = tex
+                                   **({} if raw else {"internal_format": _GL_SRGB8_ALPHA8}))
+            self._textures[key] = tex
         return tex
 
     def _sampler(self, sampler):
@@ -193,15 +202,16 @@ class SurfacePainter:
         self._vertex_buffer("clip", inputs.clip)
         self._vertex_buffer("varyings", shader.varyings)  # (N, V): one interleaved buffer
         _, directional, point = shader.lights
-        if len(directional) > MAX_LIGHTS or len(point) > MAX_LIGHTS:
+        n_point = len(point) + len(shader.spots)  # spots and ranged lights join them
+        if len(directional) > MAX_LIGHTS or n_point > MAX_LIGHTS:
             raise ValueError(f"the GL path draws at most {MAX_LIGHTS} directional and "
-                             f"{MAX_LIGHTS} point lights")
+                             f"{MAX_LIGHTS} point and spot lights")
         ready = set()  # programs whose frame uniforms are set
         for m, first, count in self._groups:
             mat = prims.materials[m]
             record = self._records[m]
             white, normals = self._group_facts(inputs, m, first, count)
-            defines = variant_defines(record, len(directional), len(point), white=white,
+            defines = variant_defines(record, len(directional), n_point, white=white,
                                       normals=normals)
             prog = self._program(defines)
             if defines not in ready:
@@ -301,15 +311,27 @@ class SurfacePainter:
         """The lights and the eye of this frame into ``prog`` (uniforms its variant does
         not use are inactive there, and skipped)."""
         ambient, directional, point = shader.lights
+        pos, radiance, cone, ranges, windowed = point_light_arrays(
+            np.array([q for q, _ in point], np.float64).reshape(-1, 3),
+            np.array([e for _, e in point], np.float64).reshape(-1, 3), shader.spots)
         _set(prog, "u_ambient", tuple(float(a) for a in ambient))
         _set(prog, "u_n_directional", len(directional))
-        _set(prog, "u_n_point", len(point))
-        pad = [(0.0, 0.0, 0.0)] * MAX_LIGHTS
-        for name, values in (("u_dir_to_light", [d for d, _ in directional]),
-                             ("u_dir_radiance", [e for _, e in directional]),
-                             ("u_point_position", [q for q, _ in point]),
-                             ("u_point_radiance", [e for _, e in point])):
+        _set(prog, "u_n_point", len(pos))
+        _set(prog, "u_windowed", bool(windowed))
+        tone_mapped = shader.exposure != 1.0 or shader.tone_map != "none"
+        _set(prog, "u_tone_mapped", tone_mapped)
+        _set(prog, "u_exposure", float(shader.exposure))
+        _set(prog, "u_pbr_neutral", shader.tone_map == "pbr-neutral")
+        cone4 = cone[:, :4]
+        window = np.column_stack([cone[:, 4], ranges]) if len(cone) else np.zeros((0, 2))
+        for name, values, width in (("u_dir_to_light", [d for d, _ in directional], 3),
+                                    ("u_dir_radiance", [e for _, e in directional], 3),
+                                    ("u_point_position", list(pos), 3),
+                                    ("u_point_radiance", list(radiance), 3),
+                                    ("u_point_cone", list(cone4), 4),
+                                    ("u_point_window", list(window), 2)):
             if name in prog:  # a variant's compiler may keep only the elements it reads
+                pad = [(0.0,) * width] * MAX_LIGHTS
                 vals = [tuple(float(c) for c in v) for v in values] + pad[len(values):]
                 n = prog[name].array_length
                 prog[name].value = vals[:n] if n > 1 else vals[0]
@@ -331,6 +353,18 @@ class SurfacePainter:
             _set(prog, "u_texture", 0)
             _set(prog, "u_mirror", (int(mat.texture.sampler.wrap_s == "mirror"),
                                     int(mat.texture.sampler.wrap_t == "mirror")))
+        if mat.shading == "pbr":
+            for unit, (role, name) in enumerate((("metallic_roughness", "mr"),
+                                                 ("occlusion", "occlusion"),
+                                                 ("emissive", "emissive")), start=1):
+                t = mat.maps.get(role)
+                if t is None:
+                    continue
+                self._texture(t, raw=role != "emissive").use(unit)
+                self._sampler(t.sampler).use(unit)
+                _set(prog, f"u_{name}_map", unit)
+                _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
+                                                int(t.sampler.wrap_t == "mirror")))
 
     def release(self):
         """Free the program, buffers, vertex arrays, textures and interop registrations."""
@@ -365,9 +399,11 @@ def variant_defines(record, n_directional: int, n_point: int, white: bool = Fals
         return "true" if value else "false"
 
     shading = int(record["shading"])
+    flat = shading == 2 or (shading == 3 and int(record["flags"]) & FLAT_NORMALS)
     return ("VARIANT",
             f"IS_LIT {flag(shading != 0)}",
-            f"IS_FLAT {flag(shading == 2)}",
+            f"IS_FLAT {flag(flat)}",
+            f"IS_PBR {flag(shading == 3)}",
             f"HAS_VERTEX_COLORS {flag(int(record['flags']) & 1 and not white)}",
             f"HAS_TEXTURE {flag(int(record['texture']) >= 0)}",
             f"HAS_CUTOFF {flag(float(record['alpha_cutoff']) >= 0.0)}",

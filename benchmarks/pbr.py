@@ -1,0 +1,118 @@
+"""PBR shading against Blinn-Phong, side by side in one run.
+
+    .venv/bin/python benchmarks/pbr.py [--frame 1280x720] [--backend numba] [--frames 7]
+
+Two scenes, each drawn with its materials as the glTF BRDF (``shading="pbr"``, metallic
+0.5, roughness 0.5) and as Lambert + Blinn-Phong (``"lit"``, specular 0.5, shininess 32),
+under one directional light and an ambient light:
+
+    bunny   the Stanford bunny (../shared/ref-assets/classic/stanford-bunny.obj), or an
+            icosphere of similar size when the assets are not there, auto-framed
+    quad    one full-screen quad with a bilinear-filtered 256 x 256 texture
+
+Times are medians of whole frames (vertex stage + raster + resolve to a host image) after
+a warm-up; the ratio PBR / Blinn-Phong is what to compare (the issue's target is <= 1.3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine import (
+    AmbientLight,
+    DirectionalLight,
+    Material,
+    Mesh,
+    Node,
+    PerspectiveCamera,
+    Renderer,
+    Scene,
+    Texture,
+)
+
+BUNNY = ROOT.parent / "shared" / "ref-assets" / "classic" / "stanford-bunny.obj"
+
+
+def _bunny_mesh():
+    if BUNNY.exists():
+        import trimesh
+
+        m = trimesh.load(BUNNY, force="mesh", process=False)
+        return np.asarray(m.vertices, np.float32), np.asarray(m.faces), None
+    from engine.scene.procedural import icosphere
+
+    v, f = icosphere(6)
+    return v.astype(np.float32), f, None
+
+
+def _quad_mesh():
+    pos = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], np.float32)
+    return pos, np.array([[0, 1, 2], [0, 2, 3]]), np.array(
+        [[0, 1], [1, 1], [1, 0], [0, 0]], np.float32)
+
+
+def _scene(kind, shading, size):
+    pos, faces, uvs = _bunny_mesh() if kind == "bunny" else _quad_mesh()
+    tex = None
+    if kind == "quad":
+        tex = Texture(np.random.default_rng(0).integers(0, 256, (256, 256, 4), np.uint8))
+    mat = (Material(color=(0.8, 0.6, 0.4), shading="pbr", metallic=0.5, roughness=0.5,
+                    texture=tex) if shading == "pbr" else
+           Material(color=(0.8, 0.6, 0.4), specular=0.5, shininess=32, texture=tex))
+    scene = Scene()
+    scene.add(Node(kind, geometry=Mesh(pos, faces, uvs=uvs, material=mat)))
+    scene.add(DirectionalLight(intensity=1.5, rotation=(-30, 40, 0)))
+    scene.add(AmbientLight(intensity=0.1))
+    w, h = size
+    cam = scene.add(PerspectiveCamera(fov_y=50, aspect=w / h))
+    if kind == "quad":  # the quad fills the frame: half-height 1 at the right distance
+        cam.position = (0, 0, 1.0 / np.tan(np.radians(25)) * 0.9)
+        scene.children[0].scale = (w / h, 1.0, 1.0)
+    else:
+        cam.frame(scene.bounds())
+    return scene, cam
+
+
+def _time(scene, cam, size, backend, frames):
+    r = Renderer(scene, cam, size, backend=backend)
+    for _ in range(2):
+        r.render()
+    times = []
+    for _ in range(frames):
+        t0 = time.perf_counter()
+        r.render()
+        times.append(time.perf_counter() - t0)
+    assert r.drawn_by == backend, f"drawn by {r.drawn_by}, not {backend}"
+    return statistics.median(times) * 1000.0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--frame", default="1280x720")
+    p.add_argument("--backend", default="numba")
+    p.add_argument("--frames", type=int, default=7)
+    a = p.parse_args()
+    size = tuple(int(x) for x in a.frame.split("x"))
+    print(f"{a.backend} backend, {size[0]}x{size[1]}, median of {a.frames} frames")
+    print(f"{'scene':8} {'Blinn-Phong ms':>15} {'PBR ms':>8} {'PBR / BP':>9}")
+    for kind in ("bunny", "quad"):
+        # interleaved, so load changes on a shared machine hit both alike
+        bp, pbr = [], []
+        for _ in range(3):
+            bp.append(_time(*_scene(kind, "lit", size), size, a.backend, a.frames))
+            pbr.append(_time(*_scene(kind, "pbr", size), size, a.backend, a.frames))
+        b, q = statistics.median(bp), statistics.median(pbr)
+        print(f"{kind:8} {b:15.1f} {q:8.1f} {q / b:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
