@@ -21,16 +21,20 @@ uniform block generated from the same field table (``glsl_material_block``;
     pad           int32         0 (keeps the record a multiple of 8 bytes)
 
 Textures of all materials share one texel array in linear light: ``pack_materials``
-returns it with a table of (offset, width, height, wrap_s, wrap_t, filter) rows (wrap 0
-repeat, 1 clamp, 2 mirror; filter 0 nearest, 1 linear); a texture used by several
-materials is stored once. The texels are ``Texture.linear`` (float32 RGBA, RGB decoded
+returns it with a table of (offset, width, height, wrap_s, wrap_t, filter, min_filter,
+levels, first_level) rows (wrap 0 repeat, 1 clamp, 2 mirror; filter 0 nearest, 1 linear;
+min_filter the index in engine.scene.material.MIN_FILTERS); a texture used by several
+materials is stored once. Row k < X (X textures) is texture k; its mip chain (levels
+rows, level 0 included, engine.scene.mipmap) follows the X texture rows, level d at row
+``first_level + d``, with the texture's sampler columns and levels = first_level = 0.
+A texture whose min_filter reads no mip level has one level row (level 0). The texels are ``Texture.linear`` (float32 RGBA, RGB decoded
 from sRGB once per texture, alpha / 255), row-major from the image's top row, so a
 sampler reads four floats per texel and filters them as they are, for lit and unlit
 materials alike: no decode per texel and no 8-bit texel in any resolve. Why float32
 (16 bytes a texel, 4x the image) rather than 8 or 16 bits: a bilinear sample reads 4
 texels, which sit in one or two cache lines either way, and filtering needs no unpacking
-or decode table lookup per texel (16 per sample before); a mip chain appends its levels
-to the same array as further (offset, width, height) rows.
+or decode table lookup per texel (16 per sample before). The mip levels are appended to
+the same texel array.
 
 Alpha: a pixel's base alpha (``color`` alpha x vertex colour alpha x texel alpha) decides
 only the MASK test (``alpha_cutoff``: drawn where base alpha >= cutoff). The frame's alpha
@@ -46,10 +50,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..scene.colorspace import srgb_to_linear
-from ..scene.material import FILTERS, WRAP_MODES
+from ..scene.material import FILTERS, MIN_FILTERS, WRAP_MODES
 from .attributes import material_span
 
-__all__ = ["FRAME_ALPHA", "MATERIAL", "MATERIAL_STD140", "glsl_material_block", "pack_materials",
+__all__ = ["FRAME_ALPHA", "MATERIAL", "MATERIAL_STD140", "TEXTURE_COLUMNS", "glsl_material_block", "pack_materials",
            "std140_record"]
 
 # name, kind ("f" floating point, "i" integer), count: the one field table
@@ -103,10 +107,14 @@ def std140_record(record) -> bytes:
     return out.tobytes()
 
 
+TEXTURE_COLUMNS = 9  # the texture table's row width (the module docstring)
+
+
 def pack_materials(materials):
-    """Materials -> (records (M,) MATERIAL, texels (sum of W*H, 4) float32 linear RGBA
-    (``Texture.linear``), texture table (X, 6) int64 of (offset, width, height, wrap_s,
-    wrap_t, filter)).
+    """Materials -> (records (M,) MATERIAL, texels (texel count, 4) float32 linear RGBA
+    (``Texture.linear`` and its mip levels), texture table (X + level rows, 9) int64 of
+    (offset, width, height, wrap_s, wrap_t, filter, min_filter, levels, first_level): see
+    the module docstring).
 
     Raises nothing for valid ``engine.scene.Material`` objects (they check themselves)."""
     records = np.zeros(len(materials), MATERIAL)
@@ -131,11 +139,24 @@ def pack_materials(materials):
             seen[id(t)] = len(info)
             w, h = t.size
             s = t.sampler
-            info.append((offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
-                         FILTERS.index(s.filter)))
+            info.append([offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
+                         FILTERS.index(s.filter), MIN_FILTERS.index(s.min_filter), 0, 0])
             texels.append(t.linear.reshape(-1, 4))
             offset += w * h
         r["texture"] = seen[id(t)]
+    textures = {k: t for m in materials if (t := m.texture) is not None
+                for k in [id(t)]}
+    levels = []
+    for k, row in zip(seen, info):
+        t = textures[k]
+        chain = t.mipmaps if row[6] >= 2 else [t.linear]  # MIN_FILTERS index >= 2: mipmaps
+        row[7], row[8] = len(chain), len(info) + len(levels)
+        for d, level in enumerate(chain):
+            lh, lw = level.shape[:2]
+            levels.append([row[0] if d == 0 else offset, lw, lh] + row[3:7] + [0, 0])
+            if d:
+                texels.append(level.reshape(-1, 4))
+                offset += lw * lh
     texels = np.concatenate(texels) if texels else np.zeros((1, 4), np.float32)
-    info = np.array(info, np.int64).reshape(-1, 6)
+    info = np.array(info + levels, np.int64).reshape(-1, TEXTURE_COLUMNS)
     return records, np.ascontiguousarray(texels), info
