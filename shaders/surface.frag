@@ -12,7 +12,7 @@
 // the material record (engine/render/materials.py): a std140 block generated from its
 // dtype replaces this line when the source is loaded (engine.render.gl.glsl)
 #pragma frustum material_block
-uniform sampler2D u_texture;    // SRGB8_ALPHA8: decoded by GL before filtering
+uniform sampler2D u_texture;    // RGBA32F linear texels and their mip levels
 uniform bvec2 u_mirror;         // mirrored repeat per axis (the sampler then clamps)
 
 uniform vec3 u_ambient;
@@ -64,7 +64,9 @@ void main() {
         vec2 f = v_uv0 - period;
         vec2 mirrored = mix(f, 1.0 - f, mod(period, 2.0));
         vec2 uv = vec2(u_mirror.x ? mirrored.x : v_uv0.x, u_mirror.y ? mirrored.y : v_uv0.y);
-        base *= texture(u_texture, uv);
+        // the level of detail from the unfolded coordinate's derivatives (the fold of
+        // a mirrored period would shrink them at its edge)
+        base *= textureGrad(u_texture, uv, dFdx(v_uv0), dFdy(v_uv0));
     }
     if (HAS_CUTOFF && base.a < u_material.alpha_cutoff) discard;
     // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)

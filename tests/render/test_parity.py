@@ -50,6 +50,7 @@ from engine.scene.procedural import icosphere
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "io"))
 from deform_scenes import morph_quad, strip_scene
 from gltf_files import FLOAT, Gltf, png_bytes
+from mip_floor import checker, floor_scene
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -575,6 +576,13 @@ def morph_targets():
                                   and not (f.depth[:27, 46] < 1).any())
 
 
+def mipmaps():
+    """A checker floor to the horizon under trilinear filtering (mip_floor): grey, sRGB
+    188, where a texel is well under a pixel (the far floor, rows 50-60 of 96 here)."""
+    scene, cam = floor_scene(checker(), "linear_mipmap_linear", size=SIZE)
+    return scene, cam, lambda f: np.abs(f.color[52:62, :, 0].astype(int) - 188).max() <= 1
+
+
 FEATURES = {
     "points": points, "lines": lines, "perspective": perspective,
     "orthographic": orthographic, "flat_shading": flat_shading,
@@ -593,7 +601,7 @@ FEATURES = {
     "hidden_lines": hidden_lines, "second_uv_set": second_uv_set,
     "mirrored_cube": mirrored_cube, "mirrored_double_sided": mirrored_double_sided,
     "skinning": skinning, "morph_targets": morph_targets,
-    "mesh_edit": mesh_edit, "material_edit": material_edit,
+    "mesh_edit": mesh_edit, "material_edit": material_edit, "mipmaps": mipmaps,
 }
 # Features whose builder also returns ``edit()``: applied between two frames of one
 # renderer; the check then takes (frame after, frame before).

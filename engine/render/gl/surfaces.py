@@ -24,7 +24,7 @@ import numpy as np
 
 from ...arrays import to_host
 from ...scene.colorspace import srgb_to_linear
-from ...scene.material import Material
+from ...scene.material import MIN_FILTERS, Material
 from ..attributes import VARYINGS, gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
 from ..materials import MATERIAL_STD140, glsl_material_block, pack_materials, std140_record
@@ -34,7 +34,6 @@ from .interop import InteropSlot, InteropUnavailable, is_device_array
 __all__ = ["MAX_LIGHTS", "SurfacePainter", "variant_defines"]
 
 MAX_LIGHTS = 8
-_GL_SRGB8_ALPHA8 = 0x8C43
 # lines: unlit, white, times the vertex colour each end carries
 _LINE_MATERIAL = pack_materials([Material(shading="unlit")])[0][0]
 
@@ -149,25 +148,34 @@ class SurfacePainter:
         self._static_key = key
 
     def _texture(self, texture):
-        """The GL texture of ``texture``: SRGB8_ALPHA8, so GL decodes texels before
-        filtering for every material (lit and unlit alike, as the software resolves)."""
+        """The GL texture of ``texture``: RGBA32F of its linear texels (``Texture.linear``,
+        the software resolves' texels, so GL filters decoded texels for every material),
+        with the engine's own mip chain (engine.scene.mipmap: box-filtered in linear
+        light) as its levels when the sampler's min filter reads mipmaps."""
         tex = self._textures.get(id(texture))
         if tex is None:
             w, h = texture.size
-            tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1,
-                                   internal_format=_GL_SRGB8_ALPHA8)
+            tex = self.ctx.texture((w, h), 4, texture.linear.tobytes(), alignment=1,
+                                   dtype="f4")
+            if MIN_FILTERS.index(texture.sampler.min_filter) >= 2:
+                levels = texture.mipmaps
+                tex.build_mipmaps(0, len(levels) - 1)  # allocates the levels
+                for k, level in enumerate(levels[1:], 1):
+                    tex.write(level.tobytes(), level=k, alignment=1)
             self._textures[id(texture)] = tex
         return tex
 
     def _sampler(self, sampler):
         """A GL sampler object for ``sampler``: repeat or clamp-to-edge per axis (mirrored
-        repeat is done on the coordinate in the shader, then clamped), no mipmaps."""
-        key = (sampler.wrap_s, sampler.wrap_t, sampler.filter)
+        repeat is done on the coordinate in the shader, then clamped), the min filter
+        (GL's level selection, OpenGL 4.6 section 8.14) and the magnification filter."""
+        key = (sampler.wrap_s, sampler.wrap_t, sampler.filter, sampler.min_filter)
         obj = self._samplers.get(key)
         if obj is None:
             f = self._mgl.LINEAR if sampler.filter == "linear" else self._mgl.NEAREST
+            mini = getattr(self._mgl, sampler.min_filter.upper())
             obj = self.ctx.sampler(repeat_x=sampler.wrap_s == "repeat",
-                                   repeat_y=sampler.wrap_t == "repeat", filter=(f, f))
+                                   repeat_y=sampler.wrap_t == "repeat", filter=(mini, f))
             self._samplers[key] = obj
         return obj
 
