@@ -196,8 +196,9 @@ class SurfaceShader:
                 continue
             sel = np.flatnonzero(mats == m)
             vals = self.interpolate(t[sel], self.barycentrics(t[sel], px[sel], py[sel]), mat)
-            keep[sel] = self._base(mat, vals, self._lod(t[sel], px[sel], py[sel], mat))[
-                :, 3] >= mat.alpha_cutoff
+            # the MASK test reads the full-size level (the magnification filter): the CUDA
+            # raster decides it with no fused multiply-add, which rules out log2
+            keep[sel] = self._base(mat, vals)[:, 3] >= mat.alpha_cutoff
         return keep
 
     def shade(self, t, px, py):

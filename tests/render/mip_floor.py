@@ -24,7 +24,7 @@ def checker(n=64):
 
 
 def floor_scene(image, min_filter="linear_mipmap_linear", filter="linear", size=(160, 120),
-                shading="unlit"):
+                shading="unlit", specular=0.0):
     """(scene, camera) of the floor textured with ``image`` under the given filters."""
     w, h = size
     scene = Scene(background=(0.2, 0.3, 0.8))
@@ -33,7 +33,8 @@ def floor_scene(image, min_filter="linear_mipmap_linear", filter="linear", size=
     uv = (np.stack([pos[:, 0], -pos[:, 2]], 1) * UV_SCALE).astype(np.float32)
     tex = Texture(image, Sampler("repeat", "repeat", filter, min_filter))
     scene.add(Node("floor", geometry=Mesh(pos, [[0, 1, 2], [0, 2, 3]], uvs=uv,
-                                          material=Material(shading=shading, texture=tex))))
+                                          material=Material(shading=shading, texture=tex,
+                                                            specular=specular))))
     cam = scene.add(PerspectiveCamera(fov_y=FOV_Y, aspect=w / h, near=0.1, far=1000.0,
                                       position=(0.0, HEIGHT, 0.0)))
     return scene, cam

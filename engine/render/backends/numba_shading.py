@@ -242,7 +242,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
             yn = 1.0 - (2.0 * py + 1.0) / height
             last = np.int64(-1)
             mi = shading = flags = ti = np.int64(0)
-            qy = uy = vy = lod_x = lod_y = 0.0
+            lod_qy = lod_uy = lod_vy = lod_w = lod_h = 0.0
             for px in range(width):
                 p = py * width + px
                 k = keys[p]
@@ -268,8 +268,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                            needs_position or (mat_f[mi, _F_SPECULAR] > 0 and not ortho),
                            plane)
                     if ti >= 0:
-                        qy, uy, vy, lod_x, lod_y = _uv_slopes(t, tris, adj, vary, uo, ti,
-                                                              tex_info)
+                        lod_qy, lod_uy, lod_vy, lod_w, lod_h = _uv_slopes(
+                            t, tris, adj, vary, uo, ti, tex_info)
                 xn = px * x_scale + x_offset
                 q = plane[0] * xn + plane[1]
                 inv = 1.0 / q if q != 0 else 1.0
@@ -282,7 +282,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     tu, tv = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
                     tr, tg, tb, ta = _sample(texels, tex_info, tex_periods, ti, tu, tv,
                                              _lod(plane, uo, tu, tv, inv * x_scale,
-                                                  inv * y_scale, qy, uy, vy, lod_x, lod_y))
+                                                  inv * y_scale, lod_qy, lod_uy, lod_vy,
+                                                  lod_w, lod_h))
                     r, g, b, a = r * tr, g * tg, b * tb, a * ta
                 alpha = np.uint32(FRAME_ALPHA)  # a drawn pixel is opaque whatever a (materials)
                 if shading == 0:
