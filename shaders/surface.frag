@@ -64,9 +64,13 @@ void main() {
         vec2 f = v_uv0 - period;
         vec2 mirrored = mix(f, 1.0 - f, mod(period, 2.0));
         vec2 uv = vec2(u_mirror.x ? mirrored.x : v_uv0.x, u_mirror.y ? mirrored.y : v_uv0.y);
-        // the level of detail from the unfolded coordinate's derivatives (the fold of
-        // a mirrored period would shrink them at its edge)
-        base *= textureGrad(u_texture, uv, dFdx(v_uv0), dFdy(v_uv0));
+        // the level of detail of engine.scene.sampling (the larger Euclidean footprint,
+        // where a driver may approximate it), from the unfolded coordinate's derivatives
+        // (the fold of a mirrored period would shrink them at its edge)
+        vec2 texels = vec2(textureSize(u_texture, 0));
+        vec2 ddx = dFdx(v_uv0) * texels, ddy = dFdy(v_uv0) * texels;
+        float rho2 = max(dot(ddx, ddx), dot(ddy, ddy));
+        base *= textureLod(u_texture, uv, 0.5 * log2(rho2));
     }
     if (HAS_CUTOFF && base.a < u_material.alpha_cutoff) discard;
     // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
