@@ -61,18 +61,18 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
     double metallic = M.metallic, rough = M.roughness, occlusion = 1.0;
     double em[3] = {M.emissive[0], M.emissive[1], M.emissive[2]};
     const double* uv = vals + offsets[VARYING_UV0];
-    double s[4];
+    double s[4];  // the maps at their full-size level (level of detail 0), as the host does
     if (M.mr_texture >= 0) {  // B metal, G roughness, stored values
-        sample_texture(texels, tex_info + 6 * M.mr_texture, uv[0], uv[1], s);
+        sample_texture(texels, tex_info, M.mr_texture, uv[0], uv[1], 0.0, s);
         metallic *= s[2];
         rough *= s[1];
     }
     if (M.occlusion_texture >= 0) {
-        sample_texture(texels, tex_info + 6 * M.occlusion_texture, uv[0], uv[1], s);
+        sample_texture(texels, tex_info, M.occlusion_texture, uv[0], uv[1], 0.0, s);
         occlusion = 1.0 + M.occlusion_strength * (s[0] - 1.0);
     }
     if (M.emissive_texture >= 0) {
-        sample_texture(texels, tex_info + 6 * M.emissive_texture, uv[0], uv[1], s);
+        sample_texture(texels, tex_info, M.emissive_texture, uv[0], uv[1], 0.0, s);
         for (int ch = 0; ch < 3; ++ch) em[ch] *= s[ch];
     }
     const double a2 = rough * rough * rough * rough;

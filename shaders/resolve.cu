@@ -53,7 +53,11 @@ extern "C" __global__ void resolve_surfaces(
         const int shading = M.shading;
         const int flags = M.flags;
         double base[4];
-        frustum::base_color(M, vals, offsets, texels, tex_info, base);
+        const double lod = M.texture < 0 ? FR_LOD_NONE : frustum::uv_lod(
+            adj + 9 * t, vary, n_vary, v0, v1, v2, offsets[frustum::VARYING_UV0], px, py,
+            width, height, tex_info[FR_TEXTURE_COLUMNS * M.texture + 1],
+            tex_info[FR_TEXTURE_COLUMNS * M.texture + 2]);
+        frustum::base_color(M, vals, offsets, texels, tex_info, lod, base);
         const unsigned int alpha = FR_FRAME_ALPHA;  // opaque whatever base[3]
         if (shading == 0) {
             color_out[p] = frustum::unorm8(frustum::srgb_encode(base[0])) |

@@ -1,5 +1,6 @@
 // Shading math shared by resolve.cu and its host builds: the sRGB encode (IEC 61966-2-1),
-// glTF/GL texture addressing and filtering of linear float texels, the base colour.
+// glTF/GL texture addressing, mip level selection and filtering of linear float texels,
+// the base colour.
 // Must stay identical to engine/render/shading.py and engine/scene/sampling.py.
 #pragma once
 #include "common.cuh"
@@ -52,16 +53,22 @@ __host__ __device__ inline void texel_axis(double u, long long n, long long mode
     i1 = linear ? (long long)b : i0;
 }
 
+// The texture table's row width (engine/render/materials.py TEXTURE_COLUMNS): (offset,
+// width, height, wrap_s, wrap_t, filter, min_filter, levels, first_level)
+#define FR_TEXTURE_COLUMNS 9
+// the level of detail of a pixel whose uv does not change: magnification
+#define FR_LOD_NONE (-1.0e30)
+
 // texels: float RGBA in linear light, 4 per texel (engine/render/materials.py);
-// info = (offset, width, height, wrap_s, wrap_t, filter 0 nearest / 1 linear)
-__host__ __device__ inline void sample_texture(const float* texels, const long long* info,
-                                               double u, double v, double out[4]) {
+// info = one texture table row (a texture or one of its mip levels): (offset, width,
+// height, wrap_s, wrap_t, ...); bilinear when `linear`, else the nearest texel
+__host__ __device__ inline void filter_level(const float* texels, const long long* info,
+                                             double u, double v, bool linear, double out[4]) {
     const long long off = info[0], w = info[1], h = info[2];
-    if (!(FR_ISFINITE(u) && FR_ISFINITE(v))) { u = 0.0; v = 0.0; }
     long long i0, i1, j0, j1;
     double fx, fy;
-    texel_axis(u, w, info[3], info[5] != 0, i0, i1, fx);
-    texel_axis(v, h, info[4], info[5] != 0, j0, j1, fy);
+    texel_axis(u, w, info[3], linear, i0, i1, fx);
+    texel_axis(v, h, info[4], linear, j0, j1, fy);
     const float* a = texels + 4 * (off + j0 * w + i0);
     const float* b = texels + 4 * (off + j0 * w + i1);
     const float* c = texels + 4 * (off + j1 * w + i0);
@@ -69,6 +76,79 @@ __host__ __device__ inline void sample_texture(const float* texels, const long l
     for (int ch = 0; ch < 4; ++ch)
         out[ch] = ((double)a[ch] * (1 - fx) + (double)b[ch] * fx) * (1 - fy) +
                   ((double)c[ch] * (1 - fx) + (double)d[ch] * fx) * fy;
+}
+
+// Texture k of the table at (u, v) and level of detail lam (engine/scene/sampling.py
+// sample): the magnification filter where lam <= c, else the min filter's level(s).
+__host__ __device__ inline void sample_texture(const float* texels, const long long* tex_info,
+                                               long long k, double u, double v, double lam,
+                                               double out[4]) {
+    const long long* info = tex_info + FR_TEXTURE_COLUMNS * k;
+    if (!(FR_ISFINITE(u) && FR_ISFINITE(v))) { u = 0.0; v = 0.0; }
+    const bool mag_linear = info[5] != 0;
+    const long long code = info[6];
+    const double c = mag_linear && (code == 2 || code == 4) ? 0.5 : 0.0;
+    if (!(lam > c)) { filter_level(texels, info, u, v, mag_linear, out); return; }
+    const bool within = code % 2 == 1;
+    if (code < 2) { filter_level(texels, info, u, v, within, out); return; }
+    const long long q = info[7] - 1;
+    const long long* first = tex_info + FR_TEXTURE_COLUMNS * info[8];
+    if (code < 4) {
+        long long d = lam <= 0.5 ? 0 : (long long)ceil(lam + 0.5) - 1;
+        d = d < q ? d : q;
+        filter_level(texels, first + FR_TEXTURE_COLUMNS * d, u, v, within, out);
+        return;
+    }
+    const double top = lam < (double)q ? lam : (double)q;
+    const long long d = (long long)floor(top);
+    const double f = top - (double)d;
+    filter_level(texels, first + FR_TEXTURE_COLUMNS * d, u, v, within, out);
+    if (f > 0.0) {
+        double next[4];
+        filter_level(texels, first + FR_TEXTURE_COLUMNS * (d + 1), u, v, within, next);
+        for (int ch = 0; ch < 4; ++ch) out[ch] += (next[ch] - out[ch]) * f;
+    }
+}
+
+// Level of detail of uv0 (columns uo, uo + 1 of the varyings) of the triangle with
+// homogeneous adjugate `a` and vertices v0..v2 at the centre of pixel (px, py), for a
+// tw x th level 0 (SurfaceShader.uv_lod): b_i = a_i . (x, y, 1), S = sum b_i,
+// d uv / dx = sum_i a_i0 (uv_i - uv) / S (a_i1 for y), times 2 / width (2 / height).
+__host__ __device__ inline double uv_lod(const double* a, const double* __restrict__ vary,
+                                         int n_vary, long long v0, long long v1, long long v2,
+                                         long long uo, long long px, long long py, int width,
+                                         int height, long long tw, long long th) {
+    const double xn = (2.0 * (double)px + 1.0) / (double)width - 1.0;
+    const double yn = 1.0 - (2.0 * (double)py + 1.0) / (double)height;
+    const long long vs[3] = {v0, v1, v2};
+    double b[3], s = 0.0, u = 0.0, v = 0.0;
+    for (int i = 0; i < 3; ++i) {
+        b[i] = a[3 * i] * xn + a[3 * i + 1] * yn + a[3 * i + 2];
+        s += b[i];
+    }
+    if (s == 0.0) s = 1.0;
+    for (int i = 0; i < 3; ++i) {
+        u += b[i] * vary[n_vary * vs[i] + uo];
+        v += b[i] * vary[n_vary * vs[i] + uo + 1];
+    }
+    u /= s;
+    v /= s;
+    double ux = 0.0, vx = 0.0, uy = 0.0, vy = 0.0;
+    for (int i = 0; i < 3; ++i) {
+        const double du = vary[n_vary * vs[i] + uo] - u, dv = vary[n_vary * vs[i] + uo + 1] - v;
+        ux += a[3 * i] * du;
+        vx += a[3 * i] * dv;
+        uy += a[3 * i + 1] * du;
+        vy += a[3 * i + 1] * dv;
+    }
+    const double kx = 2.0 / ((double)width * s), ky = 2.0 / ((double)height * s);
+    ux *= kx * (double)tw;
+    vx *= kx * (double)th;
+    uy *= ky * (double)tw;
+    vy *= ky * (double)th;
+    const double rx = ux * ux + vx * vx, ry = uy * uy + vy * vy;
+    const double rho2 = rx > ry ? rx : ry;
+    return rho2 > 0.0 ? 0.5 * log2(rho2) : FR_LOD_NONE;
 }
 
 // Perspective-correct barycentrics b of the triangle whose homogeneous adjugate is `a`
@@ -103,12 +183,13 @@ __host__ __device__ inline void interpolate(const Material& M, const double* __r
 }
 
 // Base colour from the interpolated varyings `vals`: material colour x vertex colour x
-// texture, RGB in linear light, alpha as stored (SurfaceShader._base).
+// texture at level of detail lod (uv_lod), RGB in linear light, alpha as stored
+// (SurfaceShader._base).
 __host__ __device__ inline void base_color(const Material& M, const double* vals,
                                            const long long* __restrict__ offsets,
                                            const float* __restrict__ texels,
                                            const long long* __restrict__ tex_info,
-                                           double base[4]) {
+                                           double lod, double base[4]) {
     const double* vc = vals + offsets[VARYING_COLOR_LINEAR];
     for (int ch = 0; ch < 4; ++ch) {
         double c = M.color_linear[ch];
@@ -118,7 +199,7 @@ __host__ __device__ inline void base_color(const Material& M, const double* vals
     if (M.texture >= 0) {
         const double* uv = vals + offsets[VARYING_UV0];
         double tex[4];
-        sample_texture(texels, tex_info + 6 * M.texture, uv[0], uv[1], tex);
+        sample_texture(texels, tex_info, M.texture, uv[0], uv[1], lod, tex);
         for (int ch = 0; ch < 4; ++ch) base[ch] *= tex[ch];
     }
 }

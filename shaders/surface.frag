@@ -13,7 +13,7 @@
 // the material record (engine/render/materials.py): a std140 block generated from its
 // dtype replaces this line when the source is loaded (engine.render.gl.glsl)
 #pragma frustum material_block
-uniform sampler2D u_texture;    // SRGB8_ALPHA8: decoded by GL before filtering
+uniform sampler2D u_texture;    // RGBA32F linear texels and their mip levels
 uniform bvec2 u_mirror;         // mirrored repeat per axis (the sampler then clamps)
 // "pbr" maps on units 1-3: metallic-roughness and occlusion RGBA8 (stored values),
 // emissive SRGB8_ALPHA8; each with its mirrored-repeat flags
@@ -168,7 +168,15 @@ vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
 void main() {
     vec4 base = u_material.color_linear;
     if (HAS_VERTEX_COLORS) base *= v_color_linear;
-    if (HAS_TEXTURE) base *= texture(u_texture, wrapped_uv(u_mirror));
+    if (HAS_TEXTURE) {
+        // the level of detail of engine.scene.sampling (the larger Euclidean footprint,
+        // where a driver may approximate it), from the unfolded coordinate's derivatives
+        // (the fold of a mirrored period would shrink them at its edge)
+        vec2 texels = vec2(textureSize(u_texture, 0));
+        vec2 ddx = dFdx(v_uv0) * texels, ddy = dFdy(v_uv0) * texels;
+        float rho2 = max(dot(ddx, ddx), dot(ddy, ddy));
+        base *= textureLod(u_texture, wrapped_uv(u_mirror), 0.5 * log2(rho2));
+    }
     if (HAS_CUTOFF && base.a < u_material.alpha_cutoff) discard;
     // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
     if (!IS_LIT) {

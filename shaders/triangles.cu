@@ -157,7 +157,10 @@ extern "C" __global__ void raster_masked_triangles(
                          double b[3], base[4], vals[FR_MAX_VARYINGS];
                          frustum::pixel_barycentrics(A, px, py, width, height, b);
                          frustum::interpolate(M, vary, n_vary, v0, v1, v2, b, vals);
-                         frustum::base_color(M, vals, offsets, texels, tex_info, base);
+                         // the full-size level (no log2 here: this file has no fused
+                         // multiply-add, and libdevice's log2 has them)
+                         frustum::base_color(M, vals, offsets, texels, tex_info, FR_LOD_NONE,
+                                             base);
                          return base[3] >= limit;
                      });
     }

@@ -16,8 +16,7 @@ class Notes:
     """``add(what, which)``: a feature the file uses that the renderer does not draw
     (grouped by ``what``, e.g. "alpha blending", with the parts using it);
     ``without(what, which)``: a part that is drawn, but without a feature it asks for
-    (e.g. "mipmaps", with "samplers[0] (textures sampled bilinearly from the full-size
-    image)"); ``left_out(text)``: something of the file that was dropped (a texture that
+    (e.g. "texture transform", with the part and what is drawn instead); ``left_out(text)``: something of the file that was dropped (a texture that
     cannot be found, a primitive without positions); ``line()``: the one summary line or
     None."""
 

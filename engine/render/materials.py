@@ -28,16 +28,20 @@ uniform block generated from the same field table (``glsl_material_block``;
     pbr_pad       int32         0
 
 Textures of all materials share one texel array in linear light: ``pack_materials``
-returns it with a table of (offset, width, height, wrap_s, wrap_t, filter) rows (wrap 0
-repeat, 1 clamp, 2 mirror; filter 0 nearest, 1 linear); a texture used by several
-materials is stored once. The texels are ``Texture.linear`` (float32 RGBA, RGB decoded
+returns it with a table of (offset, width, height, wrap_s, wrap_t, filter, min_filter,
+levels, first_level) rows (wrap 0 repeat, 1 clamp, 2 mirror; filter 0 nearest, 1 linear;
+min_filter the index in engine.scene.material.MIN_FILTERS); a texture used by several
+materials is stored once. Row k < X (X textures) is texture k; its mip chain (levels
+rows, level 0 included, engine.scene.mipmap) follows the X texture rows, level d at row
+``first_level + d``, with the texture's sampler columns and levels = first_level = 0.
+A texture whose min_filter reads no mip level has one level row (level 0). The texels are ``Texture.linear`` (float32 RGBA, RGB decoded
 from sRGB once per texture, alpha / 255), row-major from the image's top row, so a
 sampler reads four floats per texel and filters them as they are, for lit and unlit
 materials alike: no decode per texel and no 8-bit texel in any resolve. Why float32
 (16 bytes a texel, 4x the image) rather than 8 or 16 bits: a bilinear sample reads 4
 texels, which sit in one or two cache lines either way, and filtering needs no unpacking
-or decode table lookup per texel (16 per sample before); a mip chain appends its levels
-to the same array as further (offset, width, height) rows.
+or decode table lookup per texel (16 per sample before). The mip levels are appended to
+the same texel array.
 
 Alpha: a pixel's base alpha (``color`` alpha x vertex colour alpha x texel alpha) decides
 only the MASK test (``alpha_cutoff``: drawn where base alpha >= cutoff). The frame's alpha
@@ -53,10 +57,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..scene.colorspace import srgb_to_linear
-from ..scene.material import FILTERS, WRAP_MODES
+from ..scene.material import FILTERS, MIN_FILTERS, WRAP_MODES
 from .attributes import material_span
 
-__all__ = ["FRAME_ALPHA", "MATERIAL", "MATERIAL_STD140", "glsl_material_block", "pack_materials",
+__all__ = ["FRAME_ALPHA", "MATERIAL", "MATERIAL_STD140", "TEXTURE_COLUMNS", "glsl_material_block", "pack_materials",
            "std140_record"]
 
 # name, kind ("f" floating point, "i" integer), count: the one field table
@@ -116,14 +120,18 @@ def std140_record(record) -> bytes:
     return out.tobytes()
 
 
+TEXTURE_COLUMNS = 9  # the texture table's row width (the module docstring)
+
+
 def pack_materials(materials):
-    """Materials -> (records (M,) MATERIAL, texels (sum of W*H, 4) float32 linear RGBA
-    (``Texture.linear``), texture table (X, 6) int64 of (offset, width, height, wrap_s,
-    wrap_t, filter)).
+    """Materials -> (records (M,) MATERIAL, texels (texel count, 4) float32 linear RGBA
+    (``Texture.linear`` and its mip levels), texture table (X + level rows, 9) int64 of
+    (offset, width, height, wrap_s, wrap_t, filter, min_filter, levels, first_level): see
+    the module docstring).
 
     Raises nothing for valid ``engine.scene.Material`` objects (they check themselves)."""
     records = np.zeros(len(materials), MATERIAL)
-    texels, info, seen = [], [], {}
+    texels, info, seen, chains = [], [], {}, []
     offset = 0
     for i, m in enumerate(materials):
         r = records[i]
@@ -149,28 +157,44 @@ def pack_materials(materials):
                 if t is not None:
                     # linear data (metal, roughness, occlusion) is read as stored, the
                     # emissive colour decoded from sRGB
-                    offset = _add_texture(t, role != "emissive", seen, info, texels, offset)
+                    offset = _add_texture(t, role != "emissive", seen, info, texels, offset,
+                                          chains)
                     r[field] = seen[id(t), role != "emissive"]
         t = m.texture
         if t is None:
             continue
-        offset = _add_texture(t, False, seen, info, texels, offset)
+        offset = _add_texture(t, False, seen, info, texels, offset, chains)
         r["texture"] = seen[id(t), False]
+    levels = []
+    for row, chain in chains:
+        row[7], row[8] = len(chain), len(info) + len(levels)
+        for d, level in enumerate(chain):
+            lh, lw = level.shape[:2]
+            levels.append([row[0] if d == 0 else offset, lw, lh] + row[3:7] + [0, 0])
+            if d:
+                texels.append(level.reshape(-1, 4))
+                offset += lw * lh
     texels = np.concatenate(texels) if texels else np.zeros((1, 4), np.float32)
-    info = np.array(info, np.int64).reshape(-1, 6)
+    info = np.array(info + levels, np.int64).reshape(-1, TEXTURE_COLUMNS)
     return records, np.ascontiguousarray(texels), info
 
 
-def _add_texture(t, raw, seen, info, texels, offset):
+def _add_texture(t, raw, seen, info, texels, offset, chains):
     """Append texture ``t`` to the table unless there (by identity and ``raw``: its
-    texels as stored / 255, for data maps, rather than decoded); the next offset."""
+    texels as stored / 255, for data maps, rather than decoded); its row and level chain
+    go to ``chains`` (the mip chain when its min filter uses mipmaps; data maps keep their
+    full-size level only, and every "pbr" map is read at its full-size level for now);
+    returns the next offset."""
     if (id(t), raw) in seen:
         return offset
     seen[id(t), raw] = len(info)
     w, h = t.size
     s = t.sampler
-    info.append((offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
-                 FILTERS.index(s.filter)))
+    row = [offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
+           FILTERS.index(s.filter), MIN_FILTERS.index(s.min_filter), 0, 0]
+    info.append(row)
     data = (t.image.astype(np.float32) / 255.0) if raw else t.linear
     texels.append(data.reshape(-1, 4))
+    # MIN_FILTERS index >= 2: the filter reads mipmaps
+    chains.append((row, t.mipmaps if row[6] >= 2 and not raw else [data]))
     return offset + w * h

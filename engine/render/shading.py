@@ -19,7 +19,8 @@ computer synthesized pictures", SIGGRAPH 1977), ``A`` the summed ambient radianc
 encoded to sRGB (engine.scene.colorspace) and rounded to 8 bits. Base colour =
 material colour x interpolated vertex colour x texture sample, all in linear light: the
 factors decoded once per material and vertex, the texture filtered from its decoded
-texels (``Texture.linear``). "flat" uses the triangle's geometric normal; a
+texels (``Texture.linear``) and its mip chain at the level of detail of the UVs'
+analytic screen derivatives (``SurfaceShader.uv_lod``). "flat" uses the triangle's geometric normal; a
 double-sided material's back faces use the reversed normal. "pbr" is the glTF 2.0
 metallic-roughness BRDF (engine.render.pbr) with its maps and emission. Every surface
 colour passes the scene's exposure and tone map (engine.render.tonemap; clamp by
@@ -41,7 +42,7 @@ import numpy as np
 
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight, SpotLight
-from ..scene.sampling import sample
+from ..scene.sampling import level_of_detail, sample
 from . import pbr
 from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
@@ -207,16 +208,42 @@ class SurfaceShader:
                          + a[v[:, 2]] * lam[:, 2:3])
         return out
 
+    def _lod(self, t, px, py, mat):
+        return None if mat.texture is None else self.uv_lod(t, px, py, mat)
+
+    def uv_lod(self, t, px, py, mat):
+        """(M,) texture level of detail (engine.scene.sampling.level_of_detail) of
+        material ``mat``'s texture on triangles t at pixel centres, from the analytic
+        screen derivatives of uv0. With b_i = adj_i . (x, y, 1) (x, y in NDC) and
+        S = sum_i b_i, uv = sum_i b_i uv_i / S, so
+        d uv / dx = sum_i adj_i0 (uv_i - uv) / S (and adj_i1 for y), times dx/dpx =
+        2 / width (dy/dpy = -2 / height)."""
+        w, h = self.size
+        xn = (2.0 * px + 1.0) / w - 1.0
+        yn = 1.0 - (2.0 * py + 1.0) / h
+        a = self.setup.adj[t]
+        b = a[:, :, 0] * xn[:, None] + a[:, :, 1] * yn[:, None] + a[:, :, 2]
+        s = b.sum(axis=1)
+        s = np.where(s != 0, s, 1.0)[:, None]
+        uvi = self.varyings[self.prims.triangles[t]][:, :, _UV0]   # (M, 3, 2)
+        uv = np.einsum("mi,mik->mk", b, uvi) / s
+        rel = uvi - uv[:, None, :]
+        dx = np.einsum("mi,mik->mk", a[:, :, 0], rel) / s * (2.0 / w)
+        dy = np.einsum("mi,mik->mk", a[:, :, 1], rel) / s * (2.0 / h)
+        tw, th = mat.texture.size
+        return level_of_detail(dx[:, 0], dx[:, 1], dy[:, 0], dy[:, 1], tw, th)
+
     @staticmethod
-    def _base(mat, vals):
-        """(M, 4) base colour: RGB linear, alpha as stored (never decoded)."""
+    def _base(mat, vals, lod=None):
+        """(M, 4) base colour: RGB linear, alpha as stored (never decoded); ``lod`` the
+        texture's level of detail per pixel (``uv_lod``)."""
         c = np.empty((len(vals), 4))
         c[:, :3] = srgb_to_linear(np.asarray(mat.color[:3], np.float64))
         c[:, 3] = mat.color[3]
         if mat.vertex_colors:
             c *= vals[:, _COLOR_LINEAR]
         if mat.texture is not None:
-            c *= sample(mat.texture, vals[:, _UV0], linear=True)
+            c *= sample(mat.texture, vals[:, _UV0], linear=True, lod=lod)
         return c
 
     def alpha_keep(self, t, px, py):
@@ -229,6 +256,8 @@ class SurfaceShader:
                 continue
             sel = np.flatnonzero(mats == m)
             vals = self.interpolate(t[sel], self.barycentrics(t[sel], px[sel], py[sel]), mat)
+            # the MASK test reads the full-size level (the magnification filter): the CUDA
+            # raster decides it with no fused multiply-add, which rules out log2
             keep[sel] = self._base(mat, vals)[:, 3] >= mat.alpha_cutoff
         return keep
 
@@ -241,7 +270,7 @@ class SurfaceShader:
             sel = np.flatnonzero(mats == m)
             ts = t[sel]
             vals = self.interpolate(ts, self.barycentrics(ts, px[sel], py[sel]), mat)
-            c = self._base(mat, vals)
+            c = self._base(mat, vals, self._lod(ts, px[sel], py[sel], mat))
             # a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
             out[sel, 3] = FRAME_ALPHA
             if mat.shading == "pbr":

@@ -29,8 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from .colorspace import srgb_to_linear
+from .mipmap import mip_chain
 
-__all__ = ["FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture",
+__all__ = ["FILTERS", "MIN_FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture",
            "material_epoch"]
 
 # Bumped when a field of an existing Material is assigned: the renderer's per-assembly
@@ -45,6 +46,11 @@ def material_epoch() -> int:
 
 WRAP_MODES = ("repeat", "clamp", "mirror")   # glTF REPEAT, CLAMP_TO_EDGE, MIRRORED_REPEAT
 FILTERS = ("nearest", "linear")
+# glTF 2.0 minFilter 9728, 9729, 9984, 9985, 9986, 9987 (GL's names, lower case): the
+# filter within a level (index % 2: nearest, linear) and across levels (index // 2: the
+# base level only, the nearest level, a blend of the two nearest levels)
+MIN_FILTERS = ("nearest", "linear", "nearest_mipmap_nearest", "linear_mipmap_nearest",
+               "nearest_mipmap_linear", "linear_mipmap_linear")
 SHADINGS = ("lit", "unlit", "flat", "pbr")
 
 
@@ -53,22 +59,36 @@ class Sampler:
 
     Args:
         wrap_s, wrap_t: "repeat", "clamp" (to edge) or "mirror" (mirrored repeat) for u and v.
-        filter: "nearest" (texel ``floor(u * W)``) or "linear" (bilinear between texel
-            centres at ``(i + 0.5) / W``). Mipmaps are not used.
+        filter: the magnification filter (glTF magFilter), used where a texel covers
+            more than a pixel: "nearest" (texel ``floor(u * W)``) or "linear" (bilinear
+            between texel centres at ``(i + 0.5) / W``).
+        min_filter: the minification filter (glTF minFilter), one of MIN_FILTERS, used
+            where a texel is smaller than a pixel (engine.scene.sampling: the level of
+            detail): "nearest"/"linear" read the full-size image, "*_mipmap_nearest" the
+            nearest mip level (engine.scene.mipmap), "*_mipmap_linear" blend the two
+            nearest levels; the first word is the filter within a level. Default
+            (None): "linear_mipmap_linear" (trilinear) when ``filter`` is "linear",
+            else "nearest".
 
     Raises:
         ValueError: an unknown mode.
     """
 
-    def __init__(self, wrap_s: str = "repeat", wrap_t: str = "repeat", filter: str = "linear"):
+    def __init__(self, wrap_s: str = "repeat", wrap_t: str = "repeat", filter: str = "linear",
+                 min_filter: str | None = None):
+        if min_filter is None:
+            min_filter = "linear_mipmap_linear" if filter == "linear" else "nearest"
         for name, v, allowed in (("wrap_s", wrap_s, WRAP_MODES), ("wrap_t", wrap_t, WRAP_MODES),
-                                 ("filter", filter, FILTERS)):
+                                 ("filter", filter, FILTERS), ("min_filter", min_filter,
+                                                               MIN_FILTERS)):
             if v not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {v!r}")
         self.wrap_s, self.wrap_t, self.filter = wrap_s, wrap_t, filter
+        self.min_filter = min_filter
 
     def __repr__(self) -> str:
-        return f"Sampler({self.wrap_s!r}, {self.wrap_t!r}, {self.filter!r})"
+        return (f"Sampler({self.wrap_s!r}, {self.wrap_t!r}, {self.filter!r}, "
+                f"{self.min_filter!r})")
 
 
 class Texture:
@@ -121,6 +141,15 @@ class Texture:
             lin.flags.writeable = False
             self._linear = lin
         return self._linear
+
+    @property
+    def mipmaps(self) -> list[np.ndarray]:
+        """The mip chain of ``linear`` (engine.scene.mipmap.mip_chain): read-only
+        (h_k, w_k, 4) float32 linear RGBA levels, ``linear`` first, down to 1 x 1. Built
+        once, on first use, and kept."""
+        if getattr(self, "_mipmaps", None) is None:
+            self._mipmaps = mip_chain(self.linear)
+        return self._mipmaps
 
 
 def _unit_float(name: str, v, lo=0.0, hi=1.0) -> float:

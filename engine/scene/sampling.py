@@ -21,16 +21,33 @@ the next one wrapped by a select, and mirror reflects both by a select; clamp is
 clamps.
 
 Filtering happens in linear light: ``Texture.linear`` holds the texels decoded from sRGB
-once (float32, alpha / 255), as GL does for SRGB8_ALPHA8 textures. No mipmaps.
+once (float32, alpha / 255), as GL does for SRGB8_ALPHA8 textures.
+
+Mipmaps (OpenGL 4.6 core spec, section 8.14): given the screen derivatives of (u, v) at a
+pixel, the level of detail is ::
+
+    rho    = max(sqrt((du/dx W)^2 + (dv/dx H)^2), sqrt((du/dy W)^2 + (dv/dy H)^2))
+    lambda = log2(rho)                          (eq. 8.6, 8.9: texels per pixel step)
+
+``lambda <= c`` magnifies (the sampler's ``filter`` on level 0), with c = 0.5 for a
+linear ``filter`` and a "nearest_mipmap_*" ``min_filter``, else 0; above it the
+``min_filter`` reads the chain (engine.scene.mipmap), q = the last level::
+
+    nearest, linear          level 0
+    *_mipmap_nearest         level d = 0 if lambda <= 0.5 else min(ceil(lambda + 0.5) - 1, q)
+    *_mipmap_linear          levels floor(lambda) and the next, blended by frac(lambda);
+                             level q alone where lambda >= q
+
+each level filtered (nearest or bilinear, as above, on its own size) by the first word.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .material import Texture
+from .material import MIN_FILTERS, Texture
 
-__all__ = ["sample"]
+__all__ = ["level_of_detail", "sample"]
 
 
 def _axis(u, n: int, mode: str, linear: bool):
@@ -59,19 +76,21 @@ def _axis(u, n: int, mode: str, linear: bool):
     return i0.astype(np.int64), i1.astype(np.int64), f
 
 
-def sample(texture: Texture, uv, linear: bool = True):
-    """Sample ``texture`` at ``uv`` ((M, 2) float, (0, 0) = top-left of the image).
+def level_of_detail(dudx, dvdx, dudy, dvdy, width: int, height: int):
+    """lambda (float64 array) from the screen derivatives of u and v (per pixel step,
+    arrays of one shape) for a ``width`` x ``height`` level 0 (see the module docstring);
+    -inf where u and v do not change, nan where a derivative is not finite (both
+    read as magnification)."""
+    ax = np.hypot(np.asarray(dudx, np.float64) * width, np.asarray(dvdx, np.float64) * height)
+    ay = np.hypot(np.asarray(dudy, np.float64) * width, np.asarray(dvdy, np.float64) * height)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log2(np.maximum(ax, ay))
 
-    Returns (M, 4) float64 RGBA: RGB linear when ``linear`` (filtered from
-    ``Texture.linear``), else the sRGB-encoded values (/ 255, filtered as they are);
-    alpha in [0, 1]. Non-finite UVs read as (0, 0).
-    """
-    uv = np.asarray(uv, np.float64)
-    uv = np.where(np.isfinite(uv), uv, 0.0)
-    texels = texture.linear if linear else texture.image / 255.0
-    w, h = texture.size
-    s = texture.sampler
-    linear_filter = s.filter == "linear"
+
+def _read(texels, uv, s, linear_filter: bool):
+    """Filter the (h, w, 4) level ``texels`` at ``uv`` (M, 2) under sampler ``s``'s wrap
+    modes: (M, 4) float64."""
+    h, w = texels.shape[:2]
     i0, i1, fx = _axis(uv[:, 0], w, s.wrap_s, linear_filter)
     j0, j1, fy = _axis(uv[:, 1], h, s.wrap_t, linear_filter)
     fx, fy = fx[:, None], fy[:, None]
@@ -79,3 +98,62 @@ def sample(texture: Texture, uv, linear: bool = True):
     top = t(j0, i0) * (1 - fx) + t(j0, i1) * fx
     bottom = t(j1, i0) * (1 - fx) + t(j1, i1) * fx
     return top * (1 - fy) + bottom * fy
+
+
+def sample(texture: Texture, uv, linear: bool = True, lod=None):
+    """Sample ``texture`` at ``uv`` ((M, 2) float, (0, 0) = top-left of the image).
+
+    Returns (M, 4) float64 RGBA: RGB linear when ``linear`` (filtered from
+    ``Texture.linear`` and its mip chain), else the sRGB-encoded values (/ 255, filtered
+    as they are); alpha in [0, 1]. Non-finite UVs read as (0, 0). ``lod``: None
+    (magnification everywhere: the sampler's ``filter`` on level 0) or (M,) lambda
+    (``level_of_detail``), which picks the filter and levels per sample.
+
+    Raises:
+        ValueError: ``lod`` given with ``linear=False`` (mip levels are linear light).
+    """
+    uv = np.asarray(uv, np.float64)
+    uv = np.where(np.isfinite(uv), uv, 0.0)
+    s = texture.sampler
+    if lod is None:
+        texels = texture.linear if linear else texture.image / 255.0
+        return _read(texels, uv, s, s.filter == "linear")
+    if not linear:
+        raise ValueError("sample: lod needs linear=True (the mip levels are linear light)")
+    lam = np.asarray(lod, np.float64)
+    code = MIN_FILTERS.index(s.min_filter)
+    c = 0.5 if s.filter == "linear" and code in (2, 4) else 0.0
+    out = np.empty((len(uv), 4))
+    mag = ~(lam > c)  # nan reads as magnification
+    if mag.any():
+        out[mag] = _read(texture.linear, uv[mag], s, s.filter == "linear")
+    mini = np.flatnonzero(~mag)
+    if not mini.size:
+        return out
+    within = code % 2 == 1
+    if code < 2:
+        out[mini] = _read(texture.linear, uv[mini], s, within)
+        return out
+    levels = texture.mipmaps
+    q = len(levels) - 1
+    lm = lam[mini]
+    if code < 4:
+        d = np.where(lm <= 0.5, 0.0, np.minimum(np.ceil(lm + 0.5) - 1.0, q)).astype(np.int64)
+        f = np.zeros(len(mini))
+    else:
+        top = np.minimum(lm, q)
+        d = np.floor(top).astype(np.int64)
+        f = top - d
+    res = np.zeros((len(mini), 4))
+    for k in np.unique(d):
+        sel = np.flatnonzero(d == k)
+        a = _read(levels[k], uv[mini[sel]], s, within)
+        blend = sel[f[sel] > 0]  # only where the next level has weight (never past q)
+        if blend.size:
+            b = _read(levels[k + 1], uv[mini[blend]], s, within)
+            fb = f[blend][:, None]
+            a[np.searchsorted(sel, blend)] = (a[np.searchsorted(sel, blend)] * (1 - fb)
+                                              + b * fb)
+        res[sel] = a
+    out[mini] = res
+    return out

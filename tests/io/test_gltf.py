@@ -116,10 +116,9 @@ def test_sampler_wrap_and_filter_are_per_axis(tmp_path):
     model = load(g.write_gltf(tmp_path / "s.gltf"))
     s = geometries(model)[0].material.texture.sampler
     assert (s.wrap_s, s.wrap_t, s.filter) == ("clamp", "mirror", "nearest")
-    # LINEAR_MIPMAP_LINEAR asks for mipmaps: the texture is drawn without them, from its
-    # full-size image with the magFilter (NEAREST); one warning line says exactly that
-    assert model.warnings == [(f"{tmp_path / 's.gltf'}: drawn without mipmaps: samplers[0] "
-                               "(textures sampled nearest-texel from the full-size image)")]
+    # LINEAR_MIPMAP_LINEAR is drawn (trilinear minification): nothing to warn about
+    assert s.min_filter == "linear_mipmap_linear"
+    assert model.warnings == []
 
 
 def test_vertex_sampling_follows_the_renderers_rules():
@@ -698,10 +697,9 @@ def test_khronos_box_textured(ref_assets):
     s = tex.sampler
     assert (s.wrap_s, s.wrap_t, s.filter) == ("repeat", "repeat", "linear")
     assert mesh.uvs.max() == pytest.approx(6.0)  # UVs up to 6 (INDEX.md), repeated
-    # the texture is drawn (bilinear, the sampler's magFilter), only without mipmaps
-    assert model.warnings[0].endswith("drawn without mipmaps: samplers[0] (textures sampled "
-                                      "bilinearly from the full-size image)")
-    assert "not drawn" not in model.warnings[0]
+    # the texture is drawn with the mipmaps its minFilter asks for: no "without mipmaps"
+    assert s.min_filter == "nearest_mipmap_linear"  # BoxTextured's minFilter 9986
+    assert not any("mipmap" in w for w in model.warnings)
 
 
 def test_khronos_box_vertex_colors_equal_the_positions(ref_assets):

@@ -55,9 +55,19 @@ def _compare(scene, camera, only_edges=True):
     return soft, gl
 
 
+# a named gap: with mipmaps llvmpipe's level of detail (per 2x2 quad, its own rounding)
+# and the software's per-pixel analytic one pick other level blends on minified texels
+# (measured: BoxTextured 98.29% of covered pixels within 2/255; the Duck, drawn with the
+# metallic-roughness BRDF, agrees again)
+_MIP_GAP = pytest.mark.xfail(strict=True, reason="GL's mip level of detail is llvmpipe's, "
+                             "not the per-pixel analytic one (issue 21 item 2)")
+
+
 @pytest.mark.parametrize("rel", ["classic/stanford-bunny.obj", "classic/teapot.obj",
-                                 "classic/suzanne.obj", "gltf/Duck.glb",
-                                 "gltf-khronos/BoxTextured/BoxTextured.gltf"])
+                                 "classic/suzanne.obj",
+                                 "gltf/Duck.glb",
+                                 pytest.param("gltf-khronos/BoxTextured/BoxTextured.gltf",
+                                              marks=_MIP_GAP)])
 def test_llvmpipe_and_software_agree_on_reference_models(ref_assets, rel):
     scene, camera = load_source(str(ref_assets / rel), SIZE[0] / SIZE[1])
     _compare(scene, camera)
@@ -105,6 +115,7 @@ def test_llvmpipe_and_software_agree_on_wireframes_and_flat_shading(ref_assets):
     assert (a & b).sum() >= 0.99 * max(a.sum(), b.sum()) and a.sum() > 2000
 
 
+@_MIP_GAP
 def test_loaded_textures_render_the_same_through_load(ref_assets):
     scene = Scene()
     scene.add(load(ref_assets / "gltf/BoxTextured.glb"))

@@ -57,7 +57,10 @@ def test_packing_fills_every_field_and_shares_textures():
     assert rec[1]["span"].tolist() == [VARYINGS["color_linear"][0], VARYINGS["uv0"][0] + 2]
     assert rec["texture"].tolist() == [0, 0, -1, 1]  # one texture stored once for two
     # offset, width, height, wrap_s (1 clamp), wrap_t (2 mirror), filter (0 nearest)
-    assert info.tolist() == [[0, 3, 2, 1, 2, 0], [6, 1, 1, 0, 0, 1]]
+    # two texture rows (nearest/nearest: one level; default trilinear: the 1x1 image is
+    # its whole chain, one level) pointing at their level rows 2 and 3
+    assert info.tolist() == [[0, 3, 2, 1, 2, 0, 0, 1, 2], [6, 1, 1, 0, 0, 1, 5, 1, 3],
+                             [0, 3, 2, 1, 2, 0, 0, 0, 0], [6, 1, 1, 0, 0, 1, 5, 0, 0]]
     # texels in linear light, float32: RGB decoded (IEC 61966-2-1), alpha / 255
     assert texels.dtype == np.float32
     want = img.reshape(-1, 4) / 255.0

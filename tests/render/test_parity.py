@@ -50,6 +50,7 @@ from engine.scene.procedural import icosphere
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "io"))
 from deform_scenes import morph_quad, strip_scene
 from gltf_files import FLOAT, Gltf, png_bytes
+from mip_floor import checker, floor_scene
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -679,6 +680,13 @@ def msaa4_lines():
     return _white_points_lines(True)
 
 
+def mipmaps():
+    """A checker floor to the horizon under trilinear filtering (mip_floor): grey, sRGB
+    188, where a texel is well under a pixel (the far floor, rows 50-60 of 96 here)."""
+    scene, cam = floor_scene(checker(), "linear_mipmap_linear", size=SIZE)
+    return scene, cam, lambda f: np.abs(f.color[52:62, :, 0].astype(int) - 188).max() <= 1
+
+
 FEATURES = {
     "points": points, "lines": lines, "perspective": perspective,
     "orthographic": orthographic, "flat_shading": flat_shading,
@@ -701,6 +709,7 @@ FEATURES = {
     "msaa4": msaa4, "msaa4_points": msaa4_points, "msaa4_lines": msaa4_lines,
     "pbr_metal": pbr_metal, "pbr_dielectric": pbr_dielectric, "emissive": emissive,
     "spot_light": spot_light, "tone_mapping": tone_mapping,
+    "mipmaps": mipmaps,
 }
 # Features drawn with more than one sample per pixel (Renderer(msaa=...)): their
 # visibility keys are sample 0's and their depth each pixel's nearest sample
@@ -777,6 +786,16 @@ GL_COLOR_TOLERANCE = {
     # 14.5.1's projected t (engine.render.lines): up to 0.01 apart on this line, which in
     # linear light is up to 5 encoded levels where a channel is dark (measured: 5)
     "line_gradient": 5,
+    # llvmpipe's level of detail comes from differences over its 2x2 pixel quads, not the
+    # derivative at each pixel centre: at this grazing angle lambda changes by 0.08 a row,
+    # so GL's is up to half a row off, which moves the weight of level 0's black/white
+    # checker by about 0.04 where it still blends in (lambda in (0, 0.7), rows 80-88);
+    # measured: 7 levels at most there, 1 at the 90th percentile of covered pixels
+    "mipmaps": 7,
+    # the same per-quad level of detail on this floor's mirrored checker near the horizon
+    # (rows 44-51 of 96), where level 0's texels still blend in; measured: 15 levels at
+    # most on 6 pixels, 7 at the 90th percentile of the differing ones
+    "near_plane_clipping": 15,
 }
 
 

@@ -19,9 +19,10 @@ at the base colour texture's UVs (noted). OBJ/MTL materials keep the Lambert +
 Blinn-Phong kind "lit" (engine.io.mtl).
 
 Samplers: wrapS/wrapT REPEAT (10497), CLAMP_TO_EDGE (33071), MIRRORED_REPEAT (33648)
-per axis; the filter is the magnification filter (NEAREST 9728 / LINEAR 9729), else the
-minification filter's base level, else linear. Mipmap minification filters
-(9984-9987) are recorded as not drawn. ``KHR_texture_transform`` (offset, rotation,
+per axis; magFilter (NEAREST 9728 / LINEAR 9729; absent: the minFilter's within-level
+filter, else linear) and minFilter (9728, 9729 and the mipmap filters 9984-9987, all
+drawn: engine.scene.material.MIN_FILTERS; absent: the engine's default, trilinear for a
+linear magFilter). ``KHR_texture_transform`` (offset, rotation,
 scale, texCoord) is applied to the UVs of the base colour texture when the mesh is
 built (an affine map of UVs is exact per vertex, since the rasterizer interpolates UVs
 linearly in perspective-correct barycentrics).
@@ -34,7 +35,7 @@ import math
 import numpy as np
 
 from ...scene.colorspace import linear_to_srgb
-from ...scene.material import Material, Sampler, Texture
+from ...scene.material import MIN_FILTERS, Material, Sampler, Texture
 from ..textures import decode_image
 from .document import Document
 
@@ -43,7 +44,7 @@ __all__ = ["MaterialInfo", "Materials", "texture_transform"]
 _WRAP = {10497: "repeat", 33071: "clamp", 33648: "mirror"}
 _FILTER = {9728: "nearest", 9729: "linear", 9984: "nearest", 9985: "linear",
            9986: "nearest", 9987: "linear"}
-_MIPMAP = (9984, 9985, 9986, 9987)
+_MIN_FILTER = dict(zip((9728, 9729, 9984, 9985, 9986, 9987), MIN_FILTERS))
 
 
 def texture_transform(offset=(0.0, 0.0), rotation: float = 0.0, scale=(1.0, 1.0)) -> np.ndarray:
@@ -140,12 +141,7 @@ class Materials:
             raise doc.error(f"{where}.minFilter", f"{mini} is not a glTF filter (9728, 9729 "
                             "or 9984-9987)")
         filt = _FILTER[mag] if mag is not None else _FILTER.get(mini, "linear")
-        if mini in _MIPMAP:
-            # the texture is drawn; only the mipmap levels its minFilter asks for are not
-            how = "bilinearly" if filt == "linear" else "nearest-texel"
-            self.notes.without("mipmaps", f"{where} (textures sampled {how} from the "
-                                          "full-size image)")
-        out = Sampler(wrap[0], wrap[1], filt)
+        out = Sampler(wrap[0], wrap[1], filt, _MIN_FILTER.get(mini))
         self._samplers[index] = out
         return out
 

@@ -30,7 +30,7 @@ from ...arrays import to_host
 from ..attributes import VARYING_COUNT, layout_rows, packed_offset, varying_offsets
 from ..deform import kernel_tables
 from ..frame import Frame, background_rgba
-from ..materials import pack_materials
+from ..materials import TEXTURE_COLUMNS, pack_materials
 from ..points import splat_sizes
 from ..shading import light_arrays
 from ..surface_vertices import mvp_matrices, normal_matrices
@@ -107,7 +107,7 @@ class CudaSurfaces:
         records, texels, info = pack_materials(prims.materials)
         # the records travel as their bytes: the kernels read frustum::Material structs
         self.materials = xp.asarray(records.view(np.uint8))
-        self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, 6))
+        self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, TEXTURE_COLUMNS))
         # alpha-cutoff materials (glTF MASK): their pieces take the alpha-tested raster
         masked = records["alpha_cutoff"] >= 0
         self.tri_masked = (xp.asarray(masked[prims.tri_material]) if masked.any()

@@ -16,7 +16,9 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   one reciprocal and one multiply-add and multiply per varying, with no vertex gather.
   A flat normal is a constant plane; a double-sided back face's normal planes are
   negated in the setup.
-- Textures: float32 linear texels (``Texture.linear``, engine.render.materials), wrap
+- Textures: float32 linear texels (``Texture.linear`` and its mip levels,
+  engine.render.materials); the level of detail from the run's u, v planes (their x
+  coefficients and, set per run, the y ones: analytic derivatives, no neighbours), wrap
   modes computed once per sample and axis with the floor of one product (by the wrap
   period's reciprocal) and selects (engine.scene.sampling), so no texel is decoded and
   no index takes an integer modulo.
@@ -112,14 +114,43 @@ def _axis(u, n, mode, linear, rp):
     return np.int64(a), np.int64(b), f
 
 
-@numba.njit(inline="always")
-def _sample(texels, info, periods, k, u, v):
-    """Texture k at (u, v) -> linear (r, g, b, a) (engine.scene.sampling.sample);
-    ``periods[k]``: 1 / the wrap period along u and v (``_material_arrays``)."""
-    off, w, h = info[k, 0], info[k, 1], info[k, 2]
-    linear = info[k, 5] != 0
+# _sample and _pbr_pixel are compiled as functions of their own, not inlined into the
+# resolve: inlined at every call site (the base texture, three PBR maps, each with its
+# trilinear levels) the resolve took about 6 minutes to compile on 2 cores
+@numba.njit(**_opts)
+def _sample(texels, info, periods, k, u, v, lam):
+    """Texture k at (u, v) and level of detail ``lam`` -> linear (r, g, b, a)
+    (engine.scene.sampling.sample: magnification, the min filter's levels)."""
     if not (math.isfinite(u) and math.isfinite(v)):
         u, v = 0.0, 0.0
+    mag_linear, code = info[k, 5] != 0, info[k, 6]
+    c = 0.5 if mag_linear and (code == 2 or code == 4) else 0.0
+    if not lam > c:  # magnification (nan too)
+        return _filtered(texels, info, periods, k, u, v, mag_linear)
+    within = code % 2 == 1
+    if code < 2:
+        return _filtered(texels, info, periods, k, u, v, within)
+    q = info[k, 7] - 1
+    first = info[k, 8]
+    if code < 4:
+        d = 0 if lam <= 0.5 else min(np.int64(math.ceil(lam + 0.5)) - 1, q)
+        return _filtered(texels, info, periods, first + d, u, v, within)
+    top = min(lam, q)
+    d = np.int64(math.floor(top))
+    f = np.float32(top - d)
+    r, g, b, a = _filtered(texels, info, periods, first + d, u, v, within)
+    if f > 0:
+        r1, g1, b1, a1 = _filtered(texels, info, periods, first + d + 1, u, v, within)
+        r, g, b, a = r + (r1 - r) * f, g + (g1 - g) * f, b + (b1 - b) * f, a + (a1 - a) * f
+    return r, g, b, a
+
+
+@numba.njit(inline="always")
+def _filtered(texels, info, periods, k, u, v, linear):
+    """Texture table row k (a texture or one of its mip levels) at finite (u, v) ->
+    linear (r, g, b, a), bilinear when ``linear``, else the nearest texel;
+    ``periods[k]``: 1 / the wrap period along u and v (``_material_arrays``)."""
+    off, w, h = info[k, 0], info[k, 1], info[k, 2]
     i0, i1, fx = _axis(u, w, info[k, 3], linear, periods[k, 0])
     j0, j1, fy = _axis(v, h, info[k, 4], linear, periods[k, 1])
     r0, r1 = off + j0 * w, off + j1 * w
@@ -220,6 +251,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
     n_light = n_dir + pt_pos.shape[0]
     needs_position = pt_pos.shape[0] > 0
     x_scale, x_offset = 2.0 / width, 1.0 / width - 1.0
+    y_scale = 2.0 / height
     po, no, uo, co = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0], offsets[_COLOR_LINEAR]
     n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
     for band in numba.prange(n_bands):
@@ -230,6 +262,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
             yn = 1.0 - (2.0 * py + 1.0) / height
             last = np.int64(-1)
             mi = shading = flags = ti = np.int64(0)
+            lod_qy = lod_uy = lod_vy = lod_w = lod_h = 0.0
             for px in range(width):
                 p = py * width + px
                 k = keys[p]
@@ -254,6 +287,9 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets,
                            needs_position or (mat_f[mi, _F_SPECULAR] > 0 and not ortho),
                            plane)
+                    if ti >= 0:
+                        lod_qy, lod_uy, lod_vy, lod_w, lod_h = _uv_slopes(
+                            t, tris, adj, vary, uo, ti, tex_info)
                 xn = px * x_scale + x_offset
                 q = plane[0] * xn + plane[1]
                 inv = 1.0 / q if q != 0 else 1.0
@@ -263,9 +299,11 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     r, g = r * _at(plane, co, xn, inv), g * _at(plane, co + 1, xn, inv)
                     b, a = b * _at(plane, co + 2, xn, inv), a * _at(plane, co + 3, xn, inv)
                 if ti >= 0:
-                    tr, tg, tb, ta = _sample(texels, tex_info, tex_periods, ti,
-                                             _at(plane, uo, xn, inv),
-                                             _at(plane, uo + 1, xn, inv))
+                    tu, tv = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
+                    tr, tg, tb, ta = _sample(texels, tex_info, tex_periods, ti, tu, tv,
+                                             _lod(plane, uo, tu, tv, inv * x_scale,
+                                                  inv * y_scale, lod_qy, lod_uy, lod_vy,
+                                                  lod_w, lod_h))
                     r, g, b, a = r * tr, g * tg, b * tb, a * ta
                 alpha = np.uint32(FRAME_ALPHA)  # a drawn pixel is opaque whatever a (materials)
                 if shading == 0:
@@ -420,7 +458,7 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
             ((1.0 - fb) * b * dm + fb * dv) * ndl)
 
 
-@numba.njit(inline="always")
+@numba.njit(**_opts)
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                pt_cone, pt_range, windowed, eye, ortho, view_dir):
@@ -449,15 +487,17 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
     er, eg, eb = mat_f[mi, _F_EMISSIVE], mat_f[mi, _F_EMISSIVE + 1], mat_f[mi, _F_EMISSIVE + 2]
     k_mr, k_occ, k_em = mat_i[mi, _I_MR], mat_i[mi, _I_OCCLUSION], mat_i[mi, _I_EMISSIVE]
     if k_mr >= 0 or k_occ >= 0 or k_em >= 0:
+        # the maps are read from their full-size level (level of detail 0: no mip chain
+        # for them yet, as engine.render.materials packs them)
         u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
         if k_mr >= 0:  # B metal, G roughness, stored values
-            _, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_mr, u, v)
+            _, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_mr, u, v, 0.0)
             metallic, rough = metallic * sb, rough * sg
         if k_occ >= 0:
-            sr, _, _, _ = _sample(texels, tex_info, tex_periods, k_occ, u, v)
+            sr, _, _, _ = _sample(texels, tex_info, tex_periods, k_occ, u, v, 0.0)
             occlusion = 1.0 + mat_f[mi, _F_OCCLUSION] * (sr - 1.0)
         if k_em >= 0:
-            sr, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_em, u, v)
+            sr, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_em, u, v, 0.0)
             er, eg, eb = er * sr, eg * sg, eb * sb
     a2 = rough ** 4
     f0r, f0g, f0b = (0.04 * (1.0 - metallic) + r * metallic, 0.04 * (1.0 - metallic)
@@ -479,6 +519,33 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         lg += fg * cg
         lb += fb * cb
     return lr + er, lg + eg, lb + eb
+
+
+@numba.njit(inline="always")
+def _uv_slopes(t, tris, adj, vary, uo, ti, tex_info):
+    """Per run, for the level of detail: the y coefficients of triangle t's denominator
+    and u, v numerator planes (their x coefficients are in the run's planes), and the
+    texture's size (W, H) in texels."""
+    v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
+    qy = adj[t, 0, 1] + adj[t, 1, 1] + adj[t, 2, 1]
+    uy = vary[v0, uo] * adj[t, 0, 1] + vary[v1, uo] * adj[t, 1, 1] + vary[v2, uo] * adj[t, 2, 1]
+    vy = (vary[v0, uo + 1] * adj[t, 0, 1] + vary[v1, uo + 1] * adj[t, 1, 1]
+          + vary[v2, uo + 1] * adj[t, 2, 1])
+    return qy, uy, vy, np.float64(tex_info[ti, 1]), np.float64(tex_info[ti, 2])
+
+
+@numba.njit(inline="always")
+def _lod(plane, uo, u, v, inv_x, inv_y, qy, uy, vy, tw, th):
+    """Level of detail at a pixel (SurfaceShader.uv_lod): d(N / q) = (dN - (N / q) dq) / q
+    along x and y for u and v (``inv_x``, ``inv_y``: 1 / q times the NDC step of one
+    pixel), in texels (a tw x th texture) per pixel, then log2 of the larger length."""
+    qx = plane[0]
+    ux = (plane[_PLANE * (uo + 1)] - u * qx) * inv_x * tw
+    vx = (plane[_PLANE * (uo + 2)] - v * qx) * inv_x * th
+    uy_ = (uy - u * qy) * inv_y * tw
+    vy_ = (vy - v * qy) * inv_y * th
+    rho2 = max(ux * ux + vx * vx, uy_ * uy_ + vy_ * vy_)
+    return 0.5 * math.log2(rho2) if rho2 > 0 else -math.inf
 
 
 @numba.njit(inline="always")

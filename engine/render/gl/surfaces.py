@@ -24,7 +24,7 @@ import numpy as np
 
 from ...arrays import to_host
 from ...scene.colorspace import srgb_to_linear
-from ...scene.material import Material
+from ...scene.material import MIN_FILTERS, Material
 from ..attributes import VARYINGS, gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
 from ..materials import (
@@ -41,7 +41,6 @@ from .interop import InteropSlot, InteropUnavailable, is_device_array
 __all__ = ["MAX_LIGHTS", "SurfacePainter", "variant_defines"]
 
 MAX_LIGHTS = 8
-_GL_SRGB8_ALPHA8 = 0x8C43
 # lines: unlit, white, times the vertex colour each end carries
 _LINE_MATERIAL = pack_materials([Material(shading="unlit")])[0][0]
 
@@ -156,27 +155,44 @@ class SurfacePainter:
         self._static_key = key
 
     def _texture(self, texture, raw: bool = False):
-        """The GL texture of ``texture``: SRGB8_ALPHA8, so GL decodes texels before
-        filtering for every material (lit and unlit alike, as the software resolves);
-        ``raw``: RGBA8, the stored values (the "pbr" data maps, engine.render.materials)."""
+        """The GL texture of ``texture``: RGBA32F of its linear texels (``Texture.linear``,
+        the software resolves' texels, so GL filters decoded texels for every material),
+        with the engine's own mip chain (engine.scene.mipmap: box-filtered in linear
+        light) as its levels when the sampler's min filter reads mipmaps; ``raw``: RGBA8,
+        the stored values, full-size level only (the "pbr" data maps, as
+        engine.render.materials packs them)."""
         key = (id(texture), raw)
         tex = self._textures.get(key)
         if tex is None:
             w, h = texture.size
-            tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1,
-                                   **({} if raw else {"internal_format": _GL_SRGB8_ALPHA8}))
+            if raw:
+                tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1)
+            else:
+                tex = self.ctx.texture((w, h), 4, texture.linear.tobytes(), alignment=1,
+                                       dtype="f4")
+                if MIN_FILTERS.index(texture.sampler.min_filter) >= 2:
+                    levels = texture.mipmaps
+                    tex.build_mipmaps(0, len(levels) - 1)  # allocates the levels
+                    for k, level in enumerate(levels[1:], 1):
+                        tex.write(level.tobytes(), level=k, alignment=1)
             self._textures[key] = tex
         return tex
 
-    def _sampler(self, sampler):
+    def _sampler(self, sampler, base_only: bool = False):
         """A GL sampler object for ``sampler``: repeat or clamp-to-edge per axis (mirrored
-        repeat is done on the coordinate in the shader, then clamped), no mipmaps."""
-        key = (sampler.wrap_s, sampler.wrap_t, sampler.filter)
+        repeat is done on the coordinate in the shader, then clamped), the min filter
+        (GL's level selection, OpenGL 4.6 section 8.14; ``base_only``: its filter within
+        the full-size level, for a texture without levels) and the magnification filter."""
+        mini_name = sampler.min_filter
+        if base_only:
+            mini_name = MIN_FILTERS[MIN_FILTERS.index(mini_name) % 2]  # nearest or linear
+        key = (sampler.wrap_s, sampler.wrap_t, sampler.filter, mini_name)
         obj = self._samplers.get(key)
         if obj is None:
             f = self._mgl.LINEAR if sampler.filter == "linear" else self._mgl.NEAREST
+            mini = getattr(self._mgl, mini_name.upper())
             obj = self.ctx.sampler(repeat_x=sampler.wrap_s == "repeat",
-                                   repeat_y=sampler.wrap_t == "repeat", filter=(f, f))
+                                   repeat_y=sampler.wrap_t == "repeat", filter=(mini, f))
             self._samplers[key] = obj
         return obj
 
@@ -361,7 +377,9 @@ class SurfacePainter:
                 if t is None:
                     continue
                 self._texture(t, raw=role != "emissive").use(unit)
-                self._sampler(t.sampler).use(unit)
+                # the maps are read from their full-size level, as the software resolves
+                # read them (engine.render.materials)
+                self._sampler(t.sampler, base_only=True).use(unit)
                 _set(prog, f"u_{name}_map", unit)
                 _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
                                                 int(t.sampler.wrap_t == "mirror")))
