@@ -27,18 +27,9 @@ import numpy as np
 
 from ..scene.clips import Clip
 from ..scene.graph import Node, set_transforms
+from .instance_clips import per_copy, wrapped_times
 
 __all__ = ["Crowd"]
-
-
-def _per_copy(value, k: int, name: str) -> np.ndarray:
-    try:
-        a = np.array(np.broadcast_to(np.asarray(value, np.float64), (k,)))
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or {k} numbers, got {value!r}") from None
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite")
-    return a
 
 
 def copy_subtree(template: Node) -> tuple[Node, dict]:
@@ -105,8 +96,8 @@ class Crowd:
                 raise ValueError(f"clip {clip.name!r} animates {tr.node.name!r}, which is "
                                  f"not under {template.name!r}")
         self.clip, self.loop = clip, bool(loop)
-        self.times = _per_copy(times, k, "times")
-        self.speeds = _per_copy(speeds, k, "speeds")
+        self.times = per_copy(times, k, "times")
+        self.speeds = per_copy(speeds, k, "speeds")
         self.placements, self.copies, maps = [], [], []
         for i in range(k):
             holder = parent.add(Node(f"{template.name} #{i}"))
@@ -126,11 +117,7 @@ class Crowd:
 
     def clip_times(self) -> np.ndarray:
         """(K,) the clip time each copy shows now (wrapped when looping)."""
-        d = self.clip.duration
-        t = self.times
-        if self.loop and d > 0:
-            return np.where(t >= 0, np.fmod(t, d), d - np.fmod(-t, d))
-        return t.copy()
+        return wrapped_times(self.clip, self.times, self.loop)
 
     def apply(self) -> None:
         """Pose every copy at its clip time: one vectorised sample per track and one

@@ -26,10 +26,22 @@ from ..scene.clips import Clip
 from ..scene.instances import Instances
 from ..scene.transforms import _quat_mul_many, quat_to_matrices
 
-__all__ = ["InstanceClips"]
+__all__ = ["InstanceClips", "per_copy", "wrapped_times"]
 
 
-def _per_instance(value, k: int, name: str) -> np.ndarray:
+def wrapped_times(clip: Clip, times: np.ndarray, loop: bool) -> np.ndarray:
+    """(K,) clip times shown for playback times ``times``: wrapped into [0, duration)
+    when looping (negative times from the end, as ``engine.animation.clips.clip_time``),
+    else a copy of them."""
+    d = clip.duration
+    if loop and d > 0:
+        return np.where(times >= 0, np.fmod(times, d), d - np.fmod(-times, d))
+    return np.array(times, np.float64)
+
+
+def per_copy(value, k: int, name: str) -> np.ndarray:
+    """``value`` (one number or K numbers) as a (K,) float64 array; ValueError naming
+    ``name`` for another shape or a non-finite value."""
     try:
         a = np.array(np.broadcast_to(np.asarray(value, np.float64), (k,)))
     except (TypeError, ValueError):
@@ -76,8 +88,8 @@ class InstanceClips:
         k = instances.capacity
         self.instances, self.clip, self.loop = instances, clip, bool(loop)
         self.node = nodes[0]
-        self.times = _per_instance(0.0 if times is None else times, k, "times")
-        self.speeds = _per_instance(speeds, k, "speeds")
+        self.times = per_copy(0.0 if times is None else times, k, "times")
+        self.speeds = per_copy(speeds, k, "speeds")
         self.positions = instances.positions.copy()
         self.rotations = instances.rotations.copy()
         self.scales = instances.scales.copy()
@@ -89,11 +101,7 @@ class InstanceClips:
     def clip_times(self) -> np.ndarray:
         """(K,) clip times shown now: ``times`` wrapped into [0, duration) when looping
         (negative times from the end, as ``clip_time``), else as they are."""
-        d = self.clip.duration
-        t = self.times
-        if self.loop and d > 0:
-            return np.where(t >= 0, np.fmod(t, d), d - np.fmod(-t, d))
-        return t.copy()
+        return wrapped_times(self.clip, self.times, self.loop)
 
     def apply(self):
         """Write every instance's transform: its placement composed with the clip's
