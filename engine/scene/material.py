@@ -64,8 +64,8 @@ class Sampler:
             between texel centres at ``(i + 0.5) / W``).
         min_filter: the minification filter (glTF minFilter), one of MIN_FILTERS, used
             where a texel is smaller than a pixel (engine.scene.sampling: the level of
-            detail): "nearest"/"linear" read the full-size image, "*_mipmap_nearest" the
-            nearest mip level (engine.scene.mipmap), "*_mipmap_linear" blend the two
+            detail): "nearest"/"linear" read the full-size image, ``*_mipmap_nearest`` the
+            nearest mip level (engine.scene.mipmap), ``*_mipmap_linear`` blend the two
             nearest levels; the first word is the filter within a level. Default
             (None): "linear_mipmap_linear" (trilinear) when ``filter`` is "linear",
             else "nearest".
