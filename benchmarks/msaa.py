@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from triangles import _FRAG, _VERT, base_mesh, make_scene
+from triangles import _FRAG, _VERT, base_mesh, make_scene, set_mesh_uniforms
 
 from engine import Renderer
 from engine.render.renderer import parse_size
@@ -56,11 +56,7 @@ def llvmpipe_msaa(scene, camera, size, samples=4):
     ms = ctx.framebuffer(color_attachments=[ctx.renderbuffer(size, samples=samples)],
                          depth_attachment=ctx.depth_renderbuffer(size, samples=samples))
     single = ctx.framebuffer(color_attachments=[ctx.renderbuffer(size)])
-    model = node.world_matrix @ np.eye(4)
-    model[:3, 3] += model[:3, :3] @ g.origin
-    mvp = camera.projection_matrix @ camera.view_matrix @ model
-    prog["u_mvp"].write(mvp.T.astype(np.float32).tobytes())
-    prog["u_light"].value = tuple(float(c) for c in camera.world_matrix[:3, 2])
+    set_mesh_uniforms(prog, node, camera)
     ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
 
     def frame():

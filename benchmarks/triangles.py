@@ -134,6 +134,17 @@ void main() {
 """
 
 
+def set_mesh_uniforms(prog, node, camera):
+    """The Lambert program's model-view-projection (the node's world matrix with its
+    geometry's float64 origin composed in) and the headlight direction (the camera's +z
+    axis, towards the viewer)."""
+    model = node.world_matrix @ np.eye(4)
+    model[:3, 3] += model[:3, :3] @ node.geometry.origin
+    mvp = camera.projection_matrix @ camera.view_matrix @ model
+    prog["u_mvp"].write(mvp.T.astype(np.float32).tobytes())
+    prog["u_light"].value = tuple(float(c) for c in camera.world_matrix[:3, 2])
+
+
 def llvmpipe_frame(scene, camera, size):
     """A callable drawing the scene's mesh with raw moderngl (static buffers), and a
     release function; None when no EGL context can be made."""
@@ -154,11 +165,7 @@ def llvmpipe_frame(scene, camera, size):
     vao = ctx.vertex_array(prog, [(vbo, "3f", "in_pos"), (nbo, "3f", "in_normal")], ibo)
     fbo = ctx.framebuffer(color_attachments=[ctx.renderbuffer(size)],
                           depth_attachment=ctx.depth_renderbuffer(size))
-    model = node.world_matrix @ np.eye(4)
-    model[:3, 3] += model[:3, :3] @ g.origin
-    mvp = camera.projection_matrix @ camera.view_matrix @ model
-    prog["u_mvp"].write(mvp.T.astype(np.float32).tobytes())
-    prog["u_light"].value = tuple(float(c) for c in camera.world_matrix[:3, 2])
+    set_mesh_uniforms(prog, node, camera)
     ctx.enable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
 
     def frame():
