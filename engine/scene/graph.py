@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from .atmosphere import Fog, Sky
 from .color import as_rgba
 from .deform import is_deformed, posed_vertices
 from .geometry import FLOAT32_MAX, Geometry
@@ -779,11 +780,38 @@ def get_transforms(nodes: Iterable[Node]) -> tuple[np.ndarray, np.ndarray, np.nd
 
 class Scene(Node):
     """Root of a scene graph. ``background`` is the RGBA clear colour (floats in [0, 1],
-    or a CSS name / "#rrggbb")."""
+    or a CSS name / "#rrggbb"); ``fog`` an engine.scene.atmosphere.Fog or None;
+    ``sky`` an engine.scene.atmosphere.Sky drawn instead of the background, or None.
+    Setting ``fog`` or ``sky`` to anything else raises TypeError."""
 
-    def __init__(self, name: str = "scene", background=(0.0, 0.0, 0.0, 1.0)):
+    def __init__(self, name: str = "scene", background=(0.0, 0.0, 0.0, 1.0), fog=None,
+                 sky=None):
         super().__init__(name)
         self.background = as_rgba(background, "background")
+        self.fog = fog
+        self.sky = sky
+
+    @property
+    def fog(self):
+        """The scene's Fog, or None (no fog)."""
+        return self._fog
+
+    @fog.setter
+    def fog(self, value):
+        if value is not None and not isinstance(value, Fog):
+            raise TypeError(f"Scene.fog must be an engine.scene.Fog or None, got {value!r}")
+        self._fog = value
+
+    @property
+    def sky(self):
+        """The scene's Sky behind the geometry, or None (the background colour)."""
+        return self._sky
+
+    @sky.setter
+    def sky(self, value):
+        if value is not None and not isinstance(value, Sky):
+            raise TypeError(f"Scene.sky must be an engine.scene.Sky or None, got {value!r}")
+        self._sky = value
 
     def bounds(self):
         """(2, 3) float64 world-space bounding box of the visible finite geometry, or None
