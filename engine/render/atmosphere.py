@@ -3,7 +3,7 @@ resolved frame, in linear light, from its colour and depth.
 
 It runs after the resolve on every backend (``Renderer.render``), on the frame's array
 module: NumPy for the host backends and GL (whose colour and depth are read back), CuPy
-for a CUDA frame kept on the device. Per pixel, from its centre and window depth:
+for a CUDA frame kept on the device. Per pixel, from its centre and window depth::
 
     ndc     = (2 (x + 0.5) / W - 1, 1 - 2 (y + 0.5) / H, 2 depth - 1)
     view    = P^-1 ndc (divided by w)            the surface point in the view frame
