@@ -18,7 +18,6 @@ import numpy as np
 from ..arrays import to_host
 from ..scene.camera import Camera
 from ..scene.graph import Scene
-from .atmosphere import apply_atmosphere
 from .backends import Projection, get_backend
 from .backends.stages import FrameInputs, FrameView
 from .batch import VertexBatch
@@ -278,7 +277,7 @@ class Renderer:
             # fog and sky need the depth (engine.render.atmosphere), asked for or not
             frame = stages.read(frame, depth=depth or atmosphere, host=host, copy=copy)
         if atmosphere:
-            apply_atmosphere(frame.color, frame.depth, self.scene, self.camera)
+            stages.atmosphere(frame, view)
         if not depth and frame.depth is not None:
             frame = Frame(frame.color, None)
         for overlay in self.overlays:

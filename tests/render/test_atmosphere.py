@@ -152,3 +152,42 @@ def test_cli_fog_and_sky_syntax():
     s = sky_arg("white,#000080")
     assert s.horizon == (1, 1, 1, 1) and np.allclose(s.zenith, (0, 0, 128 / 255, 1))
     assert s.ground == s.horizon
+
+
+@pytest.mark.parametrize("camera_kind", ["perspective", "orthographic"])
+@pytest.mark.parametrize("fog, sky", [
+    (Fog("linear", start=2.0, end=6.0), Sky("#d8e4f0", "#3a6ea5", ground="#203010")),
+    (Fog("exp2", density=0.3, color="#ff8000"), None),
+    (Fog("exp", density=0.5), None),
+    (None, Sky("black", "white", ground="red")),
+])
+def test_compiled_pass_matches_the_reference(camera_kind, fog, sky):
+    """The Numba pass (engine.render.backends.numba_atmosphere) against the NumPy stage
+    on one frame, a rolled and pitched camera: every byte within 1, alpha equal."""
+    from engine import OrthographicCamera
+    from engine.render.atmosphere import apply_atmosphere
+    from engine.render.backends.numba_atmosphere import apply_atmosphere_numba
+    from engine.scene.procedural import box
+
+    scene = Scene(background=(0.1, 0.2, 0.3, 0.0), fog=fog, sky=sky)
+    for i in range(4):
+        scene.add(Node(f"box{i}", geometry=box((1.0, 1.0, 1.0)),
+                       position=(1.5 * i - 2.0, 0.0, -2.0 * i)))
+    if camera_kind == "perspective":
+        camera = PerspectiveCamera(fov_y=FOV, aspect=W / H, position=(0, 1, 4))
+    else:
+        camera = OrthographicCamera(height=8.0, aspect=W / H, position=(0, 1, 4))
+    camera.rotation = (-20.0, 10.0, 15.0)
+    scene.add(camera)
+    bare = Scene(background=scene.background)
+    for node in list(scene.children):
+        if node is not camera:
+            bare.add(Node(node.name, geometry=node.geometry, position=node.position))
+    frame = Renderer(bare, camera, (W, H), backend="numpy").render()
+    assert 0.05 < (frame.depth < 1).mean() < 0.95  # both drawn and empty pixels
+    want, got = frame.color.copy(), frame.color.copy()
+    apply_atmosphere(want, frame.depth, scene, camera)
+    apply_atmosphere_numba(got, frame.depth, scene, camera)
+    assert np.abs(want.astype(int) - got).max() <= 1
+    np.testing.assert_array_equal(want[..., 3], got[..., 3])
+    assert (want != frame.color).any()  # the stage changed the frame

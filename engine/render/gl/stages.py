@@ -45,6 +45,10 @@ class GLStages(Backend):
         self._size = view.size
         return self.offscreen.read_frame(view.size, depth=False)
 
+    def atmosphere(self, frame, view):
+        """Fog and sky on the read-back frame, by the compute backend's stage."""
+        self.compute.atmosphere(frame, view)
+
     def read(self, frame, depth: bool = True, host: bool = True, copy: bool = True):
         """The frame, with GL's depth buffer read back only when ``depth`` is True (about
         3.7 MB at 1280x720 that ``render(depth=False)`` does not move)."""
