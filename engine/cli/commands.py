@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import EngineError
 from ..render.backends import BACKENDS
-from ..render.msaa import SAMPLE_COUNTS
+from ..render.msaa import IMAGE_MSAA, SAMPLE_COUNTS
 from ..render.renderer import RASTER_MODES
 from ..scene.exposure import TONE_MAPS
 from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--pad", action="store_true",
                    help="MP4 with an odd width/height: pad one edge row/column instead of "
                         "refusing (frames are never rescaled)")
-    _msaa_option(r, 4)
+    _msaa_option(r, IMAGE_MSAA)
     r.add_argument("--raster", choices=RASTER_MODES, default="software",
                    help="how points are drawn: 'software' = the engine's z-buffered "
                         "rasterizer, no GL needed (default); 'gl' = GL_POINTS on an "
@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="splat size in pixels (default: per geometry)")
     m.add_argument("--backend", choices=BACKENDS, default=None,
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
-    _msaa_option(m, 4)
+    _msaa_option(m, IMAGE_MSAA)
     m.add_argument("--draw", choices=DRAW_MODES, default=None, help="how meshes are drawn")
     m.add_argument("--shading", choices=SHADINGS, default=None, help="mesh shading")
     m.add_argument("--background", type=background_arg, default=None, metavar="COLOR",
