@@ -10,6 +10,7 @@
 #include "raster.cuh"
 #include "shading.cuh"
 #include "pbr.cuh"
+#include "normal_map.cuh"
 
 // materials: one frustum::Material record each (material.cuh)
 extern "C" __global__ void resolve_surfaces(
@@ -54,7 +55,8 @@ extern "C" __global__ void resolve_surfaces(
         const int flags = M.flags;
         double base[4];
         const double lod = M.texture < 0 ? FR_LOD_NONE : frustum::uv_lod(
-            adj + 9 * t, vary, n_vary, v0, v1, v2, offsets[frustum::VARYING_UV0], px, py,
+            adj + 9 * t, vary, n_vary, v0, v1, v2,
+            frustum::uv_column(M, FR_UV_SET_BASE_COLOR, offsets), px, py,
             width, height, tex_info[FR_TEXTURE_COLUMNS * M.texture + 1],
             tex_info[FR_TEXTURE_COLUMNS * M.texture + 2]);
         frustum::base_color(M, vals, offsets, texels, tex_info, lod, base);
@@ -87,6 +89,8 @@ extern "C" __global__ void resolve_surfaces(
             const double gl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
             if (gl > 0.0) { n[0] /= gl; n[1] /= gl; n[2] /= gl; }
         }
+        if (M.normal_texture >= 0)  // normal_map.cuh, before a back face reverses it
+            frustum::mapped_normal(M, vals, offsets, texels, tex_info, n);
         if ((flags & 2) && !front[t]) { n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]; }
         double v[3];
         if (ortho) {

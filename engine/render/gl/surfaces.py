@@ -383,6 +383,13 @@ class SurfacePainter:
                 _set(prog, f"u_{name}_map", unit)
                 _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
                                                 int(t.sampler.wrap_t == "mirror")))
+        normal = mat.maps.get("normal") if mat.shading != "unlit" else None
+        if normal is not None:  # unit 4, stored values at the full-size level (data)
+            self._texture(normal, raw=True).use(4)
+            self._sampler(normal.sampler, base_only=True).use(4)
+            _set(prog, "u_normal_map", 4)
+            _set(prog, "u_normal_mirror", (int(normal.sampler.wrap_s == "mirror"),
+                                           int(normal.sampler.wrap_t == "mirror")))
 
     def release(self):
         """Free the program, buffers, vertex arrays, textures and interop registrations."""
@@ -427,4 +434,5 @@ def variant_defines(record, n_directional: int, n_point: int, white: bool = Fals
             f"HAS_CUTOFF {flag(float(record['alpha_cutoff']) >= 0.0)}",
             f"HAS_SPECULAR {flag(float(record['specular']) > 0.0)}",
             f"N_DIRECTIONAL {int(n_directional)}",
-            f"N_LIGHTS {int(n_directional + n_point)}") + (("HAS_NORMALS",) if normals else ())
+            f"N_LIGHTS {int(n_directional + n_point)}") + (("HAS_NORMALS",) if normals else ()) + (
+        ("HAS_NORMAL_MAP",) if shading != 0 and int(record["normal_texture"]) >= 0 else ())
