@@ -15,15 +15,16 @@
 #pragma frustum material_block
 uniform sampler2D u_texture;    // RGBA32F linear texels and their mip levels
 uniform bvec2 u_mirror;         // mirrored repeat per axis (the sampler then clamps)
-// "pbr" maps on units 1-3: metallic-roughness and occlusion RGBA8 (stored values),
-// emissive SRGB8_ALPHA8; each with its mirrored-repeat flags
+// "pbr" maps on units 1-3: metallic-roughness and occlusion RGBA32F (stored values / 255),
+// emissive RGBA32F linear texels; each with its mirrored-repeat flags
 uniform sampler2D u_mr_map;
 uniform sampler2D u_occlusion_map;
 uniform sampler2D u_emissive_map;
 uniform bvec2 u_mr_mirror;
 uniform bvec2 u_occlusion_mirror;
 uniform bvec2 u_emissive_mirror;
-// the "normal" map on unit 4: RGBA8, stored values (linear data), engine.render.normal_map
+// the "normal" map on unit 4: RGBA32F, stored values / 255 (linear data),
+// engine/render/normal_map.py
 uniform sampler2D u_normal_map;
 uniform bvec2 u_normal_mirror;
 

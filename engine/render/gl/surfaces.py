@@ -158,15 +158,19 @@ class SurfacePainter:
         """The GL texture of ``texture``: RGBA32F of its linear texels (``Texture.linear``,
         the software resolves' texels, so GL filters decoded texels for every material),
         with the engine's own mip chain (engine.scene.mipmap: box-filtered in linear
-        light) as its levels when the sampler's min filter reads mipmaps; ``raw``: RGBA8,
-        the stored values, full-size level only (the "pbr" data maps, as
-        engine.render.materials packs them)."""
+        light) as its levels when the sampler's min filter reads mipmaps; ``raw``: RGBA32F
+        of the stored values / 255, full-size level only (the data maps: "pbr" ones and
+        the normal map, as engine.render.materials packs them)."""
         key = (id(texture), raw)
         tex = self._textures.get(key)
         if tex is None:
             w, h = texture.size
             if raw:
-                tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1)
+                # float32 stored / 255, the software resolves' texels: filtered from RGBA8,
+                # llvmpipe's bilinear weights moved a normal-mapped highlight by up to 4
+                # levels (measured on the parity matrix's bumpy ball)
+                data = texture.image.astype(np.float32) / 255.0
+                tex = self.ctx.texture((w, h), 4, data.tobytes(), alignment=1, dtype="f4")
             else:
                 tex = self.ctx.texture((w, h), 4, texture.linear.tobytes(), alignment=1,
                                        dtype="f4")
