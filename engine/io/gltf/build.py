@@ -402,7 +402,7 @@ class _Builder:
         for s in (0, 1):
             if s not in used:
                 sets[s] = None
-            elif sets[s] is None and s != info.texcoord:
+            elif sets[s] is None:  # (the same line as the base colour's: noted once)
                 self.notes.left_out(f"{where}: texture without TEXCOORD_{s}")
         tangents = self._attribute(attrs, "TANGENT", f"{where}.attributes", n, (4,))
         if tangents is not None:
