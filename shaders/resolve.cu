@@ -2,7 +2,8 @@
 // triangle pixel once (engine/render/shading.py): perspective-correct barycentrics from
 // the triangle's adjugate, base colour = material x vertex colour x texture in linear
 // light, then (unlit) as is, or ambient + Lambert + Blinn-Phong, or the glTF
-// metallic-roughness BRDF ("pbr", pbr.cuh), and sRGB-encoded. One
+// metallic-roughness BRDF ("pbr", pbr.cuh), with the normal through a "normal" map
+// first (normal_map.cuh), and sRGB-encoded. One
 // thread per pixel gathers its triangle's vertices: on a GPU neighbouring threads share
 // them through the cache, and pow is a hardware exp2/log2, so the CPU resolve's runs of
 // pixels and specular tables (numba_shading.py) would buy nothing here.

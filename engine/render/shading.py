@@ -21,7 +21,9 @@ material colour x interpolated vertex colour x texture sample, all in linear lig
 factors decoded once per material and vertex, the texture filtered from its decoded
 texels (``Texture.linear``) and its mip chain at the level of detail of the UVs'
 analytic screen derivatives (``SurfaceShader.uv_lod``). "flat" uses the triangle's geometric normal; a
-double-sided material's back faces use the reversed normal. "pbr" is the glTF 2.0
+double-sided material's back faces use the reversed normal. A "normal" map bends the
+normal of every lit kind through the tangent frame first (engine.render.normal_map), and
+each texture reads uv0 or uv1 as ``Material.tex_coords`` says. "pbr" is the glTF 2.0
 metallic-roughness BRDF (engine.render.pbr) with its maps and emission. Every surface
 colour passes the scene's exposure and tone map (engine.render.tonemap; clamp by
 default) before the encode. Spot lights and lights with a ``range`` are

@@ -36,6 +36,8 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
 
 - PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
   light, its maps sampled like the base colour texture (``_pbr_light``).
+- Normal maps (any lit kind): ``_mapped_normal`` (engine.render.normal_map) from the
+  run's tangent planes; each texture's uv0 or uv1 planes by the record's ``uv_sets``.
 - Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
   1 / (cos inner - cos outer); a plain point light's cone lets everything through) and a
   range (0: none), read only when some light has either
