@@ -607,7 +607,8 @@ def _tilted(deg_x):
 def normal_map():
     """A PBR quad whose normal map tilts its left half 30 degrees towards +X (the tangent:
     u grows with x) and its right half 30 degrees away, lit from +X; beside it a lit,
-    specular ball with a bumpy map, its tangents generated (engine.scene.tangents)."""
+    specular ball with a bumpy map, its tangents generated (engine.scene.tangents), and a
+    flat double-sided back face with the quad's map."""
     scene = Scene(background=(0.1, 0.1, 0.1))
     img = np.zeros((8, 8, 4), np.uint8)
     img[:, :4], img[:, 4:] = _tilted(30), _tilted(-30)
@@ -630,6 +631,12 @@ def normal_map():
             color=(0.3, 0.6, 0.9), specular=0.5, shininess=40.0,
             maps={"normal": Texture(bump_img)}, normal_scale=0.8))))
     ball.position = (0.8, 0.0, 0.0)
+    # and a flat, double-sided quad seen from behind (turned half a turn about y): the
+    # map bends the frame of its winding normal, then the back face reverses the result
+    back = scene.add(Node("back", geometry=_quad(0.3, color=(0.9, 0.5, 0.2), shading="flat",
+                                                 specular=0.4, double_sided=True,
+                                                 maps={"normal": flat})))
+    back.position, back.rotation = (0.0, 1.0, 0.0), (0.0, 1.0, 0.0, 0.0)
     scene.add(DirectionalLight(intensity=2.0, position=(3.0, 0.5, 2.0))).look_at((0, 0, 0))
     scene.add(AmbientLight(intensity=0.1))
     # quad columns: x = -1.1 (left half, tilted towards the light) at pixel 30, x = -0.5
