@@ -2,7 +2,7 @@
 its geometry to the resolve.
 
 Each ``Attribute`` names a per-vertex value, where the primitive assembly reads it on a
-geometry, its width, and how the vertex stage carries it into the batch frame:
+geometry, its width, and how the vertex stage carries it into the batch frame::
 
     space "normal"     n' = normalize(M^-T n)   (zero for a singular model)
     space "direction"  t' = normalize(M t)      (the 3x3 part: tangents); a fourth
