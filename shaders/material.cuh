@@ -8,6 +8,13 @@
 // base alpha decides only the MASK test (glTF 2.0 section 3.9.4)
 #define FR_FRAME_ALPHA 255u
 
+// the uv_sets bits (engine/render/materials.py UV_SET_BITS)
+#define FR_UV_SET_BASE_COLOR 1
+#define FR_UV_SET_METALLIC_ROUGHNESS 2
+#define FR_UV_SET_OCCLUSION 4
+#define FR_UV_SET_EMISSIVE 8
+#define FR_UV_SET_NORMAL 16
+
 namespace frustum {
 
 struct Material {
@@ -29,6 +36,9 @@ struct Material {
     int occlusion_texture;
     int emissive_texture;
     int pbr_pad;
+    double normal_scale;        // the "normal" map's scale
+    int normal_texture;         // texture table row of the "normal" map, -1: none
+    int uv_sets;                // bit FR_UV_SET_<role> set: that texture reads uv1
 };
 
 }  // namespace frustum

@@ -46,7 +46,7 @@ __host__ __device__ inline void pbr_light(const double n[3], const double v[3],
 
 // Linear radiance of a "pbr" pixel: unit normal n, unit view vector v, batch-frame
 // position w, linear base colour base, the interpolated varyings vals (uv0 for the
-// maps), the scene's ambient, directional and point lights.
+// maps: uv0 or uv1 each), the scene's ambient, directional and point lights.
 __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const double v[3], const double w[3],
                                           const double base[3], const double* vals,
@@ -60,18 +60,20 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const double* __restrict__ pt_e, double out[3]) {
     double metallic = M.metallic, rough = M.roughness, occlusion = 1.0;
     double em[3] = {M.emissive[0], M.emissive[1], M.emissive[2]};
-    const double* uv = vals + offsets[VARYING_UV0];
     double s[4];  // the maps at their full-size level (level of detail 0), as the host does
     if (M.mr_texture >= 0) {  // B metal, G roughness, stored values
+        const double* uv = vals + uv_column(M, FR_UV_SET_METALLIC_ROUGHNESS, offsets);
         sample_texture(texels, tex_info, M.mr_texture, uv[0], uv[1], 0.0, s);
         metallic *= s[2];
         rough *= s[1];
     }
     if (M.occlusion_texture >= 0) {
+        const double* uv = vals + uv_column(M, FR_UV_SET_OCCLUSION, offsets);
         sample_texture(texels, tex_info, M.occlusion_texture, uv[0], uv[1], 0.0, s);
         occlusion = 1.0 + M.occlusion_strength * (s[0] - 1.0);
     }
     if (M.emissive_texture >= 0) {
+        const double* uv = vals + uv_column(M, FR_UV_SET_EMISSIVE, offsets);
         sample_texture(texels, tex_info, M.emissive_texture, uv[0], uv[1], 0.0, s);
         for (int ch = 0; ch < 3; ++ch) em[ch] *= s[ch];
     }

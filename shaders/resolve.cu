@@ -2,7 +2,8 @@
 // triangle pixel once (engine/render/shading.py): perspective-correct barycentrics from
 // the triangle's adjugate, base colour = material x vertex colour x texture in linear
 // light, then (unlit) as is, or ambient + Lambert + Blinn-Phong, or the glTF
-// metallic-roughness BRDF ("pbr", pbr.cuh), and sRGB-encoded. One
+// metallic-roughness BRDF ("pbr", pbr.cuh), with the normal through a "normal" map
+// first (normal_map.cuh), and sRGB-encoded. One
 // thread per pixel gathers its triangle's vertices: on a GPU neighbouring threads share
 // them through the cache, and pow is a hardware exp2/log2, so the CPU resolve's runs of
 // pixels and specular tables (numba_shading.py) would buy nothing here.
@@ -10,6 +11,7 @@
 #include "raster.cuh"
 #include "shading.cuh"
 #include "pbr.cuh"
+#include "normal_map.cuh"
 
 // materials: one frustum::Material record each (material.cuh)
 extern "C" __global__ void resolve_surfaces(
@@ -54,7 +56,8 @@ extern "C" __global__ void resolve_surfaces(
         const int flags = M.flags;
         double base[4];
         const double lod = M.texture < 0 ? FR_LOD_NONE : frustum::uv_lod(
-            adj + 9 * t, vary, n_vary, v0, v1, v2, offsets[frustum::VARYING_UV0], px, py,
+            adj + 9 * t, vary, n_vary, v0, v1, v2,
+            frustum::uv_column(M, FR_UV_SET_BASE_COLOR, offsets), px, py,
             width, height, tex_info[FR_TEXTURE_COLUMNS * M.texture + 1],
             tex_info[FR_TEXTURE_COLUMNS * M.texture + 2]);
         frustum::base_color(M, vals, offsets, texels, tex_info, lod, base);
@@ -87,6 +90,8 @@ extern "C" __global__ void resolve_surfaces(
             const double gl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
             if (gl > 0.0) { n[0] /= gl; n[1] /= gl; n[2] /= gl; }
         }
+        if (M.normal_texture >= 0)  // normal_map.cuh, before a back face reverses it
+            frustum::mapped_normal(M, vals, offsets, texels, tex_info, n);
         if ((flags & 2) && !front[t]) { n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]; }
         double v[3];
         if (ortho) {

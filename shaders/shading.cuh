@@ -167,7 +167,8 @@ __host__ __device__ inline void pixel_barycentrics(const double* a, long long px
 // The varyings the kernels read: the index of each in the `offsets` array they take (its
 // first column in a varyings row, engine/render/attributes.py); cupy_surfaces reads this
 // enum to build that array in this order.
-enum Varying { VARYING_POSITION = 0, VARYING_NORMAL, VARYING_UV0, VARYING_COLOR_LINEAR };
+enum Varying { VARYING_POSITION = 0, VARYING_NORMAL, VARYING_UV0, VARYING_COLOR_LINEAR,
+               VARYING_TANGENT, VARYING_UV1 };
 #define FR_MAX_VARYINGS 64
 
 // The varyings material M reads (columns M.span) of triangle (v0, v1, v2) at
@@ -180,6 +181,13 @@ __host__ __device__ inline void interpolate(const Material& M, const double* __r
     const double* c = vary + (long long)n_vary * v1;
     const double* d = vary + (long long)n_vary * v2;
     for (int k = M.span[0]; k < M.span[1]; ++k) out[k] = a[k] * b[0] + c[k] * b[1] + d[k] * b[2];
+}
+
+// The first column of the texture coordinates M's texture with uv_sets bit `bit` reads
+// (uv1 where the bit is set, else uv0: Material.tex_coords)
+__host__ __device__ inline long long uv_column(const Material& M, int bit,
+                                               const long long* __restrict__ offsets) {
+    return offsets[(M.uv_sets & bit) ? VARYING_UV1 : VARYING_UV0];
 }
 
 // Base colour from the interpolated varyings `vals`: material colour x vertex colour x
@@ -197,7 +205,7 @@ __host__ __device__ inline void base_color(const Material& M, const double* vals
         base[ch] = c;
     }
     if (M.texture >= 0) {
-        const double* uv = vals + offsets[VARYING_UV0];
+        const double* uv = vals + uv_column(M, FR_UV_SET_BASE_COLOR, offsets);
         double tex[4];
         sample_texture(texels, tex_info, M.texture, uv[0], uv[1], lod, tex);
         for (int ch = 0; ch < 4; ++ch) base[ch] *= tex[ch];

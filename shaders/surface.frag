@@ -15,14 +15,18 @@
 #pragma frustum material_block
 uniform sampler2D u_texture;    // RGBA32F linear texels and their mip levels
 uniform bvec2 u_mirror;         // mirrored repeat per axis (the sampler then clamps)
-// "pbr" maps on units 1-3: metallic-roughness and occlusion RGBA8 (stored values),
-// emissive SRGB8_ALPHA8; each with its mirrored-repeat flags
+// "pbr" maps on units 1-3: metallic-roughness and occlusion RGBA32F (stored values / 255),
+// emissive RGBA32F linear texels; each with its mirrored-repeat flags
 uniform sampler2D u_mr_map;
 uniform sampler2D u_occlusion_map;
 uniform sampler2D u_emissive_map;
 uniform bvec2 u_mr_mirror;
 uniform bvec2 u_occlusion_mirror;
 uniform bvec2 u_emissive_mirror;
+// the "normal" map on unit 4: RGBA32F, stored values / 255 (linear data),
+// engine/render/normal_map.py
+uniform sampler2D u_normal_map;
+uniform bvec2 u_normal_mirror;
 
 uniform vec3 u_ambient;
 uniform int u_n_directional;
@@ -60,7 +64,16 @@ out vec4 f_color;
 #define HAS_SPECULAR (u_material.specular > 0.0)
 #define N_DIRECTIONAL u_n_directional
 #define N_LIGHTS (u_n_directional + u_n_point)
+#define HAS_NORMAL_MAP_NOW (u_material.normal_texture >= 0)
+#elif defined(HAS_NORMAL_MAP)
+#define HAS_NORMAL_MAP_NOW true
 #endif
+// the uv_sets bits of the material record (engine/render/materials.py UV_SET_BITS)
+#define UV_BASE_COLOR 1
+#define UV_METALLIC_ROUGHNESS 2
+#define UV_OCCLUSION 4
+#define UV_EMISSIVE 8
+#define UV_NORMAL 16
 // HAS_NORMALS (defined or not, in every program): every vertex drawn has a normal, so no
 // pixel needs the screen-derivative one (and v_position is read only where specular or
 // point lights need it)
@@ -106,12 +119,36 @@ vec3 display(vec3 c) {
     return mix(c, vec3(new_peak), g);
 }
 
+// the texture coordinates of the texture whose uv_sets bit is `bit`: uv1 or uv0
+vec2 uv_of(int bit) {
+    return (u_material.uv_sets & bit) != 0 ? v_uv1 : v_uv0;
+}
+
 // GL_MIRRORED_REPEAT on the coordinate: even periods as is, odd ones reflected
-vec2 wrapped_uv(bvec2 mirror) {
-    vec2 period = floor(v_uv0);
-    vec2 f = v_uv0 - period;
+vec2 wrapped_uv(bvec2 mirror, int bit) {
+    vec2 uv = uv_of(bit);
+    vec2 period = floor(uv);
+    vec2 f = uv - period;
     vec2 mirrored = mix(f, 1.0 - f, mod(period, 2.0));
-    return vec2(mirror.x ? mirrored.x : v_uv0.x, mirror.y ? mirrored.y : v_uv0.y);
+    return vec2(mirror.x ? mirrored.x : uv.x, mirror.y ? mirrored.y : uv.y);
+}
+
+// the unit normal n through the "normal" map (engine/render/normal_map.py): the map's
+// stored RGB c, n_t = normalize((2c - 1)(scale, scale, 1)), the frame T' = normalize(T -
+// n (n.T)), B = cross(n, T') sign(w), n; n kept where the tangent is zero or parallel
+vec3 mapped_normal(vec3 n) {
+    vec3 c = texture(u_normal_map, wrapped_uv(u_normal_mirror, UV_NORMAL)).rgb;
+    vec3 ts = (2.0 * c - 1.0) * vec3(u_material.normal_scale, u_material.normal_scale, 1.0);
+    float tl = dot(ts, ts);
+    ts = tl > 0.0 ? ts * inversesqrt(tl) : vec3(0.0, 0.0, 1.0);
+    vec3 t = v_tangent.xyz - n * dot(n, v_tangent.xyz);
+    float t2 = dot(t, t);
+    if (!(t2 > 1e-12)) return n;
+    t *= inversesqrt(t2);
+    vec3 b = cross(n, t) * (v_tangent.w < 0.0 ? -1.0 : 1.0);
+    vec3 m = ts.x * t + ts.y * b + ts.z * n;
+    float m2 = dot(m, m);
+    return m2 > 0.0 ? m * inversesqrt(m2) : n;
 }
 
 // pi x the glTF metallic-roughness BRDF x max(N.L, 0) (engine/render/pbr.py, glTF 2.0
@@ -137,15 +174,15 @@ vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
     float metallic = u_material.metallic, rough = u_material.roughness, occlusion = 1.0;
     vec3 emissive = u_material.emissive.rgb;
     if (u_material.mr_texture >= 0) {  // B metal, G roughness
-        vec4 s = texture(u_mr_map, wrapped_uv(u_mr_mirror));
+        vec4 s = texture(u_mr_map, wrapped_uv(u_mr_mirror, UV_METALLIC_ROUGHNESS));
         metallic *= s.b;
         rough *= s.g;
     }
     if (u_material.occlusion_texture >= 0)
         occlusion = 1.0 + u_material.occlusion_strength *
-                    (texture(u_occlusion_map, wrapped_uv(u_occlusion_mirror)).r - 1.0);
+                    (texture(u_occlusion_map, wrapped_uv(u_occlusion_mirror, UV_OCCLUSION)).r - 1.0);
     if (u_material.emissive_texture >= 0)
-        emissive *= texture(u_emissive_map, wrapped_uv(u_emissive_mirror)).rgb;
+        emissive *= texture(u_emissive_map, wrapped_uv(u_emissive_mirror, UV_EMISSIVE)).rgb;
     float a2 = rough * rough * rough * rough;
     vec3 out_rgb = u_ambient * (c * (1.0 - metallic) + mix(vec3(0.04), c, metallic)) * occlusion;
     for (int i = 0; i < N_LIGHTS; ++i) {
@@ -173,9 +210,10 @@ void main() {
         // where a driver may approximate it), from the unfolded coordinate's derivatives
         // (the fold of a mirrored period would shrink them at its edge)
         vec2 texels = vec2(textureSize(u_texture, 0));
-        vec2 ddx = dFdx(v_uv0) * texels, ddy = dFdy(v_uv0) * texels;
+        vec2 uv = uv_of(UV_BASE_COLOR);
+        vec2 ddx = dFdx(uv) * texels, ddy = dFdy(uv) * texels;
         float rho2 = max(dot(ddx, ddx), dot(ddy, ddy));
-        base *= textureLod(u_texture, wrapped_uv(u_mirror), 0.5 * log2(rho2));
+        base *= textureLod(u_texture, wrapped_uv(u_mirror, UV_BASE_COLOR), 0.5 * log2(rho2));
     }
     if (HAS_CUTOFF && base.a < u_material.alpha_cutoff) discard;
     // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
@@ -205,6 +243,14 @@ void main() {
         float len = length(v_normal);
         n = len > 0.0 ? v_normal / len : normalize(cross(dpdx, dpdy));
         if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
+    }
+#endif
+#if defined(HAS_NORMAL_MAP_NOW)
+    if (HAS_NORMAL_MAP_NOW) {
+        // the frame of the normal before a back face reverses it (the software resolves'
+        // winding normal for flat shading), the mapped normal reversed again
+        bool back = !gl_FrontFacing && ((u_material.flags & 2) != 0 || IS_FLAT);
+        n = back ? -mapped_normal(-n) : mapped_normal(n);
     }
 #endif
     vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_position);

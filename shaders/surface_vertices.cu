@@ -2,14 +2,16 @@
 // for shading, its varyings (engine/render/surface_vertices.py, layout in
 // engine/render/attributes.py): the batch-frame position, then each packed attribute by
 // its space (0 normal: inverse transpose, renormalised; 1 direction: the 3x3 part,
-// renormalised; 2 none: copied); with `points`, every vertex's window coordinates too
+// renormalised, a fourth component (a tangent's handedness) times sign(det) of the model's
+// and the skin's 3x3 parts; 2 none: copied); with `points`, every vertex's window coordinates too
 // (engine.render.backends.base.window_coordinates), so a frame of points and surfaces is
 // one pass over its vertices. mvp (k, 4, 4) = VP @ M and nm (k, 3, 3) = inverse
 // transpose of M's 3x3 part are made on the host per frame in double; every product is
 // in the reference's order (no fused multiply-add), so the outputs match the CPU
 // backends bit for bit. Vertices of deformed meshes (`deformed`; the tables of
 // engine/render/deform.py) are morphed and skinned in their local frame first: the
-// position, the "normal" attribute (packed column `normal_src`) and direction rows.
+// position, the "normal" attribute (packed column `normal_src`), the "tangent" one
+// (`tangent_src`) and direction rows.
 #include "common.cuh"
 // triangles.cuh: FR_TRI_W_EPSILON, the projection contract's w epsilon in double
 #include "triangles.cuh"
@@ -36,10 +38,10 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                                             const int* __restrict__ inf_joint,       // (m, i)
                                             const double* __restrict__ inf_weight,   // (m, i)
                                             int n_inf,
-                                            const float* __restrict__ deltas,        // (d, 6)
+                                            const float* __restrict__ deltas,        // (d, 9)
                                             const double* __restrict__ mweights,     // (w,)
                                             const double* __restrict__ joints,       // (j, 12)
-                                            int normal_src)
+                                            int normal_src, int tangent_src)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -48,17 +50,24 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
         const bool shade = shading && shaded[i];
         const double* in = attrs + (long long)n_attrs * i;
         // the morphed normal and the skin's matrices (S: 3x4, T: its normal matrix)
-        double q[3] = {0.0, 0.0, 0.0};
+        double q[3] = {0.0, 0.0, 0.0}, g[3] = {0.0, 0.0, 0.0};
         if (shade)
-            for (int r = 0; r < 3; ++r) q[r] = in[normal_src + r];
+            for (int r = 0; r < 3; ++r) {
+                q[r] = in[normal_src + r];
+                g[r] = in[tangent_src + r];
+            }
+        const double* M3 = model + 16 * k;  // the handedness flips with a mirroring matrix
+        double hand = M3[0] * (M3[5] * M3[10] - M3[6] * M3[9]) +
+                      M3[1] * (M3[6] * M3[8] - M3[4] * M3[10]) +
+                      M3[2] * (M3[4] * M3[9] - M3[5] * M3[8]) < 0 ? -1.0 : 1.0;
         double S[12] = {0.0}, T[9] = {0.0};
         bool skinned = false;
         if (deformed) {
             const long long* sl = slots + 5 * k;
             const long long first = sl[0], sb = sl[1], mb = sl[2], nt = sl[3], wb = sl[4];
             if (nt > 0) {
-                const float* d = deltas + 6 * (mb + (i - first) * nt);
-                for (long long t = 0; t < nt; ++t, d += 6) {
+                const float* d = deltas + 9 * (mb + (i - first) * nt);
+                for (long long t = 0; t < nt; ++t, d += 9) {
                     const double w = mweights[wb + t];
                     x = x + w * (double)d[0];
                     y = y + w * (double)d[1];
@@ -66,6 +75,9 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                     q[0] = q[0] + w * (double)d[3];
                     q[1] = q[1] + w * (double)d[4];
                     q[2] = q[2] + w * (double)d[5];
+                    g[0] = g[0] + w * (double)d[6];
+                    g[1] = g[1] + w * (double)d[7];
+                    g[2] = g[2] + w * (double)d[8];
                 }
             }
             if (sb >= 0) {
@@ -82,6 +94,7 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                 const double c02 = S[4] * S[9] - S[5] * S[8];
                 const double det = S[0] * c00 + S[1] * c01 + S[2] * c02;
                 double sg = det < 0 ? -1.0 : 1.0;
+                hand *= sg;
                 if (!(det != 0.0 && FR_ISFINITE(det))) sg = 0.0;
                 T[0] = c00 * sg;
                 T[1] = c01 * sg;
@@ -132,9 +145,8 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
                 for (long long c = 0; c < width; ++c) out[dst + c] = in[src + c];
                 continue;
             }
-            double a = src == normal_src ? q[0] : in[src];
-            double b = src == normal_src ? q[1] : in[src + 1];
-            double c = src == normal_src ? q[2] : in[src + 2];
+            const double* from = src == normal_src ? q : (src == tangent_src ? g : in + src);
+            double a = from[0], b = from[1], c = from[2];
             if (skinned) {  // the skin's normal matrix (normals) or 3x3 part first
                 const double* P = space == 0 ? T : S;
                 const int w = space == 0 ? 3 : 4;
@@ -152,6 +164,7 @@ extern "C" __global__ void surface_vertices(const float* __restrict__ positions,
             }
             const double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
             for (int r = 0; r < 3; ++r) out[dst + r] = len > 0.0 ? v[r] / len : 0.0;
+            if (width == 4) out[dst + 3] = in[src + 3] * hand;
         }
     }
 }

@@ -2,11 +2,17 @@
 its geometry to the resolve.
 
 Each ``Attribute`` names a per-vertex value, where the primitive assembly reads it on a
-geometry, its width, and how the vertex stage carries it into the batch frame:
+geometry, its width, and how the vertex stage carries it into the batch frame::
 
     space "normal"     n' = normalize(M^-T n)   (zero for a singular model)
-    space "direction"  t' = normalize(M t)      (the 3x3 part: tangents)
+    space "direction"  t' = normalize(M t)      (the 3x3 part: tangents); a fourth
+                       component (the tangent's handedness w) times sign(det M)
     space "none"       as is                    (texture coordinates, colours)
+
+(M the 3x3 part of the model matrix, and first of the skin's matrix for a skinned
+vertex. The handedness flips with a mirroring matrix because the shading forms the
+bitangent as ``cross(n', t') w'``, and ``cross(M^-T n, M t) . (M b)`` has the sign of
+``det M`` for any invertible M, b = cross(n, t).)
 
 The primitive assembly packs the attributes of every vertex into one (N, A) float64
 array (``AttributeLayout.pack``); the vertex stage of every backend (NumPy, Numba, CUDA)
@@ -25,7 +31,8 @@ WEIGHTS_n, ``Mesh.joints`` / ``Mesh.weights``) and morph target deltas — are r
 vertex stage from the deformation tables of ``engine.render.deform``, which morph and
 skin the position and the attributes above by their spaces ("normal" by the skin's
 normal matrix, "direction" by its 3x3 part; morph normal deltas add to the attribute
-at ``packed_offset("normal")``) before the model matrix.
+at ``packed_offset("normal")``, morph tangent deltas to the xyz of the one at
+``packed_offset("tangent")``) before the model matrix.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..scene.colorspace import srgb_to_linear
+from ..scene.material import textures_read
 
 __all__ = ["ATTRIBUTES", "SPACES", "VARYINGS", "VARYING_COUNT", "Attribute",
            "glsl_varyings", "layout_rows", "material_span", "pack_attributes", "packed_offset",
@@ -72,6 +80,22 @@ def _uv0(g, colors):
     return g.uvs
 
 
+def _uv1(g, colors):
+    return getattr(g, "uvs1", None)
+
+
+def _tangents(g, colors):
+    """The mesh's tangents, generated (engine.scene.tangents) only for a mesh whose
+    material has a normal map, from that map's texture coordinates."""
+    given = getattr(g, "tangents", None)
+    if given is not None:
+        return given
+    material = getattr(g, "material", None)
+    if material is None or "normal" not in material.maps:
+        return None
+    return g.vertex_tangents(material.tex_coords.get("normal", 0))
+
+
 def _color_linear(g, colors):
     out = colors / 255.0
     out[:, :3] = srgb_to_linear(out[:, :3])
@@ -85,7 +109,11 @@ def _color_linear(g, colors):
 ATTRIBUTES = (
     Attribute("normal", 3, "normal", _normals),        # unit vertex normal
     Attribute("color_linear", 4, "none", _color_linear),  # vertex colour, RGB linear
-    Attribute("uv0", 2, "none", _uv0),                 # texture coordinates (glTF TEXCOORD_n)
+    Attribute("uv0", 2, "none", _uv0),                 # texture coordinates (glTF TEXCOORD_0)
+    # read only by materials with a normal map or a texture on the second UV set: last,
+    # so the other materials' spans stay as short as they were
+    Attribute("tangent", 4, "direction", _tangents),   # xyz unit, w handedness (glTF TANGENT)
+    Attribute("uv1", 2, "none", _uv1),                 # second texture coordinates (TEXCOORD_1)
 )
 
 # varyings: the batch-frame position, then the attributes; name -> (offset, width)
@@ -106,14 +134,19 @@ def varying_offsets(names) -> np.ndarray:
 def material_span(material) -> tuple[int, int]:
     """(first, last + 1) varying columns the shading of ``material`` (an
     engine.scene.Material) reads: position and normal when lit, the linear colour with
-    vertex colours, uv0 when textured (a "pbr" material's maps too). Every resolve
-    interpolates just this span for the material's pixels."""
+    vertex colours, uv0 or uv1 for each texture by its set (``Material.tex_coords``:
+    the base colour texture, a "pbr" material's maps, the normal map of a lit one) and the
+    tangent for a lit material's normal map. Every resolve interpolates just this span
+    for the material's pixels."""
     lit = material.shading != "unlit"
     names = ["position", "normal"] if lit else []
     if material.vertex_colors:
         names.append("color_linear")
-    if material.texture is not None or (material.shading == "pbr" and material.maps):
-        names.append("uv0")
+    roles = [r for r, t in textures_read(material)]
+    for r in roles:
+        names.append("uv1" if material.tex_coords.get(r, 0) == 1 else "uv0")
+    if "normal" in roles:
+        names.append("tangent")
     if not names:
         return 0, 0
     cols = [(VARYINGS[n][0], VARYINGS[n][0] + VARYINGS[n][1]) for n in names]

@@ -10,7 +10,8 @@ Per assembly (rebuilt when the primitive assembly or the batch's world table cha
                  vertex (row = skin row base + vertex - first vertex)
     inf_weight   (M, I) float64 its weight (rows sum to 1; a vertex whose glTF weights
                  are all zero gets weight 1 on its skin's identity row: not skinned)
-    deltas       (D, 6) float32 morph deltas (position xyz, normal xyz), vertex-major:
+    deltas       (D, 9) float32 morph deltas (position xyz, normal xyz, tangent xyz),
+                 vertex-major:
                  row = morph row base + (vertex - first vertex) * T + t
 
 Per frame (``update``: array operations over every joint of every skin at once, one
@@ -24,12 +25,13 @@ copy to a device)::
 
 The vertex stage then, for vertex i of slot k with local index l = i - first::
 
-    p, n  = position, normal attribute
-    p += sum_t w[wb + t] * deltas[mb + l T + t, 0:3]; n += ... deltas[..., 3:6]
+    p, n, u = position, normal attribute, tangent attribute (xyz)
+    p += sum_t w[wb + t] * deltas[mb + l T + t, 0:3]; n += ... deltas[..., 3:6];
+    u += ... deltas[..., 6:9]
     S     = sum_c inf_weight[sb + l, c] * joints[inf_joint[sb + l, c]]   (in c order)
     p     = S (p, 1); normal-space attributes by sign(det S3) cofactor(S3) (the inverse
     transpose of S's 3x3 part S3 up to its positive length; zero when det S3 is 0 or not
-    finite); direction-space attributes by S3
+    finite); direction-space attributes by S3 (a tangent's handedness times sign(det S3))
     then the model and view-projection matrices as for every vertex.
 
 Instances nodes are drawn undeformed (every copy shares its geometry's rest shape).
@@ -45,6 +47,7 @@ from ..scene.instances import Instances
 __all__ = ["KERNEL_TABLES", "DeformTables", "deform_tables", "kernel_tables"]
 
 SLOT_COLUMNS = 5
+DELTA_COLUMNS = 9  # position, normal, tangent xyz
 
 
 class DeformTables:
@@ -82,7 +85,7 @@ class DeformTables:
                 weight_rows += t
         self.inf_joint = np.zeros((inf_rows, width), np.int32)
         self.inf_weight = np.zeros((inf_rows, width))
-        self.deltas = np.zeros((morph_rows, 6), np.float32)
+        self.deltas = np.zeros((morph_rows, DELTA_COLUMNS), np.float32)
         self.weights = np.zeros(weight_rows)
         self.joints = np.zeros((joint_rows, 12))
         # per joint row: the world-table entry of the joint (-1: an identity row or a
@@ -119,11 +122,13 @@ class DeformTables:
         self._morphs = []
         for node, g, mb, wb in morphs:
             t, n = g.morph_target_count, g.vertex_count
-            d = self.deltas[mb:mb + n * t].reshape(n, t, 6)
+            d = self.deltas[mb:mb + n * t].reshape(n, t, DELTA_COLUMNS)
             if g.morph_positions is not None:
                 d[:, :, 0:3] = g.morph_positions.transpose(1, 0, 2)
             if g.morph_normals is not None:
                 d[:, :, 3:6] = g.morph_normals.transpose(1, 0, 2)
+            if g.morph_tangents is not None:
+                d[:, :, 6:9] = g.morph_tangents.transpose(1, 0, 2)
             self._morphs.append((node, wb, t))
         self._world = np.zeros((joint_rows, 4, 4))
         self.revision = 0  # bumped by every update: devices copy the per-frame arrays
@@ -181,7 +186,7 @@ def kernel_tables(tables: DeformTables | None) -> dict:
         _EMPTY["slots"][:, 1] = -1
         _EMPTY["inf_joint"] = np.zeros((1, 4), np.int32)
         _EMPTY["inf_weight"] = np.zeros((1, 4))
-        _EMPTY["deltas"] = np.zeros((1, 6), np.float32)
+        _EMPTY["deltas"] = np.zeros((1, DELTA_COLUMNS), np.float32)
         _EMPTY["weights"] = np.zeros(1)
         _EMPTY["joints"] = np.zeros((1, 12))
     return _EMPTY

@@ -26,6 +26,9 @@ uniform block generated from the same field table (``glsl_material_block``;
     mr_texture, occlusion_texture, emissive_texture
                   int32         texture table rows of the "pbr" maps; -1 none
     pbr_pad       int32         0
+    normal_scale  float64       the "normal" map's scale (Material.normal_scale)
+    normal_texture int32        texture table row of the "normal" map (any lit kind); -1
+    uv_sets       int32         bit i set: texture role i (UV_SET_BITS) reads uv1, else uv0
 
 Textures of all materials share one texel array in linear light: ``pack_materials``
 returns it with a table of (offset, width, height, wrap_s, wrap_t, filter, min_filter,
@@ -57,11 +60,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..scene.colorspace import srgb_to_linear
-from ..scene.material import FILTERS, MIN_FILTERS, WRAP_MODES
+from ..scene.material import FILTERS, MIN_FILTERS, TEXTURE_ROLES, WRAP_MODES, textures_read
 from .attributes import material_span
 
-__all__ = ["FRAME_ALPHA", "MATERIAL", "MATERIAL_STD140", "TEXTURE_COLUMNS", "glsl_material_block", "pack_materials",
-           "std140_record"]
+__all__ = ["FRAME_ALPHA", "MATERIAL", "MATERIAL_STD140", "TEXTURE_COLUMNS", "UV_SET_BITS",
+           "glsl_material_block", "pack_materials", "std140_record"]
 
 # name, kind ("f" floating point, "i" integer), count: the one field table
 FIELDS = (("color", "f", 4), ("color_linear", "f", 4), ("specular", "f", 1),
@@ -69,7 +72,8 @@ FIELDS = (("color", "f", 4), ("color_linear", "f", 4), ("specular", "f", 1),
           ("flags", "i", 1), ("texture", "i", 1), ("span", "i", 2), ("pad", "i", 1),
           ("metallic", "f", 1), ("roughness", "f", 1), ("occlusion_strength", "f", 1),
           ("emissive", "f", 4), ("mr_texture", "i", 1), ("occlusion_texture", "i", 1),
-          ("emissive_texture", "i", 1), ("pbr_pad", "i", 1))
+          ("emissive_texture", "i", 1), ("pbr_pad", "i", 1),
+          ("normal_scale", "f", 1), ("normal_texture", "i", 1), ("uv_sets", "i", 1))
 
 MATERIAL = np.dtype([(name, "<f8" if kind == "f" else "<i4", (count,) if count > 1 else ())
                      for name, kind, count in FIELDS], align=True)
@@ -83,6 +87,9 @@ VERTEX_COLORS, DOUBLE_SIDED, FLAT_NORMALS = 1, 2, 4
 # Material.maps roles the "pbr" kind reads, and the record field holding each one's row
 PBR_MAPS = (("metallic_roughness", "mr_texture"), ("occlusion", "occlusion_texture"),
             ("emissive", "emissive_texture"))
+# the ``uv_sets`` bit of each texture role (engine.scene.material.TEXTURE_ROLES order);
+# mirrored as FR_UV_SET_* in material.cuh and in surface.frag
+UV_SET_BITS = {role: 1 << i for i, role in enumerate(TEXTURE_ROLES)}
 
 
 def _std140_dtype() -> np.dtype:
@@ -160,6 +167,14 @@ def pack_materials(materials):
                     offset = _add_texture(t, role != "emissive", seen, info, texels, offset,
                                           chains)
                     r[field] = seen[id(t), role != "emissive"]
+        r["normal_scale"] = m.normal_scale
+        r["normal_texture"] = -1
+        r["uv_sets"] = sum(UV_SET_BITS[role] for role, _ in textures_read(m)
+                           if m.tex_coords.get(role, 0) == 1)
+        normal = m.maps.get("normal") if m.shading != "unlit" else None
+        if normal is not None:  # linear data: read as stored
+            offset = _add_texture(normal, True, seen, info, texels, offset, chains)
+            r["normal_texture"] = seen[id(normal), True]
         t = m.texture
         if t is None:
             continue

@@ -21,7 +21,9 @@ material colour x interpolated vertex colour x texture sample, all in linear lig
 factors decoded once per material and vertex, the texture filtered from its decoded
 texels (``Texture.linear``) and its mip chain at the level of detail of the UVs'
 analytic screen derivatives (``SurfaceShader.uv_lod``). "flat" uses the triangle's geometric normal; a
-double-sided material's back faces use the reversed normal. "pbr" is the glTF 2.0
+double-sided material's back faces use the reversed normal. A "normal" map bends the
+normal of every lit kind through the tangent frame first (engine.render.normal_map), and
+each texture reads uv0 or uv1 as ``Material.tex_coords`` says. "pbr" is the glTF 2.0
 metallic-roughness BRDF (engine.render.pbr) with its maps and emission. Every surface
 colour passes the scene's exposure and tone map (engine.render.tonemap; clamp by
 default) before the encode. Spot lights and lights with a ``range`` are
@@ -47,6 +49,7 @@ from . import pbr
 from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
 from .materials import FRAME_ALPHA
+from .normal_map import mapped_normals
 from .tonemap import apply_tone_map
 
 __all__ = ["DEFAULT_AMBIENT", "DEFAULT_HEADLIGHT", "SurfaceShader", "light_arrays",
@@ -159,6 +162,13 @@ def _slot(name):
 
 _POSITION, _NORMAL, _UV0 = _slot("position"), _slot("normal"), _slot("uv0")
 _COLOR_LINEAR = _slot("color_linear")
+_TANGENT, _UV1 = _slot("tangent"), _slot("uv1")
+
+
+def _uv(mat, role, vals):
+    """(M, 2) the texture coordinates texture ``role`` of ``mat`` reads (uv0 or uv1 by
+    ``Material.tex_coords``)."""
+    return vals[:, _UV1 if mat.tex_coords.get(role, 0) == 1 else _UV0]
 
 
 class SurfaceShader:
@@ -225,7 +235,8 @@ class SurfaceShader:
         b = a[:, :, 0] * xn[:, None] + a[:, :, 1] * yn[:, None] + a[:, :, 2]
         s = b.sum(axis=1)
         s = np.where(s != 0, s, 1.0)[:, None]
-        uvi = self.varyings[self.prims.triangles[t]][:, :, _UV0]   # (M, 3, 2)
+        slot = _UV1 if mat.tex_coords.get("base_color", 0) == 1 else _UV0
+        uvi = self.varyings[self.prims.triangles[t]][:, :, slot]   # (M, 3, 2)
         uv = np.einsum("mi,mik->mk", b, uvi) / s
         rel = uvi - uv[:, None, :]
         dx = np.einsum("mi,mik->mk", a[:, :, 0], rel) / s * (2.0 / w)
@@ -243,7 +254,7 @@ class SurfaceShader:
         if mat.vertex_colors:
             c *= vals[:, _COLOR_LINEAR]
         if mat.texture is not None:
-            c *= sample(mat.texture, vals[:, _UV0], linear=True, lod=lod)
+            c *= sample(mat.texture, _uv(mat, "base_color", vals), linear=True, lod=lod)
         return c
 
     def alpha_keep(self, t, px, py):
@@ -292,6 +303,9 @@ class SurfaceShader:
         else:
             n = _unit(vals[:, _NORMAL])
             n = np.where(np.any(n != 0, axis=1, keepdims=True), n, geo)
+        if "normal" in mat.maps:  # the map's full-size level, stored values (data)
+            texel = sample(mat.maps["normal"], _uv(mat, "normal", vals), linear=False)
+            n = mapped_normals(n, vals[:, _TANGENT], texel, mat.normal_scale)
         if mat.double_sided:
             n = np.where(self.setup.front[t][:, None], n, -n)
         view = _unit(self.eye - p) if self.view_dir is None else np.broadcast_to(self.view_dir, p.shape)
@@ -334,14 +348,14 @@ class SurfaceShader:
         n, view, p = self._normal_view(mat, t, vals)
         metallic = np.full(len(t), mat.metallic)
         roughness = np.full(len(t), mat.roughness)
-        uv = vals[:, _UV0]
         maps = mat.maps
         if "metallic_roughness" in maps:  # linear data: B metal, G roughness
-            mr = sample(maps["metallic_roughness"], uv, linear=False)
+            mr = sample(maps["metallic_roughness"], _uv(mat, "metallic_roughness", vals),
+                        linear=False)
             metallic, roughness = metallic * mr[:, 2], roughness * mr[:, 1]
         occlusion = np.ones((len(t), 1))
         if "occlusion" in maps:
-            r = sample(maps["occlusion"], uv, linear=False)[:, :1]
+            r = sample(maps["occlusion"], _uv(mat, "occlusion", vals), linear=False)[:, :1]
             occlusion = 1.0 + mat.occlusion_strength * (r - 1.0)
         f0 = pbr.DIELECTRIC_F0 * (1.0 - metallic[:, None]) + base * metallic[:, None]
         rgb = self.lights[0] * (base * (1.0 - metallic[:, None]) + f0) * occlusion
@@ -351,7 +365,8 @@ class SurfaceShader:
             rgb = rgb + np.pi * f * e * ndl
         emissive = np.asarray(mat.emissive, np.float64)
         if "emissive" in maps:
-            emissive = emissive * sample(maps["emissive"], uv, linear=True)[:, :3]
+            emissive = emissive * sample(maps["emissive"], _uv(mat, "emissive", vals),
+                                         linear=True)[:, :3]
         return rgb + emissive
 
 

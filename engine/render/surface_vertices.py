@@ -5,13 +5,14 @@ and its varyings (engine.render.attributes), for the object slot k of the vertex
     varyings  (N, V) float64: position = M[k] @ (p, 1) in the batch frame, then each
               attribute of the layout carried by its space:
               normal     normalize(inverse(M[k][:3, :3]).T @ n)
-              direction  normalize(M[k][:3, :3] @ t)
+              direction  normalize(M[k][:3, :3] @ t); a fourth component (the
+                         tangent's handedness) times sign(det M[k][:3, :3])
               none       as packed
 
 M is the batch's model matrix (world relative to the batch origin) and VP its
 view-projection. Vertices of a deformed mesh (``deform``: engine.render.deform's tables)
-are morphed and skinned in their local frame first (position, the "normal" attribute,
-direction-space attributes), by that module's formulas, in this fixed order. A slot whose 3x3 part is singular (a zero scale, or the all-zero null
+are morphed and skinned in their local frame first (position, the "normal" and
+"tangent" attributes, direction-space attributes), by that module's formulas, in this fixed order. A slot whose 3x3 part is singular (a zero scale, or the all-zero null
 slot of free vertices) gives zero normals. Non-finite positions stay non-finite (setup
 culls their triangles). The Numba twin is ``engine.render.backends.numba_vertex``, the
 CUDA one ``shaders/surface_vertices.cu``: the same operations in the same order, so the
@@ -69,7 +70,7 @@ def deformed_run(deform, k, start, stop, x, y, z, attributes, rows):
     n = stop - start
     local = np.arange(start - first, stop - first)
     a = None if attributes is None else np.array(attributes, np.float64)
-    nsrc = packed_offset("normal")
+    nsrc, tsrc = packed_offset("normal"), packed_offset("tangent")
     if t:
         x, y, z = x.copy(), y.copy(), z.copy()
         for j in range(t):
@@ -79,6 +80,8 @@ def deformed_run(deform, k, start, stop, x, y, z, attributes, rows):
             if a is not None:
                 for c in range(3):
                     a[:, nsrc + c] = a[:, nsrc + c] + w * d[:, 3 + c]
+                for c in range(3):
+                    a[:, tsrc + c] = a[:, tsrc + c] + w * d[:, 6 + c]
     if sb >= 0:
         row = sb + local
         s = np.zeros((n, 12))
@@ -97,7 +100,19 @@ def deformed_run(deform, k, start, stop, x, y, z, attributes, rows):
                 v0, v1, v2 = a[:, src].copy(), a[:, src + 1].copy(), a[:, src + 2].copy()
                 for r in range(3):
                     a[:, src + r] = mat[:, r, 0] * v0 + mat[:, r, 1] * v1 + mat[:, r, 2] * v2
+                if width == 4:  # the handedness flips with a mirroring skin
+                    a[:, src + 3] = a[:, src + 3] * np.where(_det3(s, 4) < 0, -1.0, 1.0)
     return x, y, z, a
+
+
+def _det3(s, w):
+    """(n,) determinants of the 3x3 parts of (n, 3 w) row-major rows (w = 3 or 4): the
+    cofactor expansion the Numba and CUDA twins write."""
+    a00, a01, a02 = s[:, 0], s[:, 1], s[:, 2]
+    a10, a11, a12 = s[:, w], s[:, w + 1], s[:, w + 2]
+    a20, a21, a22 = s[:, 2 * w], s[:, 2 * w + 1], s[:, 2 * w + 2]
+    return (a00 * (a11 * a22 - a12 * a21) + a01 * (a12 * a20 - a10 * a22)
+            + a02 * (a10 * a21 - a11 * a20))
 
 
 def skin_normal_matrices(s):
@@ -140,6 +155,7 @@ def surface_vertices(positions, object_id, model, view_projection, attributes, r
     if with_shading:
         vary = np.zeros((n, VARYING_COUNT))
         nm = normal_matrices(m)
+        mirrors = _det3(m[:, :3, :].reshape(len(m), 12), 4) < 0
     # explicit products in a fixed order (no BLAS, which may fuse multiply-adds), so the
     # Numba and CUDA twins reproduce these values bit for bit
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite stays non-finite
@@ -168,6 +184,8 @@ def surface_vertices(positions, object_id, model, view_projection, attributes, r
                 v = np.stack([mat[r, 0] * a[:, 0] + mat[r, 1] * a[:, 1] + mat[r, 2] * a[:, 2]
                               for r in range(3)], axis=1)
                 vary[start:stop, dst:dst + 3] = _unit_rows(v)
+                if width == 4:  # the handedness (attributes: times sign(det M))
+                    vary[start:stop, dst + 3] = -a[:, 3] if mirrors[k] else a[:, 3]
     if points is not None:
         window_coordinates(clip, *points)
     return clip, vary

@@ -127,7 +127,8 @@ def is_deformed(node) -> bool:
         return False
     skinned = getattr(node, "skin", None) is not None and getattr(g, "joints", None) is not None
     return skinned or getattr(g, "morph_positions", None) is not None \
-        or getattr(g, "morph_normals", None) is not None
+        or getattr(g, "morph_normals", None) is not None \
+        or getattr(g, "morph_tangents", None) is not None
 
 
 def effective_morph_weights(node) -> np.ndarray:

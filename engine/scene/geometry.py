@@ -25,6 +25,7 @@ from ..errors import as_number
 from .color import as_rgba
 from .material import Material
 from .readonly import DEFORM_FIELDS, freeze
+from .tangents import vertex_tangents
 
 __all__ = ["Geometry", "Lines", "Mesh", "PointCloud", "changed_since", "data_epoch"]
 
@@ -387,6 +388,12 @@ class Mesh(Geometry):
             deltas (glTF 2.0 3.7.2.2); at least positions or normals for T targets.
         morph_weights: (T,) default morph weights (zeros by default); a node's
             ``morph_weights`` overrides them.
+        tangents: optional (N, 4) float32 tangents (glTF 2.0 TANGENT, local frame): xyz
+            along increasing u of the normal map's texture coordinates, w = +1 or -1 the
+            handedness (bitangent = cross(normal, xyz) * w). Without them a material
+            with a "normal" map gets generated ones (``vertex_tangents``).
+        uvs1: optional (N, 2) float32 second texture coordinates (glTF TEXCOORD_1),
+            read by the textures a material assigns to set 1 (``Material.tex_coords``).
 
     Editing: ``mesh.update(positions=..., normals=..., colors=..., uvs=..., faces=...)``
     (see ``Geometry.update``); the arrays themselves are read-only.
@@ -395,12 +402,13 @@ class Mesh(Geometry):
         ValueError: faces not (M, 3), an index outside [0, N), wrong attribute shapes.
     """
 
-    FIELDS = ("positions", "colors", "normals", "uvs")
+    FIELDS = ("positions", "colors", "normals", "uvs", "tangents", "uvs1")
     INDEX_FIELDS = ("faces",)
 
     def __init__(self, positions, faces, colors=None, normals=None, uvs=None, point_size=1.0,
                  material=None, joints=None, weights=None, morph_positions=None,
-                 morph_normals=None, morph_tangents=None, morph_weights=None):
+                 morph_normals=None, morph_tangents=None, morph_weights=None, tangents=None,
+                 uvs1=None):
         super().__init__(positions, colors, point_size)
         if material is not None and not isinstance(material, Material):
             raise TypeError(f"material must be an engine.scene.Material, got {type(material).__name__}")
@@ -409,6 +417,8 @@ class Mesh(Geometry):
         self.faces = _checked_indices(faces, 3, "faces", n)
         self.normals = self._checked("normals", normals, n)
         self.uvs = self._checked("uvs", uvs, n)
+        self.tangents = self._checked("tangents", tangents, n)
+        self.uvs1 = self._checked("uvs1", uvs1, n)
         self.joints = self.weights = None
         if (joints is None) != (weights is None):
             raise ValueError("joints and weights come together (both or neither)")
@@ -440,14 +450,21 @@ class Mesh(Geometry):
     def _checked(self, name, value, n):
         if name == "faces":
             return _checked_indices(value, 3, "faces", n)
-        if name in ("normals", "uvs"):
+        if name in ("normals", "uvs", "tangents", "uvs1"):
             if value is None:
                 return None
-            width = 3 if name == "normals" else 2
+            width = {"normals": 3, "tangents": 4}.get(name, 2)
             a = _as_array(value, name)
             if a.shape != (n, width):
                 raise ValueError(f"{name} must have shape ({n}, {width}), got {tuple(a.shape)}")
-            return _to_float32(a, name)
+            a = _to_float32(a, name)
+            if name == "tangents" and a.shape[0]:
+                w = to_host(a[:, 3])
+                if not np.all((w == 1.0) | (w == -1.0)):
+                    bad = int(np.argmax((w != 1.0) & (w != -1.0)))
+                    raise ValueError(f"tangents[{bad}] has w = {float(w[bad])!r}: the "
+                                     "handedness must be +1 or -1 (glTF 2.0 TANGENT)")
+            return a
         return super()._checked(name, value, n)
 
     def _targets(self, a, name):
@@ -468,6 +485,25 @@ class Mesh(Geometry):
     def face_count(self) -> int:
         """Number of triangles M (rows of ``faces``)."""
         return int(self.faces.shape[0])
+
+    def vertex_tangents(self, uv_set: int = 0):
+        """(N, 4) float32 tangents, local frame: ``tangents`` when given, else generated
+        from the positions, ``vertex_normals()`` and texture coordinates ``uv_set`` (0:
+        ``uvs``, 1: ``uvs1``) in the MikkTSpace convention (engine.scene.tangents; cached
+        until those change), or None when that set is absent."""
+        if self.tangents is not None:
+            return self.tangents
+        uv = self.uvs if uv_set == 0 else self.uvs1
+        if uv is None:
+            return None
+        key = (uv_set,) + tuple(self.field_revision(f) for f in
+                                ("positions", "faces", "normals", "uvs", "uvs1"))
+        cached = getattr(self, "_computed_tangents", None)
+        if cached is None or cached[0] != key:
+            t = vertex_tangents(to_host(self.positions), to_host(self.vertex_normals()),
+                                to_host(uv), to_host(self.faces))
+            cached = self._computed_tangents = (key, freeze(t, "tangents"))
+        return cached[1]
 
     def vertex_normals(self):
         """(N, 3) float32 unit normals, local frame: ``normals`` when given, else computed

@@ -31,8 +31,8 @@ import numpy as np
 from .colorspace import srgb_to_linear
 from .mipmap import mip_chain
 
-__all__ = ["FILTERS", "MIN_FILTERS", "SHADINGS", "WRAP_MODES", "Material", "Sampler", "Texture",
-           "material_epoch"]
+__all__ = ["FILTERS", "MIN_FILTERS", "SHADINGS", "TEXTURE_ROLES", "WRAP_MODES", "Material", "Sampler", "Texture",
+           "material_epoch", "textures_read"]
 
 # Bumped when a field of an existing Material is assigned: the renderer's per-assembly
 # material tables (packed records, GL blocks) are rebuilt on the next frame.
@@ -52,6 +52,9 @@ FILTERS = ("nearest", "linear")
 MIN_FILTERS = ("nearest", "linear", "nearest_mipmap_nearest", "linear_mipmap_nearest",
                "nearest_mipmap_linear", "linear_mipmap_linear")
 SHADINGS = ("lit", "unlit", "flat", "pbr")
+# the textures of a material by role (Material.tex_coords keys): the base colour texture,
+# then the maps
+TEXTURE_ROLES = ("base_color", "metallic_roughness", "occlusion", "emissive", "normal")
 
 
 class Sampler:
@@ -192,6 +195,23 @@ def _checked_field(name: str, value):
         if e.shape != (3,) or not np.all(np.isfinite(e) & (e >= 0)):
             raise ValueError(f"emissive must be 3 finite floats >= 0, got {value!r}")
         return tuple(float(x) for x in e)
+    if name == "normal_scale":
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"normal_scale must be a number, got {value!r}") from None
+        if not np.isfinite(f):
+            raise ValueError(f"normal_scale must be finite, got {value!r}")
+        return f
+    if name == "tex_coords":
+        sets = dict(value or {})
+        for role, k in sets.items():
+            if role not in TEXTURE_ROLES:
+                raise ValueError(f"tex_coords: unknown texture role {role!r} (roles: "
+                                 f"{', '.join(TEXTURE_ROLES)})")
+            if k not in (0, 1) or isinstance(k, bool):
+                raise ValueError(f"tex_coords[{role!r}] must be 0 (uvs) or 1 (uvs1), got {k!r}")
+        return {role: int(k) for role, k in sets.items()}
     if name == "maps":
         maps = dict(value or {})
         for role, tex in maps.items():
@@ -226,14 +246,21 @@ class Material:
         maps: other textures by role (name -> ``Texture``), read at the pixel's uv0 by
             "pbr": "metallic_roughness" (B scales metallic, G roughness, linear values),
             "occlusion" (R, linear: ``1 + occlusion_strength * (R - 1)`` scales the
-            ambient light) and "emissive" (sRGB, times ``emissive``). "normal" is kept,
-            not drawn yet.
+            ambient light), "emissive" (sRGB, times ``emissive``) and "normal" (a
+            tangent-space normal map, linear RGB: ``n = normalize((2 rgb - 1) (s, s, 1))``
+            with s = ``normal_scale``, taken through the mesh's tangent frame; read by
+            "pbr", "lit" and "flat" alike: engine.render.normal_map).
         metallic: "pbr" metalness in [0, 1] (glTF metallicFactor).
         roughness: "pbr" perceptual roughness in [0, 1] (glTF roughnessFactor; the GGX
             alpha is its square).
         occlusion_strength: in [0, 1], glTF occlusionTexture.strength.
         flat_normals: "pbr" with each triangle's own normal (a glTF primitive without
             NORMAL: the spec's flat normals), as "flat" is "lit" with them.
+        normal_scale: the "normal" map's scale (glTF normalTextureInfo.scale), a finite
+            number: it scales the map's X and Y.
+        tex_coords: which texture coordinates each texture reads, role -> 0 (the mesh's
+            ``uvs``, the default) or 1 (``uvs1``); roles ``TEXTURE_ROLES``: "base_color"
+            (``texture``) and the ``maps`` roles (glTF textureInfo.texCoord).
 
     Assigning a field later (``material.shading = "unlit"``) is checked as the
     constructor checks it and seen by the next frame (``material_epoch``).
@@ -247,7 +274,8 @@ class Material:
                  double_sided: bool = False, alpha_cutoff: float | None = None,
                  blend: bool = False, emissive=(0.0, 0.0, 0.0), maps: dict | None = None,
                  metallic: float = 0.0, roughness: float = 0.5,
-                 occlusion_strength: float = 1.0, flat_normals: bool = False):
+                 occlusion_strength: float = 1.0, flat_normals: bool = False,
+                 normal_scale: float = 1.0, tex_coords: dict | None = None):
         self.color = color  # each field checked by __setattr__
         self.shading = shading
         self.texture = texture
@@ -263,6 +291,8 @@ class Material:
         self.roughness = roughness
         self.occlusion_strength = occlusion_strength
         self.flat_normals = flat_normals
+        self.normal_scale = normal_scale
+        self.tex_coords = tex_coords
 
     def __setattr__(self, name, value):
         value = _checked_field(name, value)
@@ -273,3 +303,17 @@ class Material:
     def __repr__(self) -> str:
         return (f"Material(color={self.color}, shading={self.shading!r}, "
                 f"texture={'yes' if self.texture is not None else None})")
+
+
+def textures_read(material) -> list:
+    """[(role, Texture)] the shading of ``material`` samples: the base colour texture
+    ("base_color"), a "pbr" material's metallic-roughness, occlusion and emissive maps,
+    and the "normal" map of any lit kind (engine.render.normal_map)."""
+    out = [] if material.texture is None else [("base_color", material.texture)]
+    maps = material.maps
+    if material.shading == "pbr":
+        out += [(r, maps[r]) for r in ("metallic_roughness", "occlusion", "emissive")
+                if r in maps]
+    if material.shading != "unlit" and "normal" in maps:
+        out.append(("normal", maps["normal"]))
+    return out

@@ -347,7 +347,9 @@ def test_uint_indices_and_texcoord_sets(tmp_path):
            indices=g.accessor([2, 1, 0], UINT), material=mat)
     mesh = geometries(load(g.write_gltf(tmp_path / "t.gltf")))[0]
     assert mesh.faces.tolist() == [[2, 1, 0]]
-    np.testing.assert_allclose(mesh.uvs, [[191 / 255, 128 / 255]] * 3, atol=1e-6)
+    # both sets are carried where a texture reads them: here only set 1 (Mesh.uvs1)
+    np.testing.assert_allclose(mesh.uvs1, [[191 / 255, 128 / 255]] * 3, atol=1e-6)
+    assert mesh.uvs is None and mesh.material.tex_coords == {"base_color": 1}
     assert mesh.colors.tolist() == [GREEN] * 3  # texCoord 1 -> u = 0.749: green
 
 
@@ -370,7 +372,9 @@ def test_texture_transform_texcoord_override(tmp_path):
             "TEXCOORD_0": g.accessor([[1.5, 0.5]] * 3),
             "TEXCOORD_1": g.accessor([[1.8, 0.5]] * 3)}, material=mat)
     mesh = geometries(load(g.write_gltf(tmp_path / "o.gltf")))[0]
-    np.testing.assert_allclose(mesh.uvs, [[0.9, 0.5]] * 3, atol=1e-6)  # 1.8 * 0.5
+    # the extension's texCoord 1 wins: set 1 carried (Mesh.uvs1) and transformed
+    np.testing.assert_allclose(mesh.uvs1, [[0.9, 0.5]] * 3, atol=1e-6)  # 1.8 * 0.5
+    assert mesh.material.tex_coords == {"base_color": 1}
     assert mesh.colors.tolist() == [GREEN] * 3
 
 
@@ -520,9 +524,11 @@ def test_pbr_mapping_and_material_fields(tmp_path):
     assert blended.material.blend
     # the spec's default material: metallic 1, roughness 1
     assert (blended.material.metallic, blended.material.roughness) == (1.0, 1.0)
+    # the normal map is drawn (engine.render.normal_map); this primitive has no
+    # TEXCOORD_0 for its maps, which the loader says
     assert model.warnings == [
-        (f"{tmp_path / 'p.gltf'}: not drawn: normal textures (materials[0]); alpha blending "
-         "(drawn opaque) (materials[1])")]
+        (f"{tmp_path / 'p.gltf'}: not drawn: alpha blending (drawn opaque) (materials[1]) | "
+         "left out: meshes[0].primitives[0]: texture without TEXCOORD_0")]
 
 
 def test_vertex_colors_are_linear_and_multiply_the_factor(tmp_path):

@@ -110,8 +110,9 @@ def test_the_cuda_struct_has_the_dtype_layout_in_nvrtc():
     ptx, _ = nvrtc_compile_source(source, "material_layout.cu",
                                   ["-arch=compute_90", *NVRTC_OPTIONS])
     want = [MATERIAL.itemsize] + [MATERIAL.fields[n][1] for n in MATERIAL.names]
-    assert _layout_from_ptx(ptx) == want == [184, 0, 32, 64, 72, 80, 88, 92, 96, 100, 108,
-                                             112, 120, 128, 136, 168, 172, 176, 180]
+    assert _layout_from_ptx(ptx) == want == [200, 0, 32, 64, 72, 80, 88, 92, 96, 100, 108,
+                                             112, 120, 128, 136, 168, 172, 176, 180, 184,
+                                             192, 196]
 
 
 def test_the_std140_block_reads_back_every_field_in_glsl():
@@ -124,7 +125,7 @@ def test_the_std140_block_reads_back_every_field_in_glsl():
         prog = ctx.program(vertex_shader="""#version 330 core
             in vec2 p; void main() { gl_Position = vec4(p, 0.0, 1.0); }""",
                            fragment_shader="#version 330 core\n" + glsl_material_block() + """
-            out vec4 f[7];
+            out vec4 f[8];
             void main() {
                 f[0] = u_material.color;
                 f[1] = u_material.color_linear;
@@ -137,10 +138,13 @@ def test_the_std140_block_reads_back_every_field_in_glsl():
                 f[5] = u_material.emissive;
                 f[6] = vec4(u_material.mr_texture, u_material.occlusion_texture,
                             u_material.emissive_texture, u_material.pbr_pad) / 10.0;
+                f[7] = vec4(u_material.normal_scale, u_material.normal_texture,
+                            u_material.uv_sets, 0.0) / 10.0;
             }""")
         # the first fields end with pad at 64; 3 floats at 68, the emissive vec4 at 80
-        # (16-byte aligned), 4 ints from 96: 112
-        assert prog["Material"].size == MATERIAL_STD140.itemsize == 112
+        # (16-byte aligned), 4 ints from 96, then normal_scale, normal_texture, uv_sets
+        # from 112: 124, rounded up to 128
+        assert prog["Material"].size == MATERIAL_STD140.itemsize == 128
         rec = pack_materials([Material(color=(0.25, 0.5, 0.75, 1.0), specular=0.5,
                                        shininess=50, alpha_cutoff=0.125, shading="flat",
                                        double_sided=True)])[0][0]
@@ -148,16 +152,17 @@ def test_the_std140_block_reads_back_every_field_in_glsl():
         rec["metallic"], rec["roughness"], rec["occlusion_strength"] = 0.25, 0.5, 0.75
         rec["emissive"] = (0.125, 0.375, 0.625, 0.0)
         rec["mr_texture"], rec["occlusion_texture"], rec["emissive_texture"] = 1, 2, 4
+        rec["normal_scale"], rec["normal_texture"], rec["uv_sets"] = 0.5, 5, 18
         ubo = ctx.buffer(std140_record(rec))
         prog["Material"].binding = 0
         ubo.bind_to_uniform_block(0)
-        targets = [ctx.renderbuffer((1, 1), 4, dtype="f4") for _ in range(7)]
+        targets = [ctx.renderbuffer((1, 1), 4, dtype="f4") for _ in range(8)]
         fbo = ctx.framebuffer(color_attachments=targets)
         fbo.use()
         vbo = ctx.buffer(np.array([-1, -1, 3, -1, -1, 3], "f4").tobytes())
         ctx.vertex_array(prog, [(vbo, "2f", "p")]).render(moderngl.TRIANGLES)
         got = [np.frombuffer(fbo.read(components=4, attachment=i, dtype="f4"), "f4")
-               for i in range(7)]
+               for i in range(8)]
         np.testing.assert_allclose(got[0], [0.25, 0.5, 0.75, 1.0], atol=1e-6)
         np.testing.assert_allclose(got[1][:3], _srgb_decode([0.25, 0.5, 0.75]), atol=1e-6)
         np.testing.assert_allclose(got[2][:3], [0.5, 0.5, 0.125], atol=1e-6)
@@ -166,6 +171,7 @@ def test_the_std140_block_reads_back_every_field_in_glsl():
         np.testing.assert_allclose(got[4], [0.25, 0.5, 0.75, 0.0], atol=1e-6)
         np.testing.assert_allclose(got[5], [0.125, 0.375, 0.625, 0.0], atol=1e-6)
         np.testing.assert_allclose(got[6], [0.1, 0.2, 0.4, 0.0], atol=1e-6)
+        np.testing.assert_allclose(got[7], [0.05, 0.5, 1.8, 0.0], atol=1e-6)
     finally:
         ctx.release()
 
@@ -173,5 +179,6 @@ def test_the_std140_block_reads_back_every_field_in_glsl():
 def test_the_kernels_name_their_varyings_in_the_order_they_are_given():
     # shaders/shading.cuh indexes the offsets array by its enum; cupy_surfaces builds
     # that array in the enum's order, read from the source
-    assert kernel_varyings() == ("position", "normal", "uv0", "color_linear")
+    assert kernel_varyings() == ("position", "normal", "uv0", "color_linear", "tangent",
+                                 "uv1")
     assert set(kernel_varyings()) <= set(VARYINGS)

@@ -575,8 +575,8 @@ def hidden_lines():
 
 def second_uv_set(tmp_path):
     """A glTF whose baseColorTexture reads TEXCOORD_1 (texCoord 1); TEXCOORD_0 points at
-    one texel of the wrong colour. The renderer has one UV set per mesh: the loader picks
-    the set the material names."""
+    one texel of the wrong colour. The loader carries both sets (Mesh uvs, uvs1) and the
+    material's texture reads set 1."""
     g = Gltf()
     pos = g.accessor([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], FLOAT)
     uv0 = g.accessor([[0.9, 0.9]] * 4, FLOAT)
@@ -598,6 +598,90 @@ def second_uv_set(tmp_path):
     return scene, _camera(scene), lambda f: (
         f.color[30, 45, :3].tolist() == [255, 0, 0] and f.color[30, 83, :3].tolist() ==
         [0, 255, 0] and f.color[66, 45, :3].tolist() == [0, 0, 255])
+
+
+def _tilted(deg_x):
+    """RGBA8 texel of the tangent-space normal tilted ``deg_x`` degrees towards +X."""
+    a = np.radians(deg_x)
+    return np.rint((np.array([np.sin(a), 0.0, np.cos(a)]) + 1) / 2 * 255).tolist() + [255]
+
+
+def normal_map():
+    """A PBR quad whose normal map tilts its left half 30 degrees towards +X (the tangent:
+    u grows with x) and its right half 30 degrees away, lit from +X; beside it a lit,
+    specular ball with a bumpy map, its tangents generated (engine.scene.tangents), and a
+    flat double-sided back face with the quad's map."""
+    scene = Scene(background=(0.1, 0.1, 0.1))
+    img = np.zeros((8, 8, 4), np.uint8)
+    img[:, :4], img[:, 4:] = _tilted(30), _tilted(-30)
+    flat = Texture(img, Sampler("clamp", "clamp", "nearest"))
+    quad = scene.add(Node("quad", geometry=_quad(0.6, color=(0.8, 0.8, 0.8), shading="pbr",
+                                                 metallic=0.0, roughness=0.9,
+                                                 maps={"normal": flat})))
+    quad.position = (-0.8, 0.0, 0.0)
+    v, f = icosphere(3)
+    uv = np.stack([np.arctan2(v[:, 0], v[:, 2]) / (2 * np.pi) + 0.5,
+                   np.arccos(np.clip(v[:, 1], -1, 1)) / np.pi], 1).astype(np.float32)
+    rng = np.random.default_rng(RNG_SEED)
+    bumps = rng.normal(0, 0.35, (16, 16, 3))
+    bumps[..., 2] = 1.0
+    bumps /= np.linalg.norm(bumps, axis=-1, keepdims=True)
+    bump_img = np.concatenate([np.rint((bumps + 1) / 2 * 255), np.full((16, 16, 1), 255)],
+                              -1).astype(np.uint8)
+    ball = scene.add(Node("ball", geometry=Mesh(
+        (0.6 * v).astype(np.float32), f, uvs=uv, material=Material(
+            color=(0.3, 0.6, 0.9), specular=0.5, shininess=40.0,
+            maps={"normal": Texture(bump_img)}, normal_scale=0.8))))
+    ball.position = (0.8, 0.0, 0.0)
+    # and a flat, double-sided quad seen from behind (turned half a turn about y): the
+    # map bends the frame of its winding normal, then the back face reverses the result
+    back = scene.add(Node("back", geometry=_quad(0.3, color=(0.9, 0.5, 0.2), shading="flat",
+                                                 specular=0.4, double_sided=True,
+                                                 maps={"normal": flat})))
+    back.position, back.rotation = (0.0, 1.0, 0.0), (0.0, 1.0, 0.0, 0.0)
+    scene.add(DirectionalLight(intensity=2.0, position=(3.0, 0.5, 2.0))).look_at((0, 0, 0))
+    scene.add(AmbientLight(intensity=0.1))
+    # quad columns: x = -1.1 (left half, tilted towards the light) at pixel 30, x = -0.5
+    # (right half) at pixel 49; tilting towards the light brightens the left half
+    return scene, _camera(scene), lambda f: int(f.color[48, 30, 0]) > int(f.color[48, 49, 0]) + 40
+
+
+_QUADRANTS = np.array([[[255, 0, 0], [0, 255, 0]], [[0, 0, 255], [255, 255, 0]]], np.uint8)
+
+
+def texcoord1():
+    """Textures on the second UV set (Mesh.uvs1, Material.tex_coords): an unlit quad whose
+    base colour texture reads uv1, and a black PBR metal whose emissive map reads uv1
+    while its base colour texture reads uv0; uv0 points at one texel everywhere."""
+    scene = Scene(background=(0, 0, 0))
+    quadrants = Texture(np.concatenate([_QUADRANTS, np.full((2, 2, 1), 255, np.uint8)], -1),
+                        Sampler("clamp", "clamp", "nearest", "nearest"))
+    uv1 = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], np.float32)
+    for name, x, material in (
+            ("unlit", -0.7, Material(shading="unlit", texture=quadrants,
+                                     tex_coords={"base_color": 1})),
+            ("emissive", 0.7, Material(color=(0.0, 0.0, 0.0), shading="pbr", metallic=1.0,
+                                       texture=quadrants, emissive=(1.0, 1.0, 1.0),
+                                       maps={"emissive": quadrants},
+                                       tex_coords={"emissive": 1}))):
+        pos = np.array([[-0.6, -0.6, 0], [0.6, -0.6, 0], [0.6, 0.6, 0], [-0.6, 0.6, 0]],
+                       np.float32)
+        mesh = Mesh(pos, [[0, 1, 2], [0, 2, 3]], uvs=np.full((4, 2), 0.9, np.float32),
+                    uvs1=uv1, material=material)
+        scene.add(Node(name, geometry=mesh)).position = (x, 0.0, 0.0)
+    scene.add(DirectionalLight(intensity=1.0))
+    # each quad shows the four quadrants (uv0 alone would give the yellow texel): the
+    # centres of the quarters at x = +-0.7 -+ 0.3, y = +-0.3 are pixels (col, row)
+    # 64 + 30.8 (x) and 48 -+ 9.2 (y)
+    cols = [64 + round((x + dx) / 2.0796 * 64) for x in (-0.7, 0.7) for dx in (-0.3, 0.3)]
+
+    def check(f):
+        for k, col in enumerate(cols):
+            for row, want in ((39, _QUADRANTS[0, k % 2]), (57, _QUADRANTS[1, k % 2])):
+                if f.color[row, col, :3].tolist() != want.tolist():
+                    return False
+        return True
+    return scene, _camera(scene), check
 
 
 def skinning():
@@ -762,7 +846,7 @@ FEATURES = {
     "msaa4": msaa4, "msaa4_points": msaa4_points, "msaa4_lines": msaa4_lines,
     "pbr_metal": pbr_metal, "pbr_dielectric": pbr_dielectric, "emissive": emissive,
     "spot_light": spot_light, "tone_mapping": tone_mapping,
-    "mipmaps": mipmaps,
+    "mipmaps": mipmaps, "normal_map": normal_map, "texcoord1": texcoord1,
     "fog_linear": fog_linear, "fog_exp2": fog_exp2, "sky_gradient": sky_gradient,
 }
 # Features drawn with more than one sample per pixel (Renderer(msaa=...)): their

@@ -46,7 +46,7 @@ def deformation_arguments(tables=None):
     d = kernel_tables(tables)
     return (np.int32(tables is not None), d["slots"], d["inf_joint"], d["inf_weight"],
             np.int32(d["inf_joint"].shape[1]), d["deltas"], d["weights"], d["joints"],
-            np.int32(packed_offset("normal")))
+            np.int32(packed_offset("normal")), np.int32(packed_offset("tangent")))
 
 
 def no_deformation():

@@ -44,6 +44,7 @@ from ...scene.colorspace import linear_to_srgb, srgb_to_linear
 from ...scene.deform import Skin, normalized_influences
 from ...scene.geometry import FLOAT32_MAX, Lines, Mesh, PointCloud
 from ...scene.graph import Node
+from ...scene.material import textures_read
 from ...scene.model import Model
 from ...scene.transforms import decompose_trs
 from ..notes import Notes
@@ -369,16 +370,14 @@ class _Builder:
         skin = self._influences(attrs, f"{where}.attributes", n)
         mat_index = doc.ref(p, "material", where, "materials", default=None)
         info = self.materials.get(mat_index)
-        uv = self._attribute(attrs, f"TEXCOORD_{info.texcoord}", f"{where}.attributes", n, (2,))
-        if uv is not None and info.transform is not None:
-            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
-                uv = uv @ info.transform[:2, :2].T + info.transform[:2, 2]
-            reach = float(np.abs(uv).max()) if len(uv) else 0.0
-            if not reach <= FLOAT32_MAX:
-                far = f"{reach:.3g}" if np.isfinite(reach) else "more than 1.8e+308"
-                raise doc.error(f"materials[{mat_index}]", "KHR_texture_transform puts "
-                                f"texture coordinates {far} out, beyond the float32 range "
-                                f"({FLOAT32_MAX:.3g})")
+        # the two UV sets the engine carries, each transformed by the KHR_texture_transform
+        # of the first texture reading it (engine.io.gltf.materials)
+        sets = [self._attribute(attrs, f"TEXCOORD_{k}", f"{where}.attributes", n, (2,))
+                for k in (0, 1)]
+        for s, transform in info.set_transforms.items():
+            if sets[s] is not None and transform is not None:
+                sets[s] = self._transformed(sets[s], transform, mat_index)
+        uv = sets[info.texcoord]
         color0 = self._attribute(attrs, "COLOR_0", f"{where}.attributes", n, (3, 4))
         idx = self._indices(p, where, n)
         # colours in linear space: factor x COLOR_0 (x the texture at the vertex for points)
@@ -398,8 +397,22 @@ class _Builder:
                                 axis=1)
         material = info.engine_material(vertex_colors=color0 is not None or not textured,
                                         flat=normals is None)
-        if not textured and not (material.shading == "pbr" and material.maps):
-            uv = None
+        # keep only the sets some texture reads (a missing one: its textures read zeros)
+        used = {info.tex_coords[r] for r, _ in textures_read(material)}
+        for s in (0, 1):
+            if s not in used:
+                sets[s] = None
+            elif sets[s] is None:  # (the same line as the base colour's: noted once)
+                self.notes.left_out(f"{where}: texture without TEXCOORD_{s}")
+        tangents = self._attribute(attrs, "TANGENT", f"{where}.attributes", n, (4,))
+        if tangents is not None:
+            # xyz unit; w is +-1 (glTF 2.0 3.7.2.1): its sign is the handedness
+            length = np.linalg.norm(tangents[:, :3], axis=1, keepdims=True)
+            tangents[:, :3] = np.divide(tangents[:, :3], length,
+                                        out=np.zeros_like(tangents[:, :3]), where=length > 0)
+            tangents[:, 3] = np.where(tangents[:, 3] < 0, -1.0, 1.0)
+        if normals is None or "normal" not in material.maps:
+            tangents = None  # without NORMAL the spec ignores TANGENT (flat normals)
         if mode == 0:
             keep = idx if idx is not None else slice(None)
             return PointCloud(pos[keep], colors[keep], point_size=self.point_size)
@@ -412,8 +425,22 @@ class _Builder:
         if normals is not None:
             length = np.linalg.norm(normals, axis=1, keepdims=True)
             normals = np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
-        return Mesh(pos, faces, colors=colors, normals=normals, uvs=uv,
-                    point_size=self.point_size, material=material, **skin, **morph)
+        return Mesh(pos, faces, colors=colors, normals=normals, uvs=sets[0], uvs1=sets[1],
+                    tangents=tangents, point_size=self.point_size, material=material, **skin,
+                    **morph)
+
+    def _transformed(self, uv, transform, mat_index):
+        """(n, 2) texture coordinates through a (3, 3) KHR_texture_transform, checked to
+        stay within float32."""
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            uv = uv @ transform[:2, :2].T + transform[:2, 2]
+        reach = float(np.abs(uv).max()) if len(uv) else 0.0
+        if not reach <= FLOAT32_MAX:
+            far = f"{reach:.3g}" if np.isfinite(reach) else "more than 1.8e+308"
+            raise self.doc.error(f"materials[{mat_index}]", "KHR_texture_transform puts "
+                                 f"texture coordinates {far} out, beyond the float32 range "
+                                 f"({FLOAT32_MAX:.3g})")
+        return uv
 
     def _indices(self, p: dict, where: str, n: int):
         doc = self.doc

@@ -7,23 +7,28 @@ loader multiplies factor x COLOR_0 x texture in linear space and encodes the res
 pbrMetallicRoughness -> ``Material(shading="pbr")``: the glTF 2.0 Appendix B BRDF
 (engine.render.pbr) with ``metallicFactor``/``roughnessFactor`` as ``metallic``/
 ``roughness``, and ``metallicRoughnessTexture``, ``occlusionTexture`` (+ ``strength``) and
-``emissiveTexture`` as the "metallic_roughness", "occlusion" and "emissive" maps, read at
-the base colour texture's UVs (its TEXCOORD_n, transformed; the mesh carries that one
-set); ``emissiveFactor`` times ``KHR_materials_emissive_strength`` as ``emissive``. A
-primitive without NORMAL gets ``flat_normals`` (the spec's flat normals).
+``emissiveTexture`` as the "metallic_roughness", "occlusion" and "emissive" maps,
+``normalTexture`` (+ ``scale``) as the "normal" map (``normal_scale``; drawn through the
+primitive's TANGENT, or tangents generated in the MikkTSpace convention:
+engine.scene.tangents); each texture reads the TEXCOORD_0 or TEXCOORD_1 its textureInfo's
+``texCoord`` names (``Material.tex_coords``; the mesh's ``uvs`` and ``uvs1``);
+``emissiveFactor`` times ``KHR_materials_emissive_strength`` as ``emissive``. A
+primitive without NORMAL gets ``flat_normals`` (the spec's flat normals; its TANGENT is
+then ignored, as the spec asks).
 ``KHR_materials_unlit`` -> shading "unlit". ``alphaMode`` MASK -> ``alpha_cutoff``
 (default 0.5); BLEND is drawn opaque (``Material.blend`` records it). ``doubleSided`` ->
-``double_sided``. Not drawn (kept on ``maps``, noted by the loader): ``normalTexture``;
-a map on another UV set or KHR_texture_transform than the base colour texture's is read
-at the base colour texture's UVs (noted). OBJ/MTL materials keep the Lambert +
-Blinn-Phong kind "lit" (engine.io.mtl).
+``double_sided``. Not drawn (noted by the loader): a texCoord beyond 1 (read at
+TEXCOORD_0), and a KHR_texture_transform other than the first one on the same UV set
+(the base colour texture's first: each set is transformed once, when the mesh is built;
+the others read those UVs). OBJ/MTL materials keep the Lambert + Blinn-Phong kind "lit"
+(engine.io.mtl).
 
 Samplers: wrapS/wrapT REPEAT (10497), CLAMP_TO_EDGE (33071), MIRRORED_REPEAT (33648)
 per axis; magFilter (NEAREST 9728 / LINEAR 9729; absent: the minFilter's within-level
 filter, else linear) and minFilter (9728, 9729 and the mipmap filters 9984-9987, all
 drawn: engine.scene.material.MIN_FILTERS; absent: the engine's default, trilinear for a
 linear magFilter). ``KHR_texture_transform`` (offset, rotation,
-scale, texCoord) is applied to the UVs of the base colour texture when the mesh is
+scale, texCoord) is applied to the UVs of the set a texture reads when the mesh is
 built (an affine map of UVs is exact per vertex, since the rasterizer interpolates UVs
 linearly in perspective-correct barycentrics).
 """
@@ -63,7 +68,9 @@ class MaterialInfo:
 
     factor: (4,) linear RGBA base colour factor; texture: engine Texture of the base
     colour or None; texcoord: which TEXCOORD_n it reads; transform: (3, 3) UV transform
-    or None; and the engine material parameters.
+    or None; tex_coords: role -> UV set (0 or 1) of every texture; set_transforms: UV set
+    -> the (3, 3) transform (or None) applied to it when the mesh is built; and the engine
+    material parameters.
     """
 
     def __init__(self):
@@ -80,6 +87,9 @@ class MaterialInfo:
         self.blend = False
         self.emissive = (0.0, 0.0, 0.0)
         self.maps: dict[str, Texture] = {}
+        self.normal_scale = 1.0
+        self.tex_coords: dict[str, int] = {}
+        self.set_transforms: dict[int, np.ndarray | None] = {}
         self._engine: dict[tuple, Material] = {}
 
     def engine_material(self, vertex_colors: bool, flat: bool = False) -> Material:
@@ -100,7 +110,8 @@ class MaterialInfo:
                 double_sided=self.double_sided, alpha_cutoff=self.alpha_cutoff,
                 blend=self.blend, emissive=self.emissive, maps=self.maps,
                 metallic=self.metallic, roughness=self.roughness,
-                occlusion_strength=self.occlusion_strength, flat_normals=bool(flat))
+                occlusion_strength=self.occlusion_strength, flat_normals=bool(flat),
+                normal_scale=self.normal_scale, tex_coords=self.tex_coords)
         return self._engine[key]
 
 
@@ -230,6 +241,9 @@ class Materials:
             if base is not None:
                 info.texture, info.texcoord, info.transform = self.texture_info(
                     base, f"{pw}.baseColorTexture")
+                if info.texture is not None:
+                    info.texcoord = self._uv_set(info, "base_color", info.texcoord,
+                                                 info.transform, label)
             mr = doc.obj(pbr, "metallicRoughnessTexture", pw)
             if mr is not None:
                 self._map(info, "metallic_roughness", mr, f"{pw}.metallicRoughnessTexture",
@@ -270,18 +284,31 @@ class Materials:
 
     def _map(self, info, role, tinfo, where, what, label):
         if role == "normal":  # normalTextureInfo.scale, occlusionTextureInfo.strength
-            self.doc.number(tinfo, "scale", where, default=1.0)
+            info.normal_scale = self.doc.number(tinfo, "scale", where, default=1.0)
         elif role == "occlusion":
             info.occlusion_strength = self.doc.number(tinfo, "strength", where, default=1.0,
                                                       lo=0.0, hi=1.0)
         tex, texcoord, transform = self.texture_info(tinfo, where)
         if tex is not None:
             info.maps[role] = tex
-        if role == "normal":
-            self.notes.add(what, label)
-        elif texcoord != info.texcoord or not _same_transform(transform, info.transform):
-            self.notes.add(f"{what} on other UVs than the base colour texture's (read at "
-                           "those)", label)
+            self._uv_set(info, role, texcoord, transform, label, what)
+
+    def _uv_set(self, info, role, texcoord, transform, label, what="base colour textures"):
+        """Record the UV set texture ``role`` reads (0 or 1; a texCoord beyond 1 reads
+        0, noted) and its set's transform (the first texture's on that set; a different
+        one later is noted); returns the set."""
+        k = texcoord
+        if k > 1:
+            self.notes.add(f"{what} on TEXCOORD_{k} (read at TEXCOORD_0: the engine "
+                           "carries two UV sets)", label)
+            k = 0
+        info.tex_coords[role] = k
+        if k not in info.set_transforms:
+            info.set_transforms[k] = transform
+        elif not _same_transform(transform, info.set_transforms[k]):
+            self.notes.add(f"{what} with another KHR_texture_transform than the first "
+                           f"texture on TEXCOORD_{k} (read with that one)", label)
+        return k
 
 
 def _same_transform(a, b) -> bool:

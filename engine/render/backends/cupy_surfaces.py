@@ -138,7 +138,7 @@ class CudaSurfaces:
                      np.int32(points_size is not None), np.float64(w), np.float64(h),
                      out.screen_xy, out.depth, out.visible.view(np.uint8),
                      np.int32(self._deform_on), *self._deform,
-                     np.int32(packed_offset("normal")))
+                     np.int32(packed_offset("normal")), np.int32(packed_offset("tangent")))
         return clip, vary, (out if points_size is not None else None)
 
     def _raster(self, name, piece_tri, px, py, adj, zc, wc, size, id_base, keys, *extra):

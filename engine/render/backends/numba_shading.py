@@ -36,6 +36,8 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
 
 - PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
   light, its maps sampled like the base colour texture (``_pbr_light``).
+- Normal maps (any lit kind): ``_mapped_normal`` (engine.render.normal_map) from the
+  run's tangent planes; each texture's uv0 or uv1 planes by the record's ``uv_sets``.
 - Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
   1 / (cos inner - cos outer); a plain point light's cone lets everything through) and a
   range (0: none), read only when some light has either
@@ -67,8 +69,8 @@ _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy",
          "fastmath": {"contract"}}
 BAND_ROWS = 8
 # the varyings this resolve reads, by their index in the offsets array it is given
-_VARYINGS = ("position", "normal", "uv0", "color_linear")
-_POSITION, _NORMAL, _UV0, _COLOR_LINEAR = range(len(_VARYINGS))
+_VARYINGS = ("position", "normal", "uv0", "color_linear", "tangent", "uv1")
+_POSITION, _NORMAL, _UV0, _COLOR_LINEAR, _TANGENT, _UV1 = range(len(_VARYINGS))
 _ENCODE_STEPS = 4096
 _ENCODE = linear_to_srgb(np.linspace(0.0, 1.0, _ENCODE_STEPS + 1))
 _SPECULAR_FLOOR = 2.0**-16  # see the module docstring
@@ -76,8 +78,11 @@ SPECULAR_STEPS = 1024
 # per-material float and integer columns (pack_materials records as plain arrays:
 # indexing a record's fields in the pixel loop cost Numba about 10% of the frame)
 _F_COLOR, _F_SPECULAR, _F_SPEC_FROM, _F_SPEC_SCALE = 0, 4, 5, 6
-_F_METALLIC, _F_ROUGHNESS, _F_OCCLUSION, _F_EMISSIVE = 7, 8, 9, 10
+_F_METALLIC, _F_ROUGHNESS, _F_OCCLUSION, _F_EMISSIVE, _F_NORMAL_SCALE = 7, 8, 9, 10, 13
 _I_SHADING, _I_FLAGS, _I_TEXTURE, _I_MR, _I_OCCLUSION, _I_EMISSIVE = range(6)
+_I_NORMAL, _I_UV_SETS = 6, 7
+# materials.UV_SET_BITS
+_UV_BASE, _UV_MR, _UV_OCCLUSION, _UV_EMISSIVE, _UV_NORMAL = 1, 2, 4, 8, 16
 _PBR = 3  # materials.SHADING_CODES["pbr"]
 _TONE_START, _TONE_DESATURATION = 0.8 - 0.04, 0.15  # engine.render.tonemap's constants
 _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
@@ -215,10 +220,25 @@ def _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets, position, plane):
         _columns(no, no + 3, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
     if flags & 1:
         _columns(co, co + 4, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
-    if mat_i[mi, _I_TEXTURE] >= 0 or (shading == _PBR and (
-            mat_i[mi, _I_MR] >= 0 or mat_i[mi, _I_OCCLUSION] >= 0
-            or mat_i[mi, _I_EMISSIVE] >= 0)):
+    # each texture's uv set (uv_sets bit set: uv1), and the tangent for a normal map
+    sets = mat_i[mi, _I_UV_SETS]
+    reads0 = reads1 = False
+    if mat_i[mi, _I_TEXTURE] >= 0:
+        reads0, reads1 = reads0 or not (sets & _UV_BASE), reads1 or (sets & _UV_BASE) != 0
+    if shading == _PBR:
+        for k_, bit in ((_I_MR, _UV_MR), (_I_OCCLUSION, _UV_OCCLUSION),
+                        (_I_EMISSIVE, _UV_EMISSIVE)):
+            if mat_i[mi, k_] >= 0:
+                reads0, reads1 = reads0 or not (sets & bit), reads1 or (sets & bit) != 0
+    if shading != 0 and mat_i[mi, _I_NORMAL] >= 0:
+        reads0 = reads0 or not (sets & _UV_NORMAL)
+        reads1 = reads1 or (sets & _UV_NORMAL) != 0
+        to = offsets[_TANGENT]
+        _columns(to, to + 4, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if reads0:
         _columns(uo, uo + 2, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
+    if reads1:
+        _columns(offsets[_UV1], offsets[_UV1] + 2, v0, v1, v2, vary, adj, t, r0, r1, r2, plane)
     if flat:  # the geometric normal, constant over the triangle
         e1x, e1y, e1z = (vary[v1, po] - vary[v0, po], vary[v1, po + 1] - vary[v0, po + 1],
                          vary[v1, po + 2] - vary[v0, po + 2])
@@ -262,6 +282,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
             yn = 1.0 - (2.0 * py + 1.0) / height
             last = np.int64(-1)
             mi = shading = flags = ti = np.int64(0)
+            bo = uo
             lod_qy = lod_uy = lod_vy = lod_w = lod_h = 0.0
             for px in range(width):
                 p = py * width + px
@@ -287,9 +308,10 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     _setup(t, yn, tris, adj, front, vary, mat_i, mi, offsets,
                            needs_position or (mat_f[mi, _F_SPECULAR] > 0 and not ortho),
                            plane)
+                    bo = offsets[_UV1] if mat_i[mi, _I_UV_SETS] & _UV_BASE else uo
                     if ti >= 0:
                         lod_qy, lod_uy, lod_vy, lod_w, lod_h = _uv_slopes(
-                            t, tris, adj, vary, uo, ti, tex_info)
+                            t, tris, adj, vary, bo, ti, tex_info)
                 xn = px * x_scale + x_offset
                 q = plane[0] * xn + plane[1]
                 inv = 1.0 / q if q != 0 else 1.0
@@ -299,9 +321,9 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     r, g = r * _at(plane, co, xn, inv), g * _at(plane, co + 1, xn, inv)
                     b, a = b * _at(plane, co + 2, xn, inv), a * _at(plane, co + 3, xn, inv)
                 if ti >= 0:
-                    tu, tv = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
+                    tu, tv = _at(plane, bo, xn, inv), _at(plane, bo + 1, xn, inv)
                     tr, tg, tb, ta = _sample(texels, tex_info, tex_periods, ti, tu, tv,
-                                             _lod(plane, uo, tu, tv, inv * x_scale,
+                                             _lod(plane, bo, tu, tv, inv * x_scale,
                                                   inv * y_scale, lod_qy, lod_uy, lod_vy,
                                                   lod_w, lod_h))
                     r, g, b, a = r * tr, g * tg, b * tb, a * ta
@@ -328,6 +350,10 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     nx, ny, nz = nx * k_n, ny * k_n, nz * k_n
                 else:  # no usable normal: the geometric one
                     nx, ny, nz = _geometric(t, tris, vary, po, flags, front)
+                if mat_i[mi, _I_NORMAL] >= 0:
+                    nx, ny, nz = _mapped_normal(plane, xn, inv, nx, ny, nz,
+                                                (flags & 2) != 0 and not front[t], mi, mat_f,
+                                                mat_i, offsets, texels, tex_info, tex_periods)
                 spec = mat_f[mi, _F_SPECULAR]
                 wx = wy = wz = 0.0
                 if needs_position or (spec > 0 and not ortho):  # point lights, view vector
@@ -463,7 +489,7 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                pt_cone, pt_range, windowed, eye, ortho, view_dir):
     """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr)."""
-    po, no, uo = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0]
+    po, no = offsets[_POSITION], offsets[_NORMAL]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                   _at(plane, no + 2, xn, inv))
     nl = nx * nx + ny * ny + nz * nz
@@ -472,6 +498,10 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         nx, ny, nz = nx * k_n, ny * k_n, nz * k_n
     else:
         nx, ny, nz = _geometric(t, tris, vary, po, flags, front)
+    if mat_i[mi, _I_NORMAL] >= 0:
+        nx, ny, nz = _mapped_normal(plane, xn, inv, nx, ny, nz,
+                                    (flags & 2) != 0 and not front[t], mi, mat_f, mat_i,
+                                    offsets, texels, tex_info, tex_periods)
     wx, wy, wz = (_at(plane, po, xn, inv), _at(plane, po + 1, xn, inv),
                   _at(plane, po + 2, xn, inv))
     if ortho:
@@ -489,14 +519,17 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
     if k_mr >= 0 or k_occ >= 0 or k_em >= 0:
         # the maps are read from their full-size level (level of detail 0: no mip chain
         # for them yet, as engine.render.materials packs them)
-        u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
+        sets = mat_i[mi, _I_UV_SETS]
         if k_mr >= 0:  # B metal, G roughness, stored values
+            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_MR)
             _, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_mr, u, v, 0.0)
             metallic, rough = metallic * sb, rough * sg
         if k_occ >= 0:
+            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_OCCLUSION)
             sr, _, _, _ = _sample(texels, tex_info, tex_periods, k_occ, u, v, 0.0)
             occlusion = 1.0 + mat_f[mi, _F_OCCLUSION] * (sr - 1.0)
         if k_em >= 0:
+            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_EMISSIVE)
             sr, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_em, u, v, 0.0)
             er, eg, eb = er * sr, eg * sg, eb * sb
     a2 = rough ** 4
@@ -519,6 +552,54 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         lg += fg * cg
         lb += fb * cb
     return lr + er, lg + eg, lb + eb
+
+
+@numba.njit(inline="always")
+def _uv_at(plane, xn, inv, offsets, second):
+    """(u, v) at the pixel: uv1 when ``second`` (the texture's uv_sets bit), else uv0."""
+    c = offsets[_UV1] if second else offsets[_UV0]
+    return _at(plane, c, xn, inv), _at(plane, c + 1, xn, inv)
+
+
+# its own function, as _sample is: one copy for the lit and the "pbr" paths
+@numba.njit(**_opts)
+def _mapped_normal(plane, xn, inv, nx, ny, nz, back, mi, mat_f, mat_i, offsets, texels,
+                   tex_info, tex_periods):
+    """The unit normal (nx, ny, nz) (reversed already when ``back``: a double-sided back
+    face) through the "normal" map (engine.render.normal_map.mapped_normals: the frame
+    of the unreversed normal, the result reversed again for a back face)."""
+    if back:
+        nx, ny, nz = -nx, -ny, -nz
+    u, v = _uv_at(plane, xn, inv, offsets, mat_i[mi, _I_UV_SETS] & _UV_NORMAL)
+    cr, cg, cb, _ = _sample(texels, tex_info, tex_periods, mat_i[mi, _I_NORMAL], u, v, 0.0)
+    scale = mat_f[mi, _F_NORMAL_SCALE]
+    sx, sy, sz = (2.0 * cr - 1.0) * scale, (2.0 * cg - 1.0) * scale, 2.0 * cb - 1.0
+    sl = math.sqrt(sx * sx + sy * sy + sz * sz)
+    if sl > 0:
+        sx, sy, sz = sx / sl, sy / sl, sz / sl
+    else:
+        sx, sy, sz = 0.0, 0.0, 1.0
+    to = offsets[_TANGENT]
+    gx, gy, gz = _at(plane, to, xn, inv), _at(plane, to + 1, xn, inv), _at(plane, to + 2, xn, inv)
+    hand = -1.0 if _at(plane, to + 3, xn, inv) < 0 else 1.0
+    d = nx * gx + ny * gy + nz * gz
+    tx, ty, tz = gx - nx * d, gy - ny * d, gz - nz * d
+    t2 = tx * tx + ty * ty + tz * tz
+    mx, my, mz = nx, ny, nz
+    if t2 > 1e-12:
+        k = 1.0 / math.sqrt(t2)
+        tx, ty, tz = tx * k, ty * k, tz * k
+        bx, by, bz = ((ny * tz - nz * ty) * hand, (nz * tx - nx * tz) * hand,
+                      (nx * ty - ny * tx) * hand)
+        ax, ay, az = (sx * tx + sy * bx + sz * nx, sx * ty + sy * by + sz * ny,
+                      sx * tz + sy * bz + sz * nz)
+        m2 = ax * ax + ay * ay + az * az
+        if m2 > 0:
+            k = 1.0 / math.sqrt(m2)
+            mx, my, mz = ax * k, ay * k, az * k
+    if back:
+        mx, my, mz = -mx, -my, -mz
+    return mx, my, mz
 
 
 @numba.njit(inline="always")
@@ -578,7 +659,7 @@ def specular_tables(shininess):
 
 
 def _material_arrays(prims):
-    """(mat_f (M, 13) float64, mat_i (M, 6) int64, specular tables, texels, texture
+    """(mat_f (M, 14) float64, mat_i (M, 8) int64, specular tables, texels, texture
     table, (X, 2) float64 1 / the wrap period of each texture along u and v) of an
     assembly, packed once and kept in ``prims.derived`` (textures are decoded once per
     texture, engine.scene.material.Texture.linear)."""
@@ -590,10 +671,12 @@ def _material_arrays(prims):
                                 start[:, None], scale[:, None], records["metallic"][:, None],
                                 records["roughness"][:, None],
                                 records["occlusion_strength"][:, None],
-                                records["emissive"][:, :3]], axis=1)
+                                records["emissive"][:, :3], records["normal_scale"][:, None]],
+                               axis=1)
         mat_i = np.stack([records["shading"], records["flags"], records["texture"],
                           records["mr_texture"], records["occlusion_texture"],
-                          records["emissive_texture"]], axis=1)
+                          records["emissive_texture"], records["normal_texture"],
+                          records["uv_sets"]], axis=1)
         # wrap periods in texels: the size for repeat, twice it for mirror (clamp: unused)
         size = info[:, 1:3].astype(np.float64)
         periods = 1.0 / np.where(info[:, 3:5] == 2, 2.0 * size, size)

@@ -36,6 +36,7 @@ _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 BLOCK = 2048
 _ROWS = tuple(tuple(int(v) for v in r) for r in layout_rows())
 _NORMAL = packed_offset("normal")
+_TANGENT = packed_offset("tangent")
 
 
 def _slot_matrices_body(vp, model, mvp, m, nm):
@@ -155,6 +156,9 @@ def _block(lo, hi, r, p, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, p
     n00, n01, n02 = nm[k, 0, 0], nm[k, 0, 1], nm[k, 0, 2]
     n10, n11, n12 = nm[k, 1, 0], nm[k, 1, 1], nm[k, 1, 2]
     n20, n21, n22 = nm[k, 2, 0], nm[k, 2, 1], nm[k, 2, 2]
+    # a tangent's handedness flips with a mirroring model matrix (attributes)
+    mirror = -1.0 if (m00 * (m11 * m22 - m12 * m21) + m01 * (m12 * m20 - m10 * m22)
+                      + m02 * (m10 * m21 - m11 * m20)) < 0 else 1.0
     if points and not shade and sb < 0 and nt == 0:  # a point cloud's block
         _point_span(p, lo, hi, c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23,
                     c30, c31, c32, c33, clip, width, height, eps, xy, depth, visible)
@@ -162,9 +166,11 @@ def _block(lo, hi, r, p, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, p
     for i in range(lo, hi):
         x, y, z = np.float64(p[i, 0]), np.float64(p[i, 1]), np.float64(p[i, 2])
         # morphed normal (the "normal" attribute) and the skin's matrices
-        q0 = q1 = q2 = 0.0
+        q0 = q1 = q2 = g0 = g1 = g2 = 0.0
         if shade:
             q0, q1, q2 = attrs[i, _NORMAL], attrs[i, _NORMAL + 1], attrs[i, _NORMAL + 2]
+            g0, g1, g2 = attrs[i, _TANGENT], attrs[i, _TANGENT + 1], attrs[i, _TANGENT + 2]
+        hand = mirror
         s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = s20 = s21 = s22 = s23 = 0.0
         skinned = sb >= 0
         if nt > 0:
@@ -177,6 +183,9 @@ def _block(lo, hi, r, p, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, p
                 q0 = q0 + w * np.float64(deltas[base + t, 3])
                 q1 = q1 + w * np.float64(deltas[base + t, 4])
                 q2 = q2 + w * np.float64(deltas[base + t, 5])
+                g0 = g0 + w * np.float64(deltas[base + t, 6])
+                g1 = g1 + w * np.float64(deltas[base + t, 7])
+                g2 = g2 + w * np.float64(deltas[base + t, 8])
         if skinned:
             row = sb + (i - first)
             for c4 in range(0, inf_joint.shape[1], 4):  # sets of four: unrolled
@@ -203,6 +212,7 @@ def _block(lo, hi, r, p, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, p
             t02 = s10 * s21 - s11 * s20
             det = s00 * t00 + s01 * t01 + s02 * t02
             sg = -1.0 if det < 0 else 1.0
+            hand = mirror * sg
             if not (abs(det) > 0 and abs(det) < np.inf):
                 sg = 0.0
             t00, t01, t02 = t00 * sg, t01 * sg, t02 * sg
@@ -233,6 +243,8 @@ def _block(lo, hi, r, p, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, p
                 continue
             if src == _NORMAL:
                 a, bb, cc = q0, q1, q2
+            elif src == _TANGENT:
+                a, bb, cc = g0, g1, g2
             else:
                 a, bb, cc = attrs[i, src], attrs[i, src + 1], attrs[i, src + 2]
             if skinned:  # the skin's normal matrix or 3x3 part first
@@ -256,6 +268,8 @@ def _block(lo, hi, r, p, runs, shaded, mvp, m, nm, attrs, shading, clip, vary, p
                                                                     vz / length)
             else:
                 vary[i, dst] = vary[i, dst + 1] = vary[i, dst + 2] = 0.0
+            if wid == 4:  # the handedness
+                vary[i, dst + 3] = attrs[i, src + 3] * hand
 
 
 _vertices_parallel = numba.njit(parallel=True, **_opts)(_vertices_body)

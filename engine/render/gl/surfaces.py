@@ -158,15 +158,19 @@ class SurfacePainter:
         """The GL texture of ``texture``: RGBA32F of its linear texels (``Texture.linear``,
         the software resolves' texels, so GL filters decoded texels for every material),
         with the engine's own mip chain (engine.scene.mipmap: box-filtered in linear
-        light) as its levels when the sampler's min filter reads mipmaps; ``raw``: RGBA8,
-        the stored values, full-size level only (the "pbr" data maps, as
-        engine.render.materials packs them)."""
+        light) as its levels when the sampler's min filter reads mipmaps; ``raw``: RGBA32F
+        of the stored values / 255, full-size level only (the data maps: "pbr" ones and
+        the normal map, as engine.render.materials packs them)."""
         key = (id(texture), raw)
         tex = self._textures.get(key)
         if tex is None:
             w, h = texture.size
             if raw:
-                tex = self.ctx.texture((w, h), 4, texture.image.tobytes(), alignment=1)
+                # float32 stored / 255, the software resolves' texels: filtered from RGBA8,
+                # llvmpipe's bilinear weights moved a normal-mapped highlight by up to 4
+                # levels (measured on the parity matrix's bumpy ball)
+                data = texture.image.astype(np.float32) / 255.0
+                tex = self.ctx.texture((w, h), 4, data.tobytes(), alignment=1, dtype="f4")
             else:
                 tex = self.ctx.texture((w, h), 4, texture.linear.tobytes(), alignment=1,
                                        dtype="f4")
@@ -383,6 +387,13 @@ class SurfacePainter:
                 _set(prog, f"u_{name}_map", unit)
                 _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
                                                 int(t.sampler.wrap_t == "mirror")))
+        normal = mat.maps.get("normal") if mat.shading != "unlit" else None
+        if normal is not None:  # unit 4, stored values at the full-size level (data)
+            self._texture(normal, raw=True).use(4)
+            self._sampler(normal.sampler, base_only=True).use(4)
+            _set(prog, "u_normal_map", 4)
+            _set(prog, "u_normal_mirror", (int(normal.sampler.wrap_s == "mirror"),
+                                           int(normal.sampler.wrap_t == "mirror")))
 
     def release(self):
         """Free the program, buffers, vertex arrays, textures and interop registrations."""
@@ -427,4 +438,5 @@ def variant_defines(record, n_directional: int, n_point: int, white: bool = Fals
             f"HAS_CUTOFF {flag(float(record['alpha_cutoff']) >= 0.0)}",
             f"HAS_SPECULAR {flag(float(record['specular']) > 0.0)}",
             f"N_DIRECTIONAL {int(n_directional)}",
-            f"N_LIGHTS {int(n_directional + n_point)}") + (("HAS_NORMALS",) if normals else ())
+            f"N_LIGHTS {int(n_directional + n_point)}") + (("HAS_NORMALS",) if normals else ()) + (
+        ("HAS_NORMAL_MAP",) if shading != 0 and int(record["normal_texture"]) >= 0 else ())
