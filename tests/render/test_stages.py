@@ -269,3 +269,22 @@ def test_the_numba_vertex_kernels_compile_to_parallel_loops():
             out.clip(30), out.varyings(30), False, 0.0, 0.0, 1e-7, out.no_points.screen_xy,
             out.no_points.depth, out.no_points.visible, False,
             *(kernel_tables(None)[k] for k in KERNEL_TABLES))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_vertex_stage_output_is_finite_for_points_beside_meshes(backend):
+    # a point cloud's vertices are no mesh's: their clip and varyings rows were left as
+    # whatever memory held (GL's float32 upload overflowed casting them); now 0
+    from engine import PointCloud
+    from engine.scene.procedural import box
+
+    scene = Scene()
+    rng = np.random.default_rng(3)
+    scene.add(Node("cloud", geometry=PointCloud(rng.uniform(-1, 1, (5000, 3)))))
+    scene.add(Node("box", geometry=box()))
+    camera = scene.add(PerspectiveCamera(position=(0, 0, 4)))
+    with Renderer(scene, camera, (64, 48), backend=backend) as r:
+        for _ in range(2):  # the second frame reuses the buffers
+            inputs = r.frame_inputs()
+            assert np.isfinite(inputs.clip).all()
+            assert np.isfinite(inputs.shader.varyings).all()

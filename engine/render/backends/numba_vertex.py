@@ -338,14 +338,16 @@ class VertexBuffers:
                                     np.zeros(0, np.bool_))
         self.no_attributes = np.zeros((0, VARYING_COUNT - 3))
 
+    # zeroed when grown (not per frame): rows no mesh writes (a point cloud's vertices
+    # beside meshes) hold 0, not leftover memory that GL's float32 upload overflowed on
     def clip(self, n: int) -> np.ndarray:
         if len(self._clip) < n:
-            self._clip = np.empty((max(n, len(self._clip) * 3 // 2), 4))
+            self._clip = np.zeros((max(n, len(self._clip) * 3 // 2), 4))
         return self._clip[:n]
 
     def varyings(self, n: int) -> np.ndarray:
         if len(self._vary) < n:
-            self._vary = np.empty((max(n, len(self._vary) * 3 // 2), VARYING_COUNT))
+            self._vary = np.zeros((max(n, len(self._vary) * 3 // 2), VARYING_COUNT))
         return self._vary[:n]
 
     def matrices(self, k: int):
