@@ -24,6 +24,7 @@ from .batch import VertexBatch
 from .frame import Frame
 from .msaa import check_msaa, render_multisampled
 from .primitives import Primitives
+from .transparency import draw_transparent, has_blended
 
 log = logging.getLogger("engine")
 
@@ -264,16 +265,23 @@ class Renderer:
         stages = self._stages(prims)
         self.drawn_by = stages.name
         inputs = stages.vertex_stage(self.batch, prims, view)
+        # BLEND triangles: a second pass over the opaque frame (GL peels its own layers)
+        blend = self.raster != "gl" and has_blended(prims)
         if self.msaa > 1 and self.raster != "gl":
             # S rasters at the sample positions, each primitive shaded once per pixel
             frame, keys = render_multisampled(stages, inputs, view, self.msaa)
             self._visibility = (keys, self.size)
+            if blend:
+                frame = draw_transparent(stages, inputs, view, frame)
             frame = frame if depth else Frame(frame.color, None)
         else:
             keys = stages.rasterize(inputs, view)
             frame = stages.resolve(keys, inputs, view)
             self._visibility = None if keys is None else (keys, self.size)
-            frame = stages.read(frame, depth=depth, host=host, copy=copy)
+            frame = stages.read(frame, depth=depth or blend, host=host, copy=copy)
+            if blend:
+                frame = draw_transparent(stages, inputs, view, frame)
+                frame = frame if depth else Frame(frame.color, None)
         for overlay in self.overlays:
             overlay.draw(frame.color, self.camera)
         return frame
