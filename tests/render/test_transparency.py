@@ -135,7 +135,7 @@ def test_more_layers_than_kept_merge(backend, monkeypatch, native_dir):
     kept = [(srgb_to_linear(np.array(c, float)), a) for c, a in zip(colors, a8)][:LAYERS]
     last_rgb, last_a = kept[-1]
     kept[-1] = (last_rgb, 1 - (1 - last_a) ** (1 + n - LAYERS))
-    rgb, alpha = over(kept, below=(1, 1, 1))
+    rgb, _ = over(kept, below=(1, 1, 1))
     got = f.color[CENTRE].astype(int)
     assert np.abs(got[:3] - to_srgb8(rgb)).max() <= 1 and got[3] == 255
     # and it is not what dropping the two (or compositing all six) would give

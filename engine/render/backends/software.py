@@ -23,13 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
+from .. import transparency
 from ..culling import FrustumCuller, mark_culled
 from ..frame import EMPTY_KEY, Frame, cleared_keys
 from ..lines import fragment_colors, occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
 from ..shading import resolve as resolve_surfaces
 from ..surface_vertices import surface_vertices
-from .. import transparency
 from ..transparency import blended_pieces
 from ..triangles import Workspace, raster_triangles, setup_triangles
 from .base import OutputBuffers
