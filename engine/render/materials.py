@@ -11,7 +11,8 @@ uniform block generated from the same field table (``glsl_material_block``;
     color_linear  float64 (4,)  the same with RGB decoded to linear (IEC 61966-2-1)
     specular      float64       Blinn-Phong specular strength in [0, 1]
     shininess     float64       Blinn-Phong exponent in [1, 10000]
-    alpha_cutoff  float64       glTF MASK threshold in [0, 1]; -1 for an opaque material
+    alpha_cutoff  float64       glTF MASK threshold in [0, 1]; -1 for an opaque or a
+                                BLEND material
     shading       int32         0 unlit, 1 lit (smooth), 2 flat
     flags         int32         1 multiply vertex colours | 2 double-sided | 4 "pbr"
                                 flat normals | 8 blended (glTF BLEND: the resolve
@@ -143,7 +144,8 @@ def pack_materials(materials):
         r["color_linear"][:3] = srgb_to_linear(np.asarray(m.color[:3]))
         r["color_linear"][3] = m.color[3]
         r["specular"], r["shininess"] = m.specular, m.shininess
-        r["alpha_cutoff"] = -1.0 if m.alpha_cutoff is None else m.alpha_cutoff
+        # a BLEND material has no alpha test (glTF: the cutoff belongs to MASK)
+        r["alpha_cutoff"] = -1.0 if m.alpha_cutoff is None or m.blend else m.alpha_cutoff
         r["shading"] = SHADING_CODES[m.shading]
         r["flags"] = (VERTEX_COLORS if m.vertex_colors else 0) | (
             DOUBLE_SIDED if m.double_sided else 0) | (

@@ -1,5 +1,6 @@
 """alphaMode BLEND: order-independent "over" compositing in linear light
-(engine.render.transparency) on the host backends and the CUDA kernels (emulated).
+(engine.render.transparency) on the host backends, the CUDA kernels (emulated) and GL
+(depth peeling on llvmpipe).
 
 The right values are computed here from the colours and alphas of the layers, back to
 front in linear light (sRGB decode/encode of engine.scene.colorspace), never read off a
@@ -74,11 +75,14 @@ def _render(backend, scene, cam, monkeypatch=None, native_dir=None, **kw):
         frame = r.render()
         assert "raster_layer_triangles" in count.kernels  # drawn by the CUDA k-buffer
         return frame, r
+    if backend == "gl":  # GL's depth peeling (engine.render.gl.peeling)
+        with Renderer(scene, cam, SIZE, backend="numba", raster="gl", **kw) as r:
+            return r.render(), r
     r = Renderer(scene, cam, SIZE, backend=backend, **kw)
     return r.render(), r
 
 
-BACKENDS = ("numpy", "numba", "cuda")
+BACKENDS = ("numpy", "numba", "cuda", "gl")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -99,7 +103,8 @@ def test_two_quads_either_order(backend, monkeypatch, native_dir):
     for node in scene.children[1:3]:
         node.visible = False
     opaque = Renderer(scene, cam, SIZE, backend="numpy").render()
-    assert np.array_equal(frames[0].depth, opaque.depth)
+    # (GL's depth buffer has 24 bits)
+    assert np.allclose(frames[0].depth, opaque.depth, rtol=0, atol=0 if backend != "gl" else 1e-6)
 
 
 def test_only_red_over_blue_and_outside():

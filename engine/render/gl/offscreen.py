@@ -16,6 +16,7 @@ import numpy as np
 from ...arrays import to_host
 from ...errors import EngineError
 from ..frame import Frame, background_rgba
+from ..transparency import LAYERS, composite_layers, has_blended
 from .points import PointPainter
 from .surfaces import SurfacePainter
 
@@ -60,6 +61,8 @@ class OffscreenGL:
         self._fbo = None
         self._size = None
         self._ms = None  # the MultisampleTarget of msaa frames (engine.render.gl.multisample)
+        self._peeler = None  # the DepthPeeler of frames with BLEND triangles
+        self._peeled = False  # the last frame drew transparency layers
         # the finalizer holds this object's attribute dict, never the object itself
         self._release = weakref.finalize(self, _release_gl, self.__dict__)
 
@@ -124,6 +127,20 @@ class OffscreenGL:
                        colors_revision)
             if ms is not None:
                 ms.resolve_into(fbo)
+            self._peeled = has_blended(inputs.prims)
+            if self._peeled:  # BLEND triangles: the transparency passes
+                self._peeler_for((w, h)).peel(self._surface_painter, inputs,
+                                              fbo.depth_attachment)
+
+    def _peeler_for(self, size):
+        """The DepthPeeler of ``size`` (engine.render.gl.peeling), kept between frames."""
+        if self._peeler is None or self._peeler.size != size:
+            from .peeling import DepthPeeler
+
+            if self._peeler is not None:
+                self._peeler.release()
+            self._peeler = DepthPeeler(self.ctx, size, LAYERS)
+        return self._peeler
 
     def _multisample(self, size, samples):
         """The MultisampleTarget of ``size`` and ``samples``, kept between frames."""
@@ -144,8 +161,12 @@ class OffscreenGL:
         with self.ctx:
             fbo = self._framebuffer((w, h))
             color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
+            color = np.ascontiguousarray(color[::-1])
+            if self._peeled:  # the BLEND layers over it (engine.render.transparency)
+                color = composite_layers(color.reshape(-1, 4),
+                                         *self._peeler.read()).reshape(h, w, 4)
             zbuf = self.read_depth((w, h)) if depth else None
-            return Frame(np.ascontiguousarray(color[::-1]), zbuf)
+            return Frame(color, zbuf)
 
     def read_depth(self, size) -> np.ndarray:
         """(H, W) float32 window depth of the framebuffer drawn by ``draw_frame``, row 0
@@ -179,6 +200,8 @@ def _release_gl(state: dict):
             state["_surfaces"].release()
         if state["_ms"] is not None:
             state["_ms"].release()
+        if state["_peeler"] is not None:
+            state["_peeler"].release()
         fbo = state["_fbo"]
         if fbo is not None:
             for att in (*fbo.color_attachments, fbo.depth_attachment):

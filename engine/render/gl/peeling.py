@@ -1,0 +1,94 @@
+"""GL's transparency pass (engine.render.transparency): depth peeling of the BLEND
+triangles into LAYERS colour + depth targets and a count of the fragments beyond them.
+
+After the opaque frame (and its multisample resolve) the BLEND triangles are drawn
+LAYERS times more, at one sample per pixel, each pass into its own RGBA8 colour and
+depth texture with GL's depth test (``<``) and the fragment shader's discards
+(shaders/surface.frag ``u_peel``): in front of the opaque frame's depth (its depth
+texture) and, after the first, behind the previous layer's depth (Everitt, "Interactive
+order-independent transparency", NVIDIA 2001). Layer i thus holds each pixel's i-th
+nearest transparent fragment, shaded by the same fragment shader as opaque ones, its
+base alpha written as alpha. A last pass adds 1 per fragment behind the last layer into
+a float target: the overflow of the software k-buffer. The layers are read back and
+composited on the host by ``engine.render.transparency.composite_layers``, as the
+software backends composite theirs.
+
+Depth alone orders the layers here, so of coplanar transparent fragments (equal depth)
+one is kept, where the software k-buffer keeps both (ties by primitive id).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .surfaces import PEEL_UNITS
+
+__all__ = ["DepthPeeler"]
+
+
+class DepthPeeler:
+    """The transparency targets of one size and layer count, and the passes into them.
+
+    Args:
+        ctx: the moderngl context (current while any method runs).
+        size: (width, height) in pixels.
+        layers: the k-buffer's depth (engine.render.transparency.LAYERS).
+    """
+
+    def __init__(self, ctx, size, layers: int):
+        self.ctx, self.size, self.layers = ctx, tuple(size), layers
+        self.color = [ctx.texture(self.size, 4) for _ in range(layers)]
+        self.depth = [ctx.depth_texture(self.size) for _ in range(layers)]
+        for d in self.depth:
+            d.compare_func = ""  # read as depth values, not as a shadow comparison
+        self.fbos = [ctx.framebuffer(color_attachments=[c], depth_attachment=d)
+                     for c, d in zip(self.color, self.depth)]
+        self.count = ctx.texture(self.size, 1, dtype="f4")
+        self.count_fbo = ctx.framebuffer(color_attachments=[self.count])
+
+    def peel(self, painter, inputs, opaque_depth):
+        """Draw the layers and the overflow count of ``inputs``'s BLEND triangles with
+        the SurfacePainter ``painter`` (which drew the opaque frame), against the depth
+        texture ``opaque_depth`` of the opaque frame."""
+        import moderngl
+
+        ctx = self.ctx
+        opaque_depth.compare_func = ""
+        opaque_depth.use(PEEL_UNITS[0])
+        for i, fbo in enumerate(self.fbos):
+            fbo.use()
+            fbo.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+            if i:
+                self.depth[i - 1].use(PEEL_UNITS[1])
+            painter.draw_blended(inputs, 1 if i == 0 else 2)
+        self.count_fbo.use()
+        self.count_fbo.clear(0.0, 0.0, 0.0, 0.0)
+        self.depth[-1].use(PEEL_UNITS[1])
+        ctx.disable(moderngl.DEPTH_TEST)
+        ctx.enable(moderngl.BLEND)
+        ctx.blend_func = (moderngl.ONE, moderngl.ONE)
+        try:
+            painter.draw_blended(inputs, 3)
+        finally:
+            ctx.blend_func = moderngl.DEFAULT_BLENDING
+            ctx.disable(moderngl.BLEND)
+            ctx.enable(moderngl.DEPTH_TEST)
+
+    def read(self):
+        """(rgba (L, P, 4) uint8, present (L, P) bool, overflow (P,) int64), rows from
+        the top (GL's bottom-up rows flipped), P = W * H: the arguments of
+        ``composite_layers``."""
+        w, h = self.size
+
+        def flip(data, dtype):
+            return np.frombuffer(data, dtype).reshape(h, w, -1)[::-1].reshape(w * h, -1)
+
+        rgba = np.stack([flip(t.read(alignment=1), np.uint8) for t in self.color])
+        depth = np.stack([flip(t.read(alignment=1), np.float32)[:, 0] for t in self.depth])
+        count = flip(self.count.read(alignment=1), np.float32)[:, 0]
+        return rgba, depth < 1.0, np.rint(count).astype(np.int64)
+
+    def release(self):
+        for obj in (*self.fbos, *self.color, *self.depth, self.count_fbo, self.count):
+            obj.release()
+
