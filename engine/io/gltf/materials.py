@@ -12,7 +12,8 @@ the base colour texture's UVs (its TEXCOORD_n, transformed; the mesh carries tha
 set); ``emissiveFactor`` times ``KHR_materials_emissive_strength`` as ``emissive``. A
 primitive without NORMAL gets ``flat_normals`` (the spec's flat normals).
 ``KHR_materials_unlit`` -> shading "unlit". ``alphaMode`` MASK -> ``alpha_cutoff``
-(default 0.5); BLEND is drawn opaque (``Material.blend`` records it). ``doubleSided`` ->
+(default 0.5); BLEND -> ``blend`` (order-independent "over" compositing,
+engine.render.transparency). ``doubleSided`` ->
 ``double_sided``. Not drawn (kept on ``maps``, noted by the loader): ``normalTexture``;
 a map on another UV set or KHR_texture_transform than the base colour texture's is read
 at the base colour texture's UVs (noted). OBJ/MTL materials keep the Lambert +
@@ -258,8 +259,7 @@ class Materials:
         if mode == "MASK":
             info.alpha_cutoff = min(cutoff, 1.0)
         elif mode == "BLEND":
-            info.blend = True
-            self.notes.add("alpha blending (drawn opaque)", label)
+            info.blend = True  # drawn blended (engine.render.transparency)
         info.double_sided = doc.boolean(m, "doubleSided", where, False)
         if "KHR_materials_unlit" in ext:
             info.shading = "unlit"
