@@ -167,17 +167,17 @@ extern "C" __global__ void raster_masked_triangles(
     }
 }
 
-// One pixel's sorted list of n_layers keys (layers[i * npix + p], ascending, EMPTY
+// One pixel's sorted list of n_layers keys (layers[p * n_layers + i], ascending, EMPTY
 // after its last): the key goes in by one atomicMin per slot, the larger of the two
 // moving on to the next slot, so the slots keep the smallest keys in order whatever the
 // arrival order; a key pushed past the last slot counts in overflow[p]
 // (engine/render/transparency.py's k-buffer).
-__device__ inline void insert_layer(unsigned long long* layers, long long npix, int n_layers,
-                                    long long p, unsigned long long key,
-                                    unsigned int* overflow)
+__device__ inline void insert_layer(unsigned long long* layers, int n_layers, long long p,
+                                    unsigned long long key, unsigned int* overflow)
 {
+    unsigned long long* list = layers + p * n_layers;
     for (int i = 0; i < n_layers; ++i) {
-        const unsigned long long old = atomicMin(layers + i * npix + p, key);
+        const unsigned long long old = atomicMin(list + i, key);
         if (old == 0xFFFFFFFFFFFFFFFFull) return;  // an empty slot took it
         key = old > key ? old : key;
     }
@@ -196,7 +196,6 @@ extern "C" __global__ void raster_layer_triangles(
     unsigned long long* layers, int n_layers, unsigned int* overflow)
 {
     const long long stride = (long long)blockDim.x * gridDim.x;
-    const long long npix = (long long)width * height;
     for (long long m = (long long)blockIdx.x * blockDim.x + threadIdx.x; m < m_count; m += stride) {
         const long long t = piece_tri[m];
         const double* A = adj + 9 * t;
@@ -206,7 +205,7 @@ extern "C" __global__ void raster_layer_triangles(
                      [=](long long px, long long py) {
                          const float d = frustum::pixel_depth(A, zc + 3 * t, wc + 3 * t, px,
                                                               py, width, height);
-                         insert_layer(layers, npix, n_layers, py * (long long)width + px,
+                         insert_layer(layers, n_layers, py * (long long)width + px,
                                       ((unsigned long long)frustum::float_bits(d) << 32) | low,
                                       overflow);
                          return false;

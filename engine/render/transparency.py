@@ -85,14 +85,14 @@ def raster_layers(layers, overflow, setup, size, id_base: int, pieces, bound):
     engine.render.triangles.raster_triangles) is below ``bound`` (``opaque_bound``).
 
     Args:
-        layers: (L, P) uint64, filled with EMPTY_KEY by the caller; written in place:
+        layers: (P, L) uint64, filled with EMPTY_KEY by the caller; written in place:
             per pixel the L smallest keys, ascending (nearest first), EMPTY_KEY after
-            the pixel's last fragment.
+            the pixel's last fragment (a pixel's list in one cache line).
         overflow: (P,) int32 zeros; written in place: the fragments beyond the L kept.
         pieces: (K,) int64 piece indices (the BLEND ones).
     """
     w, _ = size
-    n_layers = layers.shape[0]
+    n_layers = layers.shape[1]
     pix, key = [], []
     for m, px, py, depth in covered_pixels(setup, size, pieces):
         k = (depth.view(np.uint32).astype(np.uint64) << _SHIFT) | (
@@ -111,7 +111,7 @@ def raster_layers(layers, overflow, setup, size, id_base: int, pieces, bound):
     start = np.flatnonzero(first)
     rank = np.arange(pix.size) - np.repeat(start, np.diff(np.r_[start, pix.size]))
     kept = rank < n_layers
-    layers[rank[kept], pix[kept]] = key[kept]
+    layers[pix[kept], rank[kept]] = key[kept]
     np.add.at(overflow, pix[~kept], 1)
     return layers, overflow
 
@@ -123,15 +123,17 @@ def composite_layers(color, layer_rgba, present, overflow) -> np.ndarray:
         color: (P, 4) uint8 RGBA of the opaque frame (straight alpha).
         layer_rgba: (L, P, 4) uint8 the layers' resolved RGBA, nearest first (alpha: the
             base alpha, engine.render.shading).
-        present: (L, P) bool, where each layer has a fragment.
+        present: (L, P) bool, where each layer has a fragment (a pixel's layers are the
+            first ones).
         overflow: (P,) int fragments beyond the L layers (the module's merge rule: the
             farthest kept layer's alpha ``a`` becomes ``1 - (1 - a) ** (1 + m)``).
 
     Returns:
-        (P, 4) uint8: ``color`` with the layers composited where a pixel has any.
+        (P, 4) uint8: ``color`` with the layers composited where a pixel has any (the
+        other pixels keep their bytes).
     """
     out = np.array(color, np.uint8)
-    touched = np.flatnonzero(present.any(axis=0))
+    touched = np.flatnonzero(present[0])
     if not touched.size:
         return out
     base = out[touched]
@@ -140,17 +142,13 @@ def composite_layers(color, layer_rgba, present, overflow) -> np.ndarray:
     count = present[:, touched].sum(axis=0)  # layers per pixel: the last is the farthest
     extra = np.asarray(overflow)[touched]
     for i in range(len(layer_rgba) - 1, -1, -1):
-        sel = np.flatnonzero(present[i, touched])
-        if not sel.size:
-            continue
-        px = layer_rgba[i, touched[sel]]
-        a = px[:, 3] / 255.0
-        merged = sel[count[sel] == i + 1]  # this pixel's farthest kept layer
-        if merged.size:
-            m = np.searchsorted(sel, merged)
-            a[m] = 1.0 - (1.0 - a[m]) ** (1 + extra[merged])
-        rgb[sel] = a[:, None] * _DECODE[px[:, :3]] + (1.0 - a[:, None]) * rgb[sel]
-        alpha[sel] = a + (1.0 - a) * alpha[sel]
+        px = layer_rgba[i, touched]
+        a = np.where(present[i, touched], px[:, 3] / 255.0, 0.0)  # no layer: no change
+        last = count == i + 1
+        a[last] = 1.0 - (1.0 - a[last]) ** (1 + extra[last])
+        rgb *= (1.0 - a)[:, None]
+        rgb += a[:, None] * _DECODE[px[:, :3]]
+        alpha += a * (1.0 - alpha)
     seen = alpha > 0
     # straight alpha; where nothing covers (all alpha 0), the opaque pass's colour stays
     rgb[seen] /= alpha[seen, None]
@@ -167,16 +165,18 @@ def draw_transparent(stages, inputs, view, frame: Frame, layers: int = LAYERS) -
     (the same depth)."""
     w, h = view.size
     keys, overflow = stages.raster_layers(inputs, view, opaque_bound(frame.depth), layers)
-    keys = np.asarray(to_host(keys)).reshape(layers, w * h)
+    keys = np.asarray(to_host(keys)).reshape(w * h, layers).T  # (L, P): a layer a row
     present = keys != EMPTY_KEY
     rgba = np.zeros((layers, w * h, 4), np.uint8)
     xp = getattr(stages, "xp", np)
     for i in range(layers):
         if present[i].any():
-            layer = stages.resolve(xp.asarray(keys[i]) if xp is not np else keys[i],
-                                   inputs, view)
+            layer = np.ascontiguousarray(keys[i])
+            layer = stages.resolve(xp.asarray(layer) if xp is not np else layer, inputs, view)
             layer = stages.read(layer, depth=False, host=True, copy=True)
             rgba[i] = np.asarray(to_host(layer.color)).reshape(-1, 4)
-    color = composite_layers(np.asarray(to_host(frame.color)).reshape(-1, 4), rgba, present,
-                             np.asarray(to_host(overflow)))
+    # the backend's compiled twin where it has one (engine.render.backends.numba_layers)
+    composite = getattr(stages, "composite_layers", composite_layers)
+    color = composite(np.asarray(to_host(frame.color)).reshape(-1, 4), rgba, present,
+                      np.asarray(to_host(overflow)))
     return Frame(color.reshape(h, w, 4), frame.depth)

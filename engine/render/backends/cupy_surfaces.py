@@ -265,7 +265,7 @@ class CudaSurfaces:
     def raster_layers(self, inputs, view, bound, layers):
         """The BLEND pieces of the last ``rasterize`` into a k-buffer of ``layers`` keys
         per pixel in front of the host ``bound`` (engine.render.transparency):
-        ((layers, W * H) uint64, (W * H,) uint32 overflow) device arrays."""
+        ((W * H, layers) uint64, (W * H,) uint32 overflow) device arrays."""
         xp = self.xp
         npix = view.size[0] * view.size[1]
         keys = xp.empty(layers * npix, np.uint64)
@@ -278,7 +278,7 @@ class CudaSurfaces:
                      st.adj, zc, wc, view.size, int(inputs.colors.shape[0]),
                      xp.asarray(np.ascontiguousarray(bound, np.uint64)), keys,
                      np.int32(layers), overflow)
-        return keys.reshape(layers, npix), overflow
+        return keys.reshape(npix, layers), overflow
 
     def resolve(self, keys, inputs, view) -> Frame:
         """Shade each pixel of ``keys`` (from ``rasterize``) once -> host Frame."""

@@ -1,5 +1,6 @@
-"""The transparency pass's k-buffer raster compiled by Numba: the CPU fast path of
-``engine.render.transparency.raster_layers``.
+"""The transparency pass compiled by Numba: the CPU fast path of
+``engine.render.transparency.raster_layers`` (the k-buffer raster) and
+``composite_layers`` (the back-to-front "over").
 
 The same pixel walk as ``numba_triangles`` (each thread a band of rows, every piece's
 part in it, integer edge functions stepped along the row, the top-left rule, depth from
@@ -8,14 +9,22 @@ gets the opaque raster's key bit for bit; a fragment below the pixel's opaque bo
 inserted into the pixel's sorted list of L keys (an insertion sort step: the larger key
 moves down a slot, the one pushed past the last slot counts as overflow). A band owns
 its pixels, so no atomics are needed and the result is the reference's.
+
+The compositing is the reference's per pixel, in the same float64 operations, over
+the pixels in parallel (the sRGB decode by the reference's 256-entry table, the encode
+by the IEC 61966-2-1 formula), so its bytes are the reference's within 1 level where a
+value rounds at a tie.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
 
 from ..frame import EMPTY_KEY
+from ..transparency import _DECODE
 from ..triangles import HALF, SUBPIXEL, TriangleSetup
 from .kernel_cache import cached
 
@@ -24,11 +33,15 @@ _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 
 @numba.njit(inline="always")
 def _insert(layers, overflow, p, key):
-    """``key`` into pixel ``p``'s ascending list ``layers[:, p]``."""
-    for i in range(layers.shape[0]):
-        old = layers[i, p]
+    """``key`` into pixel ``p``'s ascending list ``layers[p]``."""
+    last = layers.shape[1] - 1
+    if key >= layers[p, last]:  # behind a full list (the last slot is not EMPTY_KEY)
+        overflow[p] += 1
+        return
+    for i in range(last + 1):
+        old = layers[p, i]
         if key < old:
-            layers[i, p] = key
+            layers[p, i] = key
             key = old
         if key == EMPTY_KEY:
             return
@@ -113,3 +126,48 @@ def raster_layers_numba(layers, overflow, setup: TriangleSetup, size, id_base: i
             np.ascontiguousarray(bound, np.uint64), layers, overflow,
             numba.get_num_threads())
     return layers, overflow
+
+
+@numba.njit(inline="always")
+def _encode8(lin):
+    """Linear light -> 8-bit sRGB (colorspace.linear_to_srgb, then to_unorm8)."""
+    lin = min(max(lin, 0.0), 1.0)
+    s = lin * 12.92 if lin <= 0.0031308 else 1.055 * math.pow(lin, 1.0 / 2.4) - 0.055
+    return np.uint8(np.rint(min(max(s, 0.0), 1.0) * 255.0))
+
+
+@numba.njit(**{**_opts, "parallel": True})
+def _composite(out, layer_rgba, present, overflow, decode):
+    n_layers = layer_rgba.shape[0]
+    for p in numba.prange(out.shape[0]):
+        if not present[0, p]:
+            continue
+        alpha = out[p, 3] / 255.0
+        r = decode[out[p, 0]] * alpha
+        g = decode[out[p, 1]] * alpha
+        b = decode[out[p, 2]] * alpha
+        count = 0
+        for i in range(n_layers):
+            count += present[i, p]
+        for i in range(count - 1, -1, -1):
+            a = layer_rgba[i, p, 3] / 255.0
+            if i == count - 1:
+                a = 1.0 - (1.0 - a) ** (1 + overflow[p])
+            r = r * (1.0 - a) + a * decode[layer_rgba[i, p, 0]]
+            g = g * (1.0 - a) + a * decode[layer_rgba[i, p, 1]]
+            b = b * (1.0 - a) + a * decode[layer_rgba[i, p, 2]]
+            alpha += a * (1.0 - alpha)
+        if alpha > 0:
+            out[p, 0], out[p, 1], out[p, 2] = (_encode8(r / alpha), _encode8(g / alpha),
+                                               _encode8(b / alpha))
+        out[p, 3] = np.uint8(np.rint(min(max(alpha, 0.0), 1.0) * 255.0))
+
+
+def composite_layers_numba(color, layer_rgba, present, overflow):
+    """Numba twin of ``engine.render.transparency.composite_layers``: same arguments,
+    the same (P, 4) uint8 result."""
+    out = np.array(color, np.uint8)
+    _composite(out, np.ascontiguousarray(layer_rgba, np.uint8),
+               np.ascontiguousarray(present, np.bool_),
+               np.ascontiguousarray(overflow, np.int64), _DECODE)
+    return out

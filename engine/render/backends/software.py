@@ -165,10 +165,10 @@ class SoftwareBackend(Backend):
     def raster_layers(self, inputs, view, bound, layers):
         """The BLEND triangles of ``inputs`` into a k-buffer of ``layers`` keys per pixel
         in front of ``bound`` (engine.render.transparency), from the setup of the last
-        ``rasterize``: ((layers, W * H) uint64 keys nearest first, (W * H,) int32 overflow),
-        arrays reused from frame to frame."""
+        ``rasterize``: ((W * H, layers) uint64 keys nearest first, (W * H,) int32
+        overflow), arrays reused from frame to frame."""
         w, h = view.size
-        shape = (layers, w * h)
+        shape = (w * h, layers)
         if self._layers is None or self._layers[0].shape != shape:
             self._layers = (np.empty(shape, np.uint64), np.empty(w * h, np.int32))
         keys, overflow = self._layers
@@ -260,9 +260,11 @@ class NumbaBackend(SoftwareBackend):
         self._mark_culled = _numba_mark_culled
         self._raster_triangles = _chosen_threads(st, "raster", lambda a: len(a[1].piece_tri),
                                                  numba_triangles.raster_triangles_numba)
-        from .numba_layers import raster_layers_numba
+        from .numba_layers import composite_layers_numba, raster_layers_numba
 
         self._raster_layers = raster_layers_numba
+        # engine.render.transparency's compositing, compiled
+        self.composite_layers = composite_layers_numba
         self._resolve = _chosen_threads(st, "resolve", lambda a: a[1][0] * a[1][1],
                                         numba_shading.resolve_numba)
         self._resolve_points = _chosen_threads(st, "points resolve", lambda a: a[2][0] * a[2][1],
