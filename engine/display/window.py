@@ -47,6 +47,7 @@ import numpy as np
 
 from ..io.image import save_image
 from ..render.gl import PointPainter
+from ..render.transparency import has_blended
 from .aids import AID_KEYS, HELP_LINE, ViewerAids, describe_pick
 from .blit import ImageBlit
 from .viewport import Viewport, viewport_size
@@ -150,6 +151,7 @@ class Viewer:
             self._points = PointPainter(self.ctx) if raster == "gl" else None
             self._surfaces = None  # the SurfacePainter, made when a frame has surfaces
             self._multisample = None  # GL raster with renderer.msaa > 1 (gl.multisample)
+            self._peeler = None  # GL raster frames with BLEND triangles (gl.peeling)
             self._blit = ImageBlit(self.ctx) if raster == "software" else None
             self._overlay_blit = None  # made when a GL-raster frame has an overlay
             self._skipped_overlays: set[int] = set()  # warned about once
@@ -284,20 +286,43 @@ class Viewer:
             inputs = r.frame_inputs()
             if inputs.prims.has_surfaces and self._surfaces is None:
                 self._surfaces = SurfacePainter(self.ctx)
+            # BLEND triangles: the opaque frame into a target whose depth can be
+            # sampled, the transparency layers peeled against it (engine.render.gl.peeling)
+            peeler = self._peeler_for((w, h)) if has_blended(inputs.prims) else None
+            target = self.ctx.screen if peeler is None else peeler.opaque_target()
             ms = self._multisample_target((w, h), r.msaa)
-            if ms is not None:  # drawn multisampled, resolved into the back buffer
-                ms.fbo.use()
+            (target if ms is None else ms.fbo).use()  # multisampled: resolved into target
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
                        self._surfaces, colors_revision=r.batch.vertex_revision)
             if ms is not None:
-                ms.resolve_into(self.ctx.screen)
+                ms.resolve_into(target)
                 self.ctx.viewport = (0, 0, w, h)
+            if peeler is not None:  # composited on the host, shown as a software frame
+                peeler.peel(self._surfaces, inputs, target.depth_attachment)
+                color = peeler.composite(peeler.read_opaque())
+                self.ctx.screen.use()
+                self.ctx.viewport = (0, 0, w, h)
+                if self._blit is None:
+                    self._blit = ImageBlit(self.ctx)
+                self._blit.draw(color)
             self._draw_overlays()
         else:
             # host=False: on the cupy backend the frame stays on the device and reaches
             # the texture by CUDA-GL interop; depth is not needed to show it.
             self._blit.draw(r.render(depth=False, host=False).color)
+
+    def _peeler_for(self, size):
+        """The window's DepthPeeler of ``size`` (kept while the size stays)."""
+        from ..render.gl.peeling import DepthPeeler
+        from ..render.transparency import LAYERS
+
+        if self._peeler is not None and self._peeler.size != tuple(size):
+            self._peeler.release()
+            self._peeler = None
+        if self._peeler is None:
+            self._peeler = DepthPeeler(self.ctx, size, LAYERS)
+        return self._peeler
 
     def _multisample_target(self, size, samples):
         """The window's MultisampleTarget for GL raster with ``samples`` > 1 (kept while
@@ -403,7 +428,7 @@ class Viewer:
             return
         self.window.switch_to()
         for obj in (self._points, self._surfaces, self._blit, self._overlay_blit,
-                    getattr(self, "_multisample", None)):
+                    getattr(self, "_multisample", None), getattr(self, "_peeler", None)):
             if obj is not None:
                 obj.release()
         self.window.close()

@@ -16,7 +16,7 @@ import numpy as np
 from ...arrays import to_host
 from ...errors import EngineError
 from ..frame import Frame, background_rgba
-from ..transparency import LAYERS, composite_layers, has_blended
+from ..transparency import LAYERS, has_blended
 from .points import PointPainter
 from .surfaces import SurfacePainter
 
@@ -163,8 +163,7 @@ class OffscreenGL:
             color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
             color = np.ascontiguousarray(color[::-1])
             if self._peeled:  # the BLEND layers over it (engine.render.transparency)
-                color = composite_layers(color.reshape(-1, 4),
-                                         *self._peeler.read()).reshape(h, w, 4)
+                color = self._peeler.composite(color)
             zbuf = self.read_depth((w, h)) if depth else None
             return Frame(color, zbuf)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..transparency import composite_layers
 from .surfaces import PEEL_UNITS
 
 __all__ = ["DepthPeeler"]
@@ -45,6 +46,24 @@ class DepthPeeler:
                      for c, d in zip(self.color, self.depth)]
         self.count = ctx.texture(self.size, 1, dtype="f4")
         self.count_fbo = ctx.framebuffer(color_attachments=[self.count])
+        # the opaque frame of a window (whose own depth buffer is not a texture): drawn
+        # here, peeled against, composited and shown (engine.display.window)
+        self._opaque = None
+
+    def opaque_target(self):
+        """A colour + depth-texture framebuffer of this size to draw the opaque frame
+        into when the caller's own depth buffer cannot be sampled (a window's)."""
+        if self._opaque is None:
+            ctx = self.ctx
+            self._opaque = ctx.framebuffer(color_attachments=[ctx.renderbuffer(self.size, 4)],
+                                           depth_attachment=ctx.depth_texture(self.size))
+        return self._opaque
+
+    def read_opaque(self) -> np.ndarray:
+        """(H, W, 4) uint8 colour of ``opaque_target``, rows from the top."""
+        w, h = self.size
+        data = self._opaque.read(components=4, alignment=1)
+        return np.frombuffer(data, np.uint8).reshape(h, w, 4)[::-1]
 
     def peel(self, painter, inputs, opaque_depth):
         """Draw the layers and the overflow count of ``inputs``'s BLEND triangles with
@@ -88,7 +107,18 @@ class DepthPeeler:
         count = flip(self.count.read(alignment=1), np.float32)[:, 0]
         return rgba, depth < 1.0, np.rint(count).astype(np.int64)
 
+    def composite(self, color) -> np.ndarray:
+        """(H, W, 4) uint8 opaque colour (rows from the top) with the layers of the last
+        ``peel`` composited over it (engine.render.transparency.composite_layers)."""
+        w, h = self.size
+        flat = np.ascontiguousarray(color, np.uint8).reshape(-1, 4)
+        return composite_layers(flat, *self.read()).reshape(h, w, 4)
+
     def release(self):
         for obj in (*self.fbos, *self.color, *self.depth, self.count_fbo, self.count):
             obj.release()
+        if self._opaque is not None:
+            for att in (*self._opaque.color_attachments, self._opaque.depth_attachment):
+                att.release()
+            self._opaque.release()
 
