@@ -189,10 +189,19 @@ def test_alpha_from_texture_factor_and_vertex_colour():
     assert np.abs(f.color[CENTRE][:3].astype(int) - to_srgb8(rgb)).max() <= 1
 
 
-def test_msaa_blends_at_the_pixel_centre():
-    # 4 samples: inside the overlap every sample holds blue, so the value is the same
-    f, _ = _render("numpy", *two_quads(0), msaa=4)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_msaa_blends_at_the_pixel_centre(backend, monkeypatch, native_dir):
+    # 4 samples: inside the overlap every sample holds blue, so the value is the same;
+    # the transparent quads' edges are not anti-aliased (one sample per pixel), so an
+    # edge pixel is either side's value, never a mix
+    f, _ = _render(backend, *two_quads(0), monkeypatch, native_dir, msaa=4)
     assert np.abs(f.color[CENTRE][:3].astype(int) - [137, 188, 137]).max() <= 1
+    red_over_blue = to_srgb8(over([((1, 0, 0), 0.5)], below=(0, 0, 1))[0])
+    # from the overlap out to blue alone (the blue quad's own edge, 13.2 px from the
+    # centre, is multisampled: left out)
+    row = f.color[CENTRE[0], 32:44, :3].astype(int)
+    values = [[137, 188, 137], red_over_blue.tolist(), [0, 0, 255]]
+    assert all(min(np.abs(px - v).max() for v in values) <= 1 for px in row)
 
 
 def test_numba_k_buffer_matches_the_reference():
