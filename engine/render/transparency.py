@@ -164,15 +164,16 @@ def draw_transparent(stages, inputs, view, frame: Frame, layers: int = LAYERS) -
     frame's pixel-centre raster): the module docstring's steps. Returns a new host Frame
     (the same depth)."""
     w, h = view.size
-    keys, overflow = stages.raster_layers(inputs, view, opaque_bound(frame.depth), layers)
-    keys = np.asarray(to_host(keys)).reshape(w * h, layers).T  # (L, P): a layer a row
+    device, overflow = stages.raster_layers(inputs, view, opaque_bound(frame.depth), layers)
+    keys = np.asarray(to_host(device)).reshape(w * h, layers).T  # (L, P): a layer a row
     present = keys != EMPTY_KEY
     rgba = np.zeros((layers, w * h, 4), np.uint8)
     xp = getattr(stages, "xp", np)
     for i in range(layers):
         if present[i].any():
-            layer = np.ascontiguousarray(keys[i])
-            layer = stages.resolve(xp.asarray(layer) if xp is not np else layer, inputs, view)
+            # each layer's keys as one contiguous buffer where the backend keeps them
+            layer = xp.ascontiguousarray(device.reshape(w * h, layers)[:, i])
+            layer = stages.resolve(layer, inputs, view)
             layer = stages.read(layer, depth=False, host=True, copy=True)
             rgba[i] = np.asarray(to_host(layer.color)).reshape(-1, 4)
     # the backend's compiled twin where it has one (engine.render.backends.numba_layers)

@@ -23,12 +23,14 @@ import math
 import numba
 import numpy as np
 
+from ...scene.colorspace import srgb_to_linear
 from ..frame import EMPTY_KEY
-from ..transparency import _DECODE
 from ..triangles import HALF, SUBPIXEL, TriangleSetup
 from .kernel_cache import cached
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
+# 8-bit sRGB -> linear light, the decode of a resolved colour byte (as the reference's)
+_DECODE = srgb_to_linear(np.arange(256) / 255.0)
 
 
 @numba.njit(inline="always")
