@@ -152,6 +152,7 @@ class Viewer:
             self._surfaces = None  # the SurfacePainter, made when a frame has surfaces
             self._multisample = None  # GL raster with renderer.msaa > 1 (gl.multisample)
             self._peeler = None  # GL raster frames with BLEND triangles (gl.peeling)
+            self._atmosphere = None  # GL raster with fog or a sky (gl.atmosphere)
             self._blit = ImageBlit(self.ctx) if raster == "software" else None
             self._overlay_blit = None  # made when a GL-raster frame has an overlay
             self._skipped_overlays: set[int] = set()  # warned about once
@@ -280,26 +281,34 @@ class Viewer:
         self.ctx.screen.use()
         self.ctx.viewport = (0, 0, w, h)
         if self.raster == "gl":
+            from ..render.atmosphere import atmosphere_parameters
             from ..render.frame import background_rgba
             from ..render.gl import SurfacePainter, draw_frame
 
             inputs = r.frame_inputs()
             if inputs.prims.has_surfaces and self._surfaces is None:
                 self._surfaces = SurfacePainter(self.ctx)
-            # BLEND triangles: the opaque frame into a target whose depth can be
-            # sampled, the transparency layers peeled against it (engine.render.gl.peeling)
-            peeler = self._peeler_for((w, h)) if has_blended(inputs.prims) else None
-            target = self.ctx.screen if peeler is None else peeler.opaque_target()
             ms = self._multisample_target((w, h), r.msaa)
-            (target if ms is None else ms.fbo).use()  # multisampled: resolved into target
+            fog = atmosphere_parameters(r.scene, r.camera)
+            # with fog or a sky the frame is drawn into textures, then the fog pass
+            # draws it into the back buffer (engine.render.gl.atmosphere); with BLEND
+            # triangles into a target whose depth can be sampled, the transparency
+            # layers peeled against it (engine.render.gl.peeling)
+            peeler = self._peeler_for((w, h)) if has_blended(inputs.prims) else None
+            final = self.ctx.screen if peeler is None else peeler.opaque_target()
+            fogged = None if fog is None else self._atmosphere_target((w, h))
+            scene_fbo = final if fogged is None else fogged.fbo
+            (scene_fbo if ms is None else ms.fbo).use()
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
                        self._surfaces, colors_revision=r.batch.vertex_revision)
-            if ms is not None:
-                ms.resolve_into(target)
-                self.ctx.viewport = (0, 0, w, h)
+            if ms is not None:  # drawn multisampled, resolved
+                ms.resolve_into(scene_fbo)
+            if fogged is not None:
+                fogged.apply_into(final, fog)
+            self.ctx.viewport = (0, 0, w, h)
             if peeler is not None:  # composited on the host, shown as a software frame
-                peeler.peel(self._surfaces, inputs, target.depth_attachment)
+                peeler.peel(self._surfaces, inputs, final.depth_attachment)
                 color = peeler.composite(peeler.read_opaque())
                 self.ctx.screen.use()
                 self.ctx.viewport = (0, 0, w, h)
@@ -336,6 +345,19 @@ class Viewer:
 
             ms = self._multisample = MultisampleTarget(self.ctx, size, samples)
         return ms
+
+    def _atmosphere_target(self, size):
+        """The window's AtmospherePass for GL raster frames with fog or a sky (kept
+        while the size stays)."""
+        ap = self._atmosphere
+        if ap is not None and ap.size != tuple(size):
+            ap.release()
+            ap = self._atmosphere = None
+        if ap is None:
+            from ..render.gl.atmosphere import AtmospherePass
+
+            ap = self._atmosphere = AtmospherePass(self.ctx, size)
+        return ap
 
     def _draw_overlays(self):
         """GL raster: the renderer's overlays that give an image and a rect (the
@@ -428,7 +450,8 @@ class Viewer:
             return
         self.window.switch_to()
         for obj in (self._points, self._surfaces, self._blit, self._overlay_blit,
-                    getattr(self, "_multisample", None), getattr(self, "_peeler", None)):
+                    getattr(self, "_multisample", None), getattr(self, "_atmosphere", None),
+                    getattr(self, "_peeler", None)):
             if obj is not None:
                 obj.release()
         self.window.close()

@@ -34,6 +34,10 @@ multisampled opaque colour. Points and lines are drawn opaque. A BLEND material'
 ``alpha_cutoff`` is ignored (glTF: the cutoff belongs to MASK). GL
 (engine.render.gl.offscreen) peels the layers by depth alone (k passes against the
 previous layer's depth texture), so coplanar transparent fragments there keep one.
+
+Fog (engine.render.atmosphere) applies to each layer by its own depth before the
+compositing, on the software and CUDA backends; GL fogs the opaque frame only, its
+layers are composited unfogged (a gap).
 """
 
 from __future__ import annotations
@@ -174,7 +178,11 @@ def draw_transparent(stages, inputs, view, frame: Frame, layers: int = LAYERS) -
             # each layer's keys as one contiguous buffer where the backend keeps them
             layer = xp.ascontiguousarray(device.reshape(w * h, layers)[:, i])
             layer = stages.resolve(layer, inputs, view)
-            layer = stages.read(layer, depth=False, host=True, copy=True)
+            layer = stages.read(layer, depth=True, host=True, copy=True)
+            if view.scene.fog is not None or view.scene.sky is not None:
+                # fogged by the layer's own depth, by the stage that fogs the opaque
+                # frame (engine.render.atmosphere; fog keeps the layer's alpha)
+                stages.atmosphere(layer, view)
             rgba[i] = np.asarray(to_host(layer.color)).reshape(-1, 4)
     # the backend's compiled twin where it has one (engine.render.backends.numba_layers)
     composite = getattr(stages, "composite_layers", composite_layers)

@@ -20,10 +20,11 @@ import numpy as np
 SIZE = (161, 120)  # odd width on purpose: exercises alignment-1 reads
 
 
-def probe_scene(tone_mapped: bool = False, blend: bool = False):
+def probe_scene(tone_mapped: bool = False, fogged: bool = False, blend: bool = False):
     """(scene, camera): 3000 random coloured points of sizes 1-4 around a lit, partly
     textured mesh (a surface and points in one depth buffer), in front of a camera;
     ``tone_mapped``: exposure 1.5 and the PBR Neutral tone map, which GLSL does not draw;
+    ``fogged``: linear fog into a sky gradient (engine.render.gl.atmosphere in GL);
     ``blend``: two overlapping BLEND quads (red and green at alpha 0.5, unlit) in front
     of the ball (the transparency layers)."""
     import trimesh
@@ -48,6 +49,11 @@ def probe_scene(tone_mapped: bool = False, blend: bool = False):
     camera.look_at((0, 0, 0))
     if tone_mapped:
         scene.exposure, scene.tone_map = 1.5, "pbr-neutral"
+    if fogged:
+        from engine import Fog, Sky
+
+        scene.fog = Fog("linear", start=2.0, end=4.5)
+        scene.sky = Sky("#ffa040", "#2040c0", ground="#204020")
     if blend:
         for name, color, x, z in (("red", (1, 0, 0, 0.5), -0.15, 1.0),
                                   ("green", (0, 1, 0, 0.5), 0.15, 1.3)):
@@ -93,9 +99,10 @@ def main(out_dir: str, raster: str) -> int:
     from engine.display import Viewer
 
     out = Path(out_dir)
-    # "gl+tonemap": the tone-mapped scene; "gl+blend": the scene with BLEND quads
+    # "gl+tonemap": the tone-mapped scene; "gl+fog" fogged; "gl+blend" with BLEND quads
     raster, _, variant = raster.partition("+")
-    scene, camera = probe_scene(tone_mapped=variant == "tonemap", blend=variant == "blend")
+    scene, camera = probe_scene(tone_mapped=variant == "tonemap", fogged=variant == "fog",
+                                blend=variant == "blend")
     # PROBE_MSAA: samples per pixel (the test's msaa cases)
     renderer = Renderer(scene, camera, SIZE, backend="numpy",
                         msaa=int(os.environ.get("PROBE_MSAA", "1")))

@@ -277,3 +277,25 @@ def test_numba_composite_matches_the_reference():
     for fn in (composite_layers, composite_layers_numba):
         out = fn(c, layers, on, np.array([2]))
         assert np.abs(out[0, :3].astype(int) - to_srgb8(rgb)).max() <= 1 and out[0, 3] == 255
+
+
+@pytest.mark.parametrize("backend", ("numpy", "numba"))
+def test_fog_applies_to_each_layer_by_its_depth(backend):
+    # linear fog from 2 to 4 to white: along the centre ray green is 2.7 away (keeps
+    # 0.65 of its colour), red 3.0 (0.5), blue 3.5 (0.25); each fogged in linear light,
+    # then composited
+    from engine import Fog
+
+    scene, cam = two_quads(0)
+    scene.fog = Fog("linear", start=2.0, end=4.0, color="white")
+    f, _ = _render(backend, scene, cam)
+
+    def fogged(rgb, d):
+        k = (4.0 - d) / 2.0
+        return k * np.asarray(rgb, float) + (1 - k) * np.ones(3)
+
+    # the centre pixel's ray is half a pixel off the axis: distances scale by its secant
+    sec = np.sqrt(1 + ((0.5 / 24) * np.tan(np.radians(27.5))) ** 2 * 2)
+    rgb, _ = over([(fogged((0, 1, 0), 2.7 * sec), 0.5), (fogged((1, 0, 0), 3.0 * sec), 0.5)],
+                  below=fogged((0, 0, 1), 3.5 * sec))
+    assert np.abs(f.color[CENTRE][:3].astype(int) - to_srgb8(rgb)).max() <= 1

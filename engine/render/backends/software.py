@@ -274,6 +274,13 @@ class NumbaBackend(SoftwareBackend):
 
         self.sample_layers = sample_layers_numba  # engine.render.msaa's layers, compiled
 
+    def atmosphere(self, frame, view):
+        """The scene's fog and sky in one compiled pass over the frame
+        (engine.render.backends.numba_atmosphere)."""
+        from .numba_atmosphere import apply_atmosphere_numba
+
+        apply_atmosphere_numba(frame.color, frame.depth, view.scene, view.camera)
+
 
 def _fragments_named(lines, keys, first_line_id):
     """The LineFragments whose pixel's key in ``keys`` holds their own segment."""
