@@ -308,7 +308,8 @@ class Viewer:
                 fogged.apply_into(final, fog)
             self.ctx.viewport = (0, 0, w, h)
             if peeler is not None:  # composited on the host, shown as a software frame
-                peeler.peel(self._surfaces, inputs, final.depth_attachment)
+                peeler.peel(self._surfaces, inputs, final.depth_attachment,
+                            None if fogged is None else (fogged, fog))
                 color = peeler.composite(peeler.read_opaque())
                 self.ctx.screen.use()
                 self.ctx.viewport = (0, 0, w, h)

@@ -36,8 +36,7 @@ multisampled opaque colour. Points and lines are drawn opaque. A BLEND material'
 previous layer's depth texture), so coplanar transparent fragments there keep one.
 
 Fog (engine.render.atmosphere) applies to each layer by its own depth before the
-compositing, on the software and CUDA backends; GL fogs the opaque frame only, its
-layers are composited unfogged (a gap).
+compositing, on every backend (GL: its fog pass on each peeled layer).
 """
 
 from __future__ import annotations

@@ -279,8 +279,8 @@ def test_numba_composite_matches_the_reference():
         assert np.abs(out[0, :3].astype(int) - to_srgb8(rgb)).max() <= 1 and out[0, 3] == 255
 
 
-@pytest.mark.parametrize("backend", ("numpy", "numba"))
-def test_fog_applies_to_each_layer_by_its_depth(backend):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fog_applies_to_each_layer_by_its_depth(backend, monkeypatch, native_dir):
     # linear fog from 2 to 4 to white: along the centre ray green is 2.7 away (keeps
     # 0.65 of its colour), red 3.0 (0.5), blue 3.5 (0.25); each fogged in linear light,
     # then composited
@@ -288,7 +288,7 @@ def test_fog_applies_to_each_layer_by_its_depth(backend):
 
     scene, cam = two_quads(0)
     scene.fog = Fog("linear", start=2.0, end=4.0, color="white")
-    f, _ = _render(backend, scene, cam)
+    f, _ = _render(backend, scene, cam, monkeypatch, native_dir)
 
     def fogged(rgb, d):
         k = (4.0 - d) / 2.0

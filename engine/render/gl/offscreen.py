@@ -136,8 +136,9 @@ class OffscreenGL:
                 fogged.apply_into(fbo, atmosphere)
             self._peeled = has_blended(inputs.prims)
             if self._peeled:  # BLEND triangles: the transparency passes
-                self._peeler_for((w, h)).peel(self._surface_painter, inputs,
-                                              fbo.depth_attachment)
+                self._peeler_for((w, h)).peel(
+                    self._surface_painter, inputs, fbo.depth_attachment,
+                    None if fogged is None else (fogged, atmosphere))
 
     def _atmosphere_pass(self, size):
         """The AtmospherePass of ``size``, kept between frames."""

@@ -9,7 +9,8 @@ texture) and, after the first, behind the previous layer's depth (Everitt, "Inte
 order-independent transparency", NVIDIA 2001). Layer i thus holds each pixel's i-th
 nearest transparent fragment, shaded by the same fragment shader as opaque ones, its
 base alpha written as alpha. A last pass adds 1 per fragment behind the last layer into
-a float target: the overflow of the software k-buffer. The layers are read back and
+a float target: the overflow of the software k-buffer. With fog, each layer is fogged by
+its own depth (the fog pass, engine.render.gl.atmosphere). The layers are read back and
 composited on the host by ``engine.render.transparency.composite_layers``, as the
 software backends composite theirs.
 
@@ -65,21 +66,29 @@ class DepthPeeler:
         data = self._opaque.read(components=4, alignment=1)
         return np.frombuffer(data, np.uint8).reshape(h, w, 4)[::-1]
 
-    def peel(self, painter, inputs, opaque_depth):
+    def peel(self, painter, inputs, opaque_depth, fog=None):
         """Draw the layers and the overflow count of ``inputs``'s BLEND triangles with
         the SurfacePainter ``painter`` (which drew the opaque frame), against the depth
-        texture ``opaque_depth`` of the opaque frame."""
+        texture ``opaque_depth`` of the opaque frame. ``fog``: (the frame's
+        engine.render.gl.atmosphere.AtmospherePass, its AtmosphereParameters): each
+        layer is drawn into that pass's target, then fogged by its own depth into its
+        layer target (the fog keeps the alpha; the sky it writes where the layer is
+        empty is never read)."""
         import moderngl
 
         ctx = self.ctx
         opaque_depth.compare_func = ""
-        opaque_depth.use(PEEL_UNITS[0])
         for i, fbo in enumerate(self.fbos):
-            fbo.use()
-            fbo.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+            into = fbo if fog is None else fog[0].fbo
+            into.use()
+            into.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+            opaque_depth.use(PEEL_UNITS[0])  # (the fog pass binds its own textures)
             if i:
                 self.depth[i - 1].use(PEEL_UNITS[1])
             painter.draw_blended(inputs, 1 if i == 0 else 2)
+            if fog is not None:
+                fog[0].apply_into(fbo, fog[1])
+        opaque_depth.use(PEEL_UNITS[0])
         self.count_fbo.use()
         self.count_fbo.clear(0.0, 0.0, 0.0, 0.0)
         self.depth[-1].use(PEEL_UNITS[1])
