@@ -32,7 +32,7 @@ where Frame.depth is 1.0 (nothing opaque); transparent fragments never write dep
 Under MSAA the layers are one sample per pixel (the centre) composited over the
 multisampled opaque colour. Points and lines are drawn opaque. A BLEND material's
 ``alpha_cutoff`` is ignored (glTF: the cutoff belongs to MASK). GL
-(engine.render.gl.offscreen) peels the layers by depth alone (k passes against the
+(engine.render.gl.peeling) peels the layers by depth alone (k passes against the
 previous layer's depth texture), so coplanar transparent fragments there keep one.
 
 Fog (engine.render.atmosphere) applies to each layer by its own depth before the
