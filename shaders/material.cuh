@@ -7,6 +7,9 @@
 // The alpha every drawn surface pixel writes into the frame (materials.FRAME_ALPHA): the
 // base alpha decides only the MASK test (glTF 2.0 section 3.9.4)
 #define FR_FRAME_ALPHA 255u
+// Material.flags bit of a BLEND material: its pixels write their base alpha instead
+// (materials.BLENDED, engine/render/transparency.py)
+#define FR_BLENDED 8
 
 // the uv_sets bits (engine/render/materials.py UV_SET_BITS)
 #define FR_UV_SET_BASE_COLOR 1
@@ -24,7 +27,7 @@ struct Material {
     double shininess;        // Blinn-Phong exponent
     double alpha_cutoff;     // glTF MASK threshold; -1: opaque
     int shading;             // 0 unlit, 1 lit, 2 flat
-    int flags;               // 1 vertex colours | 2 double-sided
+    int flags;               // 1 vertex colours | 2 double-sided | 4 flat | 8 blended
     int texture;             // texture table row, -1: none
     int span[2];             // the varying columns [first, last) its shading reads
     int pad;

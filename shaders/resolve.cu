@@ -61,7 +61,8 @@ extern "C" __global__ void resolve_surfaces(
             width, height, tex_info[FR_TEXTURE_COLUMNS * M.texture + 1],
             tex_info[FR_TEXTURE_COLUMNS * M.texture + 2]);
         frustum::base_color(M, vals, offsets, texels, tex_info, lod, base);
-        const unsigned int alpha = FR_FRAME_ALPHA;  // opaque whatever base[3]
+        // opaque whatever base[3], but for a blended material (the transparency pass)
+        const unsigned int alpha = (flags & FR_BLENDED) ? frustum::unorm8(base[3]) : FR_FRAME_ALPHA;
         if (shading == 0) {
             color_out[p] = frustum::unorm8(frustum::srgb_encode(base[0])) |
                            (frustum::unorm8(frustum::srgb_encode(base[1])) << 8) |

@@ -48,7 +48,21 @@ uniform vec3 u_eye;
 uniform bool u_ortho;
 uniform vec3 u_view_dir;
 
+// the transparency passes (engine.render.gl.peeling): 0 none (opaque materials), 1 the
+// nearest BLEND layer, 2 a later layer (behind u_peel_depth, the previous layer's depth),
+// 3 count the fragments behind the last layer (output 1 into an additive target); every
+// one keeps only fragments in front of u_opaque_depth, the opaque frame's depth
+uniform int u_peel;
+uniform sampler2D u_opaque_depth;
+uniform sampler2D u_peel_depth;
+
 out vec4 f_color;
+
+// the alpha a drawn pixel writes: opaque whatever its base alpha (materials.FRAME_ALPHA),
+// but a BLEND material's layer (flag 8) keeps it for the compositing
+float frame_alpha(float a) {
+    return (u_material.flags & 8) != 0 ? a : 1.0;
+}
 
 // What a draw needs, as constants where the painter compiled a program for one kind of
 // material and light count (engine.render.gl.surfaces.variant_defines; the compiler then
@@ -203,6 +217,15 @@ vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
 }
 
 void main() {
+    if (u_peel != 0) {
+        ivec2 at = ivec2(gl_FragCoord.xy);
+        if (gl_FragCoord.z >= texelFetch(u_opaque_depth, at, 0).r) discard;
+        if (u_peel >= 2 && gl_FragCoord.z <= texelFetch(u_peel_depth, at, 0).r) discard;
+        if (u_peel == 3) {
+            f_color = vec4(1.0);
+            return;
+        }
+    }
     vec4 base = u_material.color_linear;
     if (HAS_VERTEX_COLORS) base *= v_color_linear;
     if (HAS_TEXTURE) {
@@ -216,9 +239,8 @@ void main() {
         base *= textureLod(u_texture, wrapped_uv(u_mirror, UV_BASE_COLOR), 0.5 * log2(rho2));
     }
     if (HAS_CUTOFF && base.a < u_material.alpha_cutoff) discard;
-    // a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
     if (!IS_LIT) {
-        f_color = vec4(srgb_encode(display(base.rgb)), 1.0);
+        f_color = vec4(srgb_encode(display(base.rgb)), frame_alpha(base.a));
         return;
     }
     // geometric normal towards the viewer: the cross product of the screen-space
@@ -255,7 +277,7 @@ void main() {
 #endif
     vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_position);
     if (IS_PBR) {
-        f_color = vec4(srgb_encode(display(pbr_radiance(n, v, base.rgb))), 1.0);
+        f_color = vec4(srgb_encode(display(pbr_radiance(n, v, base.rgb))), frame_alpha(base.a));
         return;
     }
     vec3 diffuse = u_ambient;
@@ -281,5 +303,5 @@ void main() {
             }
         }
     }
-    f_color = vec4(srgb_encode(display(base.rgb * diffuse + spec)), 1.0);
+    f_color = vec4(srgb_encode(display(base.rgb * diffuse + spec)), frame_alpha(base.a));
 }

@@ -5,6 +5,7 @@
 //                         FR_MAX_PIECES snapped pieces (area 0: none)
 //   raster_triangles   -> per piece: every covered pixel's key by one 64-bit atomicMin
 //   raster_masked_triangles -> the same for alpha-cutoff pieces, with the alpha test
+//   raster_layer_triangles  -> BLEND pieces into the transparency pass's k-buffer
 // Same results as engine/render/triangles.py bit for bit. 64-bit grid-stride loops.
 #include "shading.cuh"
 #include "triangles.cuh"
@@ -162,6 +163,52 @@ extern "C" __global__ void raster_masked_triangles(
                          frustum::base_color(M, vals, offsets, texels, tex_info, FR_LOD_NONE,
                                              base);
                          return base[3] >= limit;
+                     });
+    }
+}
+
+// One pixel's sorted list of n_layers keys (layers[p * n_layers + i], ascending, EMPTY
+// after its last): the key goes in by one atomicMin per slot, the larger of the two
+// moving on to the next slot, so the slots keep the smallest keys in order whatever the
+// arrival order; a key pushed past the last slot counts in overflow[p]
+// (engine/render/transparency.py's k-buffer).
+__device__ inline void insert_layer(unsigned long long* layers, int n_layers, long long p,
+                                    unsigned long long key, unsigned int* overflow)
+{
+    unsigned long long* list = layers + p * n_layers;
+    for (int i = 0; i < n_layers; ++i) {
+        const unsigned long long old = atomicMin(list + i, key);
+        if (old == 0xFFFFFFFFFFFFFFFFull) return;  // an empty slot took it
+        key = old > key ? old : key;
+    }
+    atomicAdd(overflow + p, 1u);
+}
+
+// One thread per piece of a BLEND material: every covered pixel whose key is below the
+// opaque bound (transparency.opaque_bound) goes into the pixel's k-buffer. raster_piece
+// does the walk and the bound test (the bound stands in for its key buffer, never
+// written: keep inserts the key and declines the atomicMin).
+extern "C" __global__ void raster_layer_triangles(
+    const long long* __restrict__ x, const long long* __restrict__ y,
+    const long long* __restrict__ piece_tri, long long m_count,
+    const double* __restrict__ adj, const double* __restrict__ zc, const double* __restrict__ wc,
+    int width, int height, long long id_base, const unsigned long long* bound,
+    unsigned long long* layers, int n_layers, unsigned int* overflow)
+{
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    for (long long m = (long long)blockIdx.x * blockDim.x + threadIdx.x; m < m_count; m += stride) {
+        const long long t = piece_tri[m];
+        const double* A = adj + 9 * t;
+        const unsigned long long low = (unsigned long long)(t + id_base);
+        raster_piece(x + 3 * m, y + 3 * m, t, adj, zc, wc, width, height, id_base,
+                     const_cast<unsigned long long*>(bound),
+                     [=](long long px, long long py) {
+                         const float d = frustum::pixel_depth(A, zc + 3 * t, wc + 3 * t, px,
+                                                              py, width, height);
+                         insert_layer(layers, n_layers, py * (long long)width + px,
+                                      ((unsigned long long)frustum::float_bits(d) << 32) | low,
+                                      overflow);
+                         return false;
                      });
     }
 }

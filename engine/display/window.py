@@ -47,6 +47,7 @@ import numpy as np
 
 from ..io.image import save_image
 from ..render.gl import PointPainter
+from ..render.transparency import has_blended
 from .aids import AID_KEYS, HELP_LINE, ViewerAids, describe_pick
 from .blit import ImageBlit
 from .viewport import Viewport, viewport_size
@@ -150,6 +151,7 @@ class Viewer:
             self._points = PointPainter(self.ctx) if raster == "gl" else None
             self._surfaces = None  # the SurfacePainter, made when a frame has surfaces
             self._multisample = None  # GL raster with renderer.msaa > 1 (gl.multisample)
+            self._peeler = None  # GL raster frames with BLEND triangles (gl.peeling)
             self._atmosphere = None  # GL raster with fog or a sky (gl.atmosphere)
             self._blit = ImageBlit(self.ctx) if raster == "software" else None
             self._overlay_blit = None  # made when a GL-raster frame has an overlay
@@ -289,9 +291,13 @@ class Viewer:
             ms = self._multisample_target((w, h), r.msaa)
             fog = atmosphere_parameters(r.scene, r.camera)
             # with fog or a sky the frame is drawn into textures, then the fog pass
-            # draws it into the back buffer (engine.render.gl.atmosphere)
+            # draws it into the back buffer (engine.render.gl.atmosphere); with BLEND
+            # triangles into a target whose depth can be sampled, the transparency
+            # layers peeled against it (engine.render.gl.peeling)
+            peeler = self._peeler_for((w, h)) if has_blended(inputs.prims) else None
+            final = self.ctx.screen if peeler is None else peeler.opaque_target()
             fogged = None if fog is None else self._atmosphere_target((w, h))
-            scene_fbo = self.ctx.screen if fogged is None else fogged.fbo
+            scene_fbo = final if fogged is None else fogged.fbo
             (scene_fbo if ms is None else ms.fbo).use()
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
@@ -299,13 +305,34 @@ class Viewer:
             if ms is not None:  # drawn multisampled, resolved
                 ms.resolve_into(scene_fbo)
             if fogged is not None:
-                fogged.apply_into(self.ctx.screen, fog)
+                fogged.apply_into(final, fog)
             self.ctx.viewport = (0, 0, w, h)
+            if peeler is not None:  # composited on the host, shown as a software frame
+                peeler.peel(self._surfaces, inputs, final.depth_attachment,
+                            None if fogged is None else (fogged, fog))
+                color = peeler.composite(peeler.read_opaque())
+                self.ctx.screen.use()
+                self.ctx.viewport = (0, 0, w, h)
+                if self._blit is None:
+                    self._blit = ImageBlit(self.ctx)
+                self._blit.draw(color)
             self._draw_overlays()
         else:
             # host=False: on the cupy backend the frame stays on the device and reaches
             # the texture by CUDA-GL interop; depth is not needed to show it.
             self._blit.draw(r.render(depth=False, host=False).color)
+
+    def _peeler_for(self, size):
+        """The window's DepthPeeler of ``size`` (kept while the size stays)."""
+        from ..render.gl.peeling import DepthPeeler
+        from ..render.transparency import LAYERS
+
+        if self._peeler is not None and self._peeler.size != tuple(size):
+            self._peeler.release()
+            self._peeler = None
+        if self._peeler is None:
+            self._peeler = DepthPeeler(self.ctx, size, LAYERS)
+        return self._peeler
 
     def _multisample_target(self, size, samples):
         """The window's MultisampleTarget for GL raster with ``samples`` > 1 (kept while
@@ -424,7 +451,8 @@ class Viewer:
             return
         self.window.switch_to()
         for obj in (self._points, self._surfaces, self._blit, self._overlay_blit,
-                    getattr(self, "_multisample", None), getattr(self, "_atmosphere", None)):
+                    getattr(self, "_multisample", None), getattr(self, "_atmosphere", None),
+                    getattr(self, "_peeler", None)):
             if obj is not None:
                 obj.release()
         self.window.close()

@@ -12,8 +12,9 @@ Statements read (MTL spec, Wavefront Advanced Visualizer manual, Appendix B1)::
                     gloss, draws no highlight (a lobe that wide is no highlight)
     d a / Tr t      opacity a, or transparency t (alpha = 1 - t; a lone ``Tr 1``, which
                     MeshLab writes for opaque materials, reads as opaque; ``d`` wins when
-                    both are given). Alpha below 1 is kept in the colour; no blending is
-                    drawn yet, and the loader says so
+                    both are given). Alpha below 1 is kept in the colour but drawn
+                    opaque (MTL has no blend mode; ``material.blend = True`` blends
+                    it, engine.render.transparency), and the loader says so
     illum k         0: colour only (shading "unlit"); 1: no highlight; 2 and up: Ks/Ns
     map_Kd [opts] F the diffuse texture. Exporters (3ds Max, Blender, MeshLab) write a Kd
                     beside it as the untextured fallback, so the texture replaces Kd.

@@ -11,9 +11,12 @@ uniform block generated from the same field table (``glsl_material_block``;
     color_linear  float64 (4,)  the same with RGB decoded to linear (IEC 61966-2-1)
     specular      float64       Blinn-Phong specular strength in [0, 1]
     shininess     float64       Blinn-Phong exponent in [1, 10000]
-    alpha_cutoff  float64       glTF MASK threshold in [0, 1]; -1 for an opaque material
+    alpha_cutoff  float64       glTF MASK threshold in [0, 1]; -1 for an opaque or a
+                                BLEND material
     shading       int32         0 unlit, 1 lit (smooth), 2 flat
-    flags         int32         1 multiply vertex colours | 2 double-sided
+    flags         int32         1 multiply vertex colours | 2 double-sided | 4 "pbr"
+                                flat normals | 8 blended (glTF BLEND: the resolve
+                                writes the base alpha, engine.render.transparency)
     texture       int32         index into the texture table (``pack_materials``); -1 none
     span          int32 (2,)    the varying columns [first, last) its shading reads
                                 (engine.render.attributes.material_span): the resolves
@@ -50,9 +53,11 @@ Alpha: a pixel's base alpha (``color`` alpha x vertex colour alpha x texel alpha
 only the MASK test (``alpha_cutoff``: drawn where base alpha >= cutoff). The frame's alpha
 is what covers the pixel, not the material's: every drawn surface pixel writes
 ``FRAME_ALPHA`` (opaque), as glTF 2.0 section 3.9.4 asks for OPAQUE ("the alpha value is
-ignored") and MASK (a pixel that passes is "fully opaque"); BLEND materials are drawn
-opaque too until blending lands. So a texel (200, 0, 0, 0) of an OPAQUE material gives
-(200, 0, 0, 255), never a pixel an image viewer shows as empty.
+ignored") and MASK (a pixel that passes is "fully opaque"). So a texel (200, 0, 0, 0) of
+an OPAQUE material gives (200, 0, 0, 255), never a pixel an image viewer shows as empty.
+BLEND materials (``Material.blend``, flag 8) are the exception: their pixels are drawn
+by the transparency pass (engine.render.transparency), whose layer resolves write the
+base alpha (rounded to 8 bits) for the "over" compositing.
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ SHADING_CODES = {"unlit": 0, "lit": 1, "flat": 2, "pbr": 3}
 # the 8-bit alpha every drawn surface pixel writes (see the module docstring); mirrored as
 # FR_FRAME_ALPHA in material.cuh, 1.0 in surface.frag
 FRAME_ALPHA = 255
-VERTEX_COLORS, DOUBLE_SIDED, FLAT_NORMALS = 1, 2, 4
+VERTEX_COLORS, DOUBLE_SIDED, FLAT_NORMALS, BLENDED = 1, 2, 4, 8
 # Material.maps roles the "pbr" kind reads, and the record field holding each one's row
 PBR_MAPS = (("metallic_roughness", "mr_texture"), ("occlusion", "occlusion_texture"),
             ("emissive", "emissive_texture"))
@@ -146,11 +151,13 @@ def pack_materials(materials):
         r["color_linear"][:3] = srgb_to_linear(np.asarray(m.color[:3]))
         r["color_linear"][3] = m.color[3]
         r["specular"], r["shininess"] = m.specular, m.shininess
-        r["alpha_cutoff"] = -1.0 if m.alpha_cutoff is None else m.alpha_cutoff
+        # a BLEND material has no alpha test (glTF: the cutoff belongs to MASK)
+        r["alpha_cutoff"] = -1.0 if m.alpha_cutoff is None or m.blend else m.alpha_cutoff
         r["shading"] = SHADING_CODES[m.shading]
         r["flags"] = (VERTEX_COLORS if m.vertex_colors else 0) | (
             DOUBLE_SIDED if m.double_sided else 0) | (
-            FLAT_NORMALS if m.shading == "pbr" and m.flat_normals else 0)
+            FLAT_NORMALS if m.shading == "pbr" and m.flat_normals else 0) | (
+            BLENDED if m.blend else 0)
         r["texture"] = -1
         r["span"] = material_span(m)
         r["metallic"], r["roughness"] = m.metallic, m.roughness

@@ -24,6 +24,7 @@ from .batch import VertexBatch
 from .frame import Frame
 from .msaa import check_msaa, render_multisampled
 from .primitives import Primitives
+from .transparency import draw_transparent, has_blended
 
 log = logging.getLogger("engine")
 
@@ -266,6 +267,8 @@ class Renderer:
         self.drawn_by = stages.name
         inputs = stages.vertex_stage(self.batch, prims, view)
         atmosphere = self.scene.fog is not None or self.scene.sky is not None
+        # BLEND triangles: a second pass over the opaque frame (GL peels its own layers)
+        blend = self.raster != "gl" and has_blended(prims)
         if self.msaa > 1 and self.raster != "gl":
             # S rasters at the sample positions, each primitive shaded once per pixel
             frame, keys = render_multisampled(stages, inputs, view, self.msaa)
@@ -274,11 +277,14 @@ class Renderer:
             keys = stages.rasterize(inputs, view)
             frame = stages.resolve(keys, inputs, view)
             self._visibility = None if keys is None else (keys, self.size)
-            # fog and sky need the depth (engine.render.atmosphere), asked for or not
-            frame = stages.read(frame, depth=depth or (atmosphere and stages.atmosphere_reads_depth),
-                                host=host, copy=copy)
+            # fog and sky need the depth (engine.render.atmosphere), asked for or not,
+            # and so do the BLEND layers (engine.render.transparency)
+            frame = stages.read(frame, depth=depth or blend or (
+                atmosphere and stages.atmosphere_reads_depth), host=host, copy=copy)
         if atmosphere:
             stages.atmosphere(frame, view)
+        if blend:  # each layer fogged by its own depth there
+            frame = draw_transparent(stages, inputs, view, frame)
         if not depth and frame.depth is not None:
             frame = Frame(frame.color, None)
         for overlay in self.overlays:

@@ -32,7 +32,9 @@ square law, for "lit" and "pbr" alike. "unlit" writes the base
 colour encoded to sRGB (glTF 2.0 section 3.9.2 filters decoded texels: half-way between
 a red and a green texel is (188, 188, 0)).
 The alpha written is ``materials.FRAME_ALPHA`` (opaque) whatever the base alpha, which
-only the MASK test reads (engine.render.materials).
+only the MASK test reads (engine.render.materials), except for a BLEND material
+(``Material.blend``): its pixels write the base alpha, rounded to 8 bits, which the
+transparency pass composites (engine.render.transparency).
 
 World frame here means the batch frame (world minus ``batch.origin``): a translation,
 so directions, angles and distances are those of the world.
@@ -282,8 +284,9 @@ class SurfaceShader:
             ts = t[sel]
             vals = self.interpolate(ts, self.barycentrics(ts, px[sel], py[sel]), mat)
             c = self._base(mat, vals, self._lod(ts, px[sel], py[sel], mat))
-            # a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA)
-            out[sel, 3] = FRAME_ALPHA
+            # a drawn pixel is opaque whatever its base alpha (materials.FRAME_ALPHA),
+            # but a blended one's layer (engine.render.transparency) keeps it
+            out[sel, 3] = to_unorm8(c[:, 3]) if mat.blend else FRAME_ALPHA
             if mat.shading == "pbr":
                 rgb = self._pbr(mat, ts, vals, c[:, :3])
             else:

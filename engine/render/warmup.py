@@ -34,7 +34,8 @@ log = logging.getLogger("engine")
 
 def _surfaces() -> Scene:
     """Lit (with normals and specular), flat, unlit, textured and vertex-coloured
-    triangles, each material once: the resolve's every shading branch."""
+    triangles, each material once: the resolve's every shading branch; and a BLEND
+    sheet over them (engine.render.transparency)."""
     scene = Scene("warm-up surfaces")
     ball, faces = icosphere(1)
     checker = np.kron(np.indices((4, 4)).sum(axis=0) % 2, np.ones((4, 4)))[..., None]
@@ -49,6 +50,10 @@ def _surfaces() -> Scene:
     scene.add(Node("textured", position=(0, 1.5, 0), geometry=box(
         material=Material(texture=Texture(image)))))
     scene.add(Node("bare", position=(0, -1.5, 0), geometry=Mesh(ball, faces)))  # no normals
+    # a BLEND sheet in front: the transparency pass's k-buffer and compositing kernels
+    sheet = np.array([[-2, -2, 1.2], [2, -2, 1.2], [2, 2, 1.2], [-2, 2, 1.2]], np.float32)
+    scene.add(Node("glass", geometry=Mesh(sheet, [[0, 1, 2], [0, 2, 3]], material=Material(
+        color=(0.6, 0.8, 1.0, 0.3), shading="unlit", blend=True, double_sided=True))))
     return scene
 
 

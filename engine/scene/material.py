@@ -237,9 +237,12 @@ class Material:
         double_sided: draw back faces too (no back-face culling), lit from the side
             facing the camera.
         alpha_cutoff: None (opaque) or a threshold in [0, 1]: pixels whose alpha is below
-            it are not drawn (glTF alphaMode MASK). Blending is not supported yet.
-        blend: the file asks for alpha blending (glTF alphaMode BLEND). Kept, not drawn
-            yet: drawn opaque (loaders warn when a file uses it).
+            it are not drawn (glTF alphaMode MASK); ignored when ``blend`` is set.
+        blend: alpha blending (glTF alphaMode BLEND): the surface is drawn with "over"
+            compositing of its base alpha (colour alpha x vertex colour alpha x texel
+            alpha) in linear light, independent of draw order, exact for up to 4
+            overlapping transparent layers per pixel (engine.render.transparency: the
+            merge beyond, depth, picking and MSAA rules).
         emissive: emitted colour, 3 floats >= 0, linear RGB (glTF emissiveFactor times
             KHR_materials_emissive_strength), added to a "pbr" pixel's radiance (times
             the "emissive" map); kept, not drawn, by the other kinds.

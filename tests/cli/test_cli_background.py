@@ -121,3 +121,25 @@ def test_bad_background_values_are_one_line(tmp_path, capsys, flags, message):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_blend_material_in_png_over_colour_and_transparent(tmp_path):
+    # alphaMode BLEND, unlit red at alpha 0.5 (baseColorFactor, linear): over blue,
+    # linear (0.5, 0, 0.5) = sRGB 188; over a transparent background, straight alpha
+    # 0.5 (128) with the red itself
+    g = Gltf()
+    mat = g.material(pbrMetallicRoughness={"baseColorFactor": [1, 0, 0, 0.5]},
+                     alphaMode="BLEND", extensions={"KHR_materials_unlit": {}})
+    g.doc["extensionsUsed"] = ["KHR_materials_unlit"]
+    g.mesh({"POSITION": g.accessor(QUAD, FLOAT)},
+           indices=g.accessor(np.array([0, 1, 2, 0, 2, 3]), USHORT), material=mat)
+    src = g.write_gltf(tmp_path / "blend.gltf")
+    half = round((1.055 * 0.5 ** (1 / 2.4) - 0.055) * 255)
+    over_blue = np.asarray(Image.open(_render(tmp_path, src, "blue.png", "--background",
+                                              "blue")))
+    assert np.abs(over_blue[32, 48].astype(int) - [half, 0, half, 255]).max() <= 1
+    assert over_blue[0, 0].tolist() == [0, 0, 255, 255]
+    clear = np.asarray(Image.open(_render(tmp_path, src, "clear.png", "--background",
+                                          "transparent")))
+    assert np.abs(clear[32, 48].astype(int) - [255, 0, 0, 128]).max() <= 1
+    assert clear[0, 0].tolist() == [0, 0, 0, 0]

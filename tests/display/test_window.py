@@ -143,6 +143,32 @@ def test_gl_window_draws_fog_and_sky_as_offscreen_gl(tmp_path):
     assert fogged.sum() > 200  # and fog on the drawn pixels
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("msaa", [1, 4])
+def test_gl_window_draws_blend_layers_as_offscreen_gl(tmp_path, monkeypatch, msaa):
+    # BLEND quads: the window peels and composites them as offscreen GL does (the same
+    # bytes), and the overlap is red then green over the ball's colour, as NumPy draws it
+    monkeypatch.setenv("PROBE_MSAA", str(msaa))
+    result = _run_probe(tmp_path, "gl+blend", False)
+    assert result["first"]["raster"] == "gl" and result["first"]["frames"] == 2
+    shot = np.asarray(Image.open(tmp_path / "frame.png").convert("RGBA"))
+    scene, camera = probe_scene(blend=True)
+    with Renderer(scene, camera, SIZE, backend="numpy", raster="gl", msaa=msaa) as r:
+        gl = r.render().color
+    np.testing.assert_array_equal(shot, gl)
+    scene, camera = probe_scene(blend=True)
+    ref = Renderer(scene, camera, SIZE, backend="numpy", msaa=msaa).render().color
+    centre = (slice(SIZE[1] // 2 - 3, SIZE[1] // 2 + 3), slice(SIZE[0] // 2 - 3, SIZE[0] // 2 + 3))
+    if msaa == 1:  # (GL's 4 samples sit elsewhere: edges of points behind differ)
+        assert np.abs(gl[centre].astype(int) - ref[centre]).max() <= 2
+    scene, camera = probe_scene()
+    plain = Renderer(scene, camera, SIZE, backend="numpy", msaa=msaa).render().color
+    # the quads change the middle: green over red over whatever is behind
+    for frame in (ref, gl):
+        assert (np.abs(frame[centre].astype(int) - plain[centre]).max(axis=-1) > 20).all()
+        assert (frame[centre][..., 1] > frame[centre][..., 0]).all()
+
+
 # --- automatic fallback --------------------------------------------------------------
 def _no_display(monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)

@@ -20,11 +20,13 @@ import numpy as np
 SIZE = (161, 120)  # odd width on purpose: exercises alignment-1 reads
 
 
-def probe_scene(tone_mapped: bool = False, fogged: bool = False):
+def probe_scene(tone_mapped: bool = False, fogged: bool = False, blend: bool = False):
     """(scene, camera): 3000 random coloured points of sizes 1-4 around a lit, partly
     textured mesh (a surface and points in one depth buffer), in front of a camera;
     ``tone_mapped``: exposure 1.5 and the PBR Neutral tone map, which GLSL does not draw;
-    ``fogged``: linear fog into a sky gradient (engine.render.gl.atmosphere in GL)."""
+    ``fogged``: linear fog into a sky gradient (engine.render.gl.atmosphere in GL);
+    ``blend``: two overlapping BLEND quads (red and green at alpha 0.5, unlit) in front
+    of the ball (the transparency layers)."""
     import trimesh
 
     from engine import Mesh, Node, PerspectiveCamera, PointCloud, Scene
@@ -52,6 +54,13 @@ def probe_scene(tone_mapped: bool = False, fogged: bool = False):
 
         scene.fog = Fog("linear", start=2.0, end=4.5)
         scene.sky = Sky("#ffa040", "#2040c0", ground="#204020")
+    if blend:
+        for name, color, x, z in (("red", (1, 0, 0, 0.5), -0.15, 1.0),
+                                  ("green", (0, 1, 0, 0.5), 0.15, 1.3)):
+            q = np.array([[-0.4, -0.4, 0], [0.4, -0.4, 0], [0.4, 0.4, 0], [-0.4, 0.4, 0]])
+            q = (q + [x, 0, z]).astype(np.float32)
+            scene.add(Node(name, geometry=Mesh(q, [[0, 1, 2], [0, 2, 3]], material=Material(
+                color=color, shading="unlit", blend=True, double_sided=True))))
     return scene, camera
 
 
@@ -90,8 +99,10 @@ def main(out_dir: str, raster: str) -> int:
     from engine.display import Viewer
 
     out = Path(out_dir)
-    raster, _, variant = raster.partition("+")  # "gl+tonemap": the tone-mapped scene
-    scene, camera = probe_scene(tone_mapped=variant == "tonemap", fogged=variant == "fog")
+    # "gl+tonemap": the tone-mapped scene; "gl+fog" fogged; "gl+blend" with BLEND quads
+    raster, _, variant = raster.partition("+")
+    scene, camera = probe_scene(tone_mapped=variant == "tonemap", fogged=variant == "fog",
+                                blend=variant == "blend")
     # PROBE_MSAA: samples per pixel (the test's msaa cases)
     renderer = Renderer(scene, camera, SIZE, backend="numpy",
                         msaa=int(os.environ.get("PROBE_MSAA", "1")))

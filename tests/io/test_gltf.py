@@ -524,11 +524,40 @@ def test_pbr_mapping_and_material_fields(tmp_path):
     assert blended.material.blend
     # the spec's default material: metallic 1, roughness 1
     assert (blended.material.metallic, blended.material.roughness) == (1.0, 1.0)
-    # the normal map is drawn (engine.render.normal_map); this primitive has no
-    # TEXCOORD_0 for its maps, which the loader says
+    # the normal map is drawn (engine.render.normal_map) and BLEND is blended; this
+    # primitive has no TEXCOORD_0 for its maps, which the loader says
     assert model.warnings == [
-        (f"{tmp_path / 'p.gltf'}: not drawn: alpha blending (drawn opaque) (materials[1]) | "
-         "left out: meshes[0].primitives[0]: texture without TEXCOORD_0")]
+        f"{tmp_path / 'p.gltf'}: left out: meshes[0].primitives[0]: texture without TEXCOORD_0"]
+
+
+def test_blend_material_renders_blended(tmp_path):
+    # an unlit red quad, baseColorFactor alpha 0.5, alphaMode BLEND, in front of an
+    # opaque unlit blue one: "over" in linear light, linear (0.5, 0, 0.5) = sRGB
+    # (188, 0, 188); the same file with OPAQUE gives plain red (glTF 2.0 3.9.4)
+    quad = [[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]]
+    faces = np.array([0, 1, 2, 0, 2, 3], np.uint16)
+    unlit = {"KHR_materials_unlit": {}}
+    want = round((1.055 * 0.5 ** (1 / 2.4) - 0.055) * 255)
+    assert want == 188
+    for mode, rgba in (("BLEND", [want, 0, want, 255]), ("OPAQUE", [255, 0, 0, 255])):
+        g = Gltf()
+        blue = g.material(pbrMetallicRoughness={"baseColorFactor": [0, 0, 1, 1]},
+                          extensions=unlit)
+        red = g.material(pbrMetallicRoughness={"baseColorFactor": [1, 0, 0, 0.5]},
+                         alphaMode=mode, extensions=unlit)
+        g.mesh({"POSITION": g.accessor(np.array(quad) * [2, 2, 1] + [0, 0, -1])},
+               indices=g.accessor(faces, USHORT, "SCALAR"), material=blue)
+        g.mesh({"POSITION": g.accessor(quad)}, indices=g.accessor(faces, USHORT, "SCALAR"),
+               material=red)
+        model = load(g.write_gltf(tmp_path / f"{mode}.gltf"))
+        assert model.warnings == []
+        assert geometries(model)[1].material.blend == (mode == "BLEND")
+        scene = Scene(background=(0, 0, 0))
+        scene.add(model)
+        cam = scene.add(OrthographicCamera(height=4.0, position=(0, 0, 5), near=0.1, far=10))
+        img = Renderer(scene, cam, (40, 40), backend="numpy").render().color
+        assert np.abs(img[20, 20].astype(int) - rgba).max() <= 1, mode
+        assert img[20, 2].tolist() == [0, 0, 255, 255]  # blue alone outside the red quad
 
 
 def test_vertex_colors_are_linear_and_multiply_the_factor(tmp_path):

@@ -41,6 +41,7 @@ extern "C" int fr_launch_kernel(const char* name, unsigned grid, unsigned block,
     FR_KERNEL(clip_triangles)
     FR_KERNEL(raster_triangles)
     FR_KERNEL(raster_masked_triangles)
+    FR_KERNEL(raster_layer_triangles)
     FR_KERNEL(resolve_surfaces)
 #undef FR_KERNEL
     return -1;

@@ -44,6 +44,7 @@ from engine import (
 from engine.io import load
 from engine.render.frame import EMPTY_KEY, background_rgba
 from engine.render.lines import LINE_DEPTH_BIAS
+from engine.scene.colorspace import linear_to_srgb, srgb_to_linear
 from engine.scene.geometry import Lines
 from engine.scene.light import AmbientLight, DirectionalLight, PointLight, SpotLight
 from engine.scene.material import FILTERS, WRAP_MODES, Material, Sampler, Texture
@@ -773,6 +774,59 @@ def mipmaps():
     return scene, cam, lambda f: np.abs(f.color[52:62, :, 0].astype(int) - 188).max() <= 1
 
 
+def _over_srgb8(layers, below, below_alpha=1.0):
+    """8-bit sRGB and alpha of back-to-front "over" in linear light of ``layers``
+    [(sRGB colour, alpha)], nearest first, on a straight-alpha sRGB ``below``."""
+    a = below_alpha
+    c = srgb_to_linear(np.asarray(below, float)) * a
+    for rgb, alpha in layers[::-1]:
+        c = alpha * srgb_to_linear(np.asarray(rgb, float)) + (1 - alpha) * c
+        a = alpha + (1 - alpha) * a
+    return np.rint(linear_to_srgb(c / a) * 255).astype(int), round(a * 255)
+
+
+def _blend_quads(background, reverse=False):
+    """Red (alpha 0.5, z = 0) and green (alpha 0.5, z = 0.3) BLEND quads, unlit, over an
+    opaque blue one (z = -0.5) unless the background is transparent, where an opaque
+    white square beside them gives GL's comparison covered pixels."""
+    scene = Scene(background=background)
+    if background != "transparent":
+        scene.add(Node("blue", geometry=_quad(1.0, -0.5, color=(0, 0, 1), shading="unlit")))
+    else:
+        side = _quad(0.2, 0.0, color=(1, 1, 1), shading="unlit")
+        side = Mesh(side.positions + np.float32([1.6, 0, 0]), side.faces, material=side.material)
+        scene.add(Node("white", geometry=side))
+    quads = [("red", _quad(0.8, 0.0, color=(1, 0, 0, 0.5), shading="unlit", blend=True)),
+             ("green", _quad(0.6, 0.3, color=(0, 1, 0, 0.5), shading="unlit", blend=True))]
+    for name, mesh in quads[::-1] if reverse else quads:
+        scene.add(Node(name, geometry=mesh))
+    return scene
+
+
+def _blend_check(want_rgb, want_alpha):
+    centre = (SIZE[1] // 2, SIZE[0] // 2)
+    return lambda f: (np.abs(f.color[centre][:3].astype(int) - want_rgb).max() <= 1
+                      and abs(int(f.color[centre][3]) - want_alpha) <= 1)
+
+
+def blend_two_quads(reverse=False):
+    """alphaMode BLEND in either node order: linear (0.25, 0.5, 0.25) = sRGB
+    (137, 188, 137) where both overlap the blue quad."""
+    rgb, alpha = _over_srgb8([((0, 1, 0), 0.5), ((1, 0, 0), 0.5)], (0, 0, 1))
+    assert rgb.tolist() == [137, 188, 137] and alpha == 255
+    scene = _blend_quads((0, 0, 0), reverse)
+    return scene, _camera(scene), _blend_check(rgb, alpha)
+
+
+def blend_over_background():
+    """The two BLEND quads over a transparent background: alpha 1 - 0.5 * 0.5 = 0.75."""
+    rgb, alpha = _over_srgb8([((0, 1, 0), 0.5), ((1, 0, 0), 0.5)], (0, 0, 0), 0.0)
+    assert alpha == 191
+    scene = _blend_quads("transparent")
+    check = _blend_check(rgb, alpha)
+    return scene, _camera(scene), lambda f: check(f) and f.color[0, 0].tolist() == [0, 0, 0, 0]
+
+
 def _fog_ball(fog):
     scene = _lit_ball(DirectionalLight(intensity=2.0, rotation=(-30, 20, 0)))
     scene.background = (0.0, 0.0, 0.0)
@@ -847,11 +901,18 @@ FEATURES = {
     "pbr_metal": pbr_metal, "pbr_dielectric": pbr_dielectric, "emissive": emissive,
     "spot_light": spot_light, "tone_mapping": tone_mapping,
     "mipmaps": mipmaps, "normal_map": normal_map, "texcoord1": texcoord1,
+    "blend_two_quads": blend_two_quads,
+    "blend_two_quads_reversed": lambda: blend_two_quads(reverse=True),
+    "blend_over_background": blend_over_background,
     "fog_linear": fog_linear, "fog_exp2": fog_exp2, "sky_gradient": sky_gradient,
 }
 # Features drawn with more than one sample per pixel (Renderer(msaa=...)): their
 # visibility keys are sample 0's and their depth each pixel's nearest sample
 MSAA = {"msaa4": 4, "msaa4_points": 4, "msaa4_lines": 4}
+# Features with BLEND layers over pixels where nothing opaque is drawn (no key there:
+# transparent fragments are not in the visibility keys, engine.render.transparency), so
+# those pixels are not the background; their check tests them
+OVER_EMPTY = {"blend_over_background"}
 # Features whose builder also returns ``edit()``: applied between two frames of one
 # renderer; the check then takes (frame after, frame before).
 EDITS = {"mesh_edit", "material_edit"}
@@ -958,7 +1019,8 @@ def test_parity(backend, feature, monkeypatch, native_dir, tmp_path, request):
     key_depth = (want_keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
     if msaa == 1:
         np.testing.assert_array_equal(key_depth[~empty], want.depth[~empty])
-        if scene.sky is None:  # a sky is drawn where nothing covers a pixel
+        # a sky is drawn where nothing covers a pixel, and BLEND layers over it
+        if scene.sky is None and feature not in OVER_EMPTY:
             assert (want.color[empty] == background_rgba(scene.background)).all()
     else:  # sample 0's keys; the depth is the nearest of all samples
         assert (want.depth[~empty] <= key_depth[~empty]).all()

@@ -16,12 +16,12 @@ engine.scene.tangents); each texture reads the TEXCOORD_0 or TEXCOORD_1 its text
 primitive without NORMAL gets ``flat_normals`` (the spec's flat normals; its TANGENT is
 then ignored, as the spec asks).
 ``KHR_materials_unlit`` -> shading "unlit". ``alphaMode`` MASK -> ``alpha_cutoff``
-(default 0.5); BLEND is drawn opaque (``Material.blend`` records it). ``doubleSided`` ->
-``double_sided``. Not drawn (noted by the loader): a texCoord beyond 1 (read at
-TEXCOORD_0), and a KHR_texture_transform other than the first one on the same UV set
-(the base colour texture's first: each set is transformed once, when the mesh is built;
-the others read those UVs). OBJ/MTL materials keep the Lambert + Blinn-Phong kind "lit"
-(engine.io.mtl).
+(default 0.5); BLEND -> ``blend`` (order-independent "over" compositing,
+engine.render.transparency). ``doubleSided`` -> ``double_sided``. Not drawn (noted by the
+loader): a texCoord beyond 1 (read at TEXCOORD_0), and a KHR_texture_transform other than
+the first one on the same UV set (the base colour texture's first: each set is
+transformed once, when the mesh is built; the others read those UVs). OBJ/MTL materials
+keep the Lambert + Blinn-Phong kind "lit" (engine.io.mtl).
 
 Samplers: wrapS/wrapT REPEAT (10497), CLAMP_TO_EDGE (33071), MIRRORED_REPEAT (33648)
 per axis; magFilter (NEAREST 9728 / LINEAR 9729; absent: the minFilter's within-level
@@ -272,8 +272,7 @@ class Materials:
         if mode == "MASK":
             info.alpha_cutoff = min(cutoff, 1.0)
         elif mode == "BLEND":
-            info.blend = True
-            self.notes.add("alpha blending (drawn opaque)", label)
+            info.blend = True  # drawn blended (engine.render.transparency)
         info.double_sided = doc.boolean(m, "doubleSided", where, False)
         if "KHR_materials_unlit" in ext:
             info.shading = "unlit"

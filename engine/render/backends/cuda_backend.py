@@ -7,6 +7,8 @@ device from the batch to the resolved frame::
                    buffers reused); with surfaces: cupy_surfaces.CudaSurfaces (points,
                    classify_triangles, raster_triangles / raster_masked_triangles)
     resolve        resolve_keys, or resolve_surfaces
+    BLEND layers   raster_layer_triangles (cupy_surfaces.CudaSurfaces.raster_layers), then
+                   resolve_surfaces per layer (engine.render.transparency)
     read           points only: the device frame itself (``host=False``, e.g. for CUDA-GL
                    interop) or a copy through reused pinned buffers; surfaces: host
 
@@ -71,6 +73,10 @@ class CudaBackend(Backend):
                                              view.size, view.point_size,
                                              sizes_revision=view.vertex_revision)
         return keys
+
+    def raster_layers(self, inputs, view, bound, layers):
+        """The transparency pass's k-buffer (engine.render.transparency) on the device."""
+        return self.surfaces.raster_layers(inputs, view, bound, layers)
 
     def resolve(self, keys, inputs, view) -> Frame:
         if inputs.prims.has_surfaces:

@@ -8,7 +8,10 @@ triangles; frames with lines run on the backend's host fallback):
     rasterize: clear_keys -> splat_points (points drawn as points) -> classify_triangles
     -> clip_triangles (when some cross a clip plane) -> raster_triangles
     (atomicMin into the same keys; raster_masked_triangles for the pieces of alpha-cutoff
-    materials, with the alpha test) -> resolve_surfaces (shade each pixel once)
+    materials, with the alpha test) -> resolve_surfaces (shade each pixel once); BLEND
+    pieces: raster_layer_triangles into the transparency pass's k-buffer
+    (``raster_layers``, engine.render.transparency), each layer then through
+    resolve_surfaces
 
 then the frame is copied to the host. Triangles that cross a clip plane (status 2) are
 clipped on the device too (clip_triangles: up to 8 pieces each, the empty slots
@@ -77,7 +80,8 @@ class CudaSurfaces:
             ("surface_vertices.cu", "surface_vertices"),
             ("triangles.cu", "classify_triangles"), ("triangles.cu", "clip_triangles"),
             ("triangles.cu", "raster_triangles"),
-            ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
+            ("triangles.cu", "raster_masked_triangles"),
+            ("triangles.cu", "raster_layer_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
         self._attrs_host = None
         self._static_deform = self._deform_key = None
@@ -109,9 +113,13 @@ class CudaSurfaces:
         self.materials = xp.asarray(records.view(np.uint8))
         self.texels, self.tex_info = xp.asarray(texels), xp.asarray(info.reshape(-1, TEXTURE_COLUMNS))
         # alpha-cutoff materials (glTF MASK): their pieces take the alpha-tested raster
-        masked = records["alpha_cutoff"] >= 0
+        blend = np.array([m.blend for m in prims.materials], bool)
+        masked = (records["alpha_cutoff"] >= 0) & ~blend
         self.tri_masked = (xp.asarray(masked[prims.tri_material]) if masked.any()
                            and len(prims.triangles) else None)
+        # BLEND materials: their pieces take the transparency pass's raster instead
+        self.tri_blend = (xp.asarray(blend[prims.tri_material]) if blend.any()
+                          and len(prims.triangles) else None)
         self._static_key = (prims.key, id(prims))
 
     def vertex_stage(self, batch, camera_vp, points_size=None):
@@ -236,12 +244,14 @@ class CudaSurfaces:
         piece_tri = xp.ascontiguousarray(xp.concatenate(piece_tri).astype(np.int64))
         px = xp.ascontiguousarray(xp.concatenate(px))
         py = xp.ascontiguousarray(xp.concatenate(py))
-        if self.tri_masked is None:
+        if self.tri_masked is None and self.tri_blend is None:
             self._raster("raster_triangles", piece_tri, px, py, adj, zc, wc, size, n, keys)
         else:
-            masked = self.tri_masked[piece_tri]
-            for name, sel in (("raster_triangles", xp.flatnonzero(~masked)),
-                              ("raster_masked_triangles", xp.flatnonzero(masked))):
+            none = xp.zeros(piece_tri.shape[0], bool)
+            masked = none if self.tri_masked is None else self.tri_masked[piece_tri]
+            blended = none if self.tri_blend is None else self.tri_blend[piece_tri]
+            for name, sel in (("raster_triangles", xp.flatnonzero(~masked & ~blended)),
+                              ("raster_masked_triangles", xp.flatnonzero(masked & ~blended))):
                 extra = () if name == "raster_triangles" else (
                     self.tris, self.tri_material, self.materials, inputs.shader.varyings,
                     np.int32(VARYING_COUNT), self.offsets, self.texels, self.tex_info)
@@ -249,7 +259,26 @@ class CudaSurfaces:
                              keys, *extra)
         # the setup for the resolve; the raster kernels above read their own z and w
         self.setup = TriangleSetup(piece_tri, px, py, adj, clip, self.tris, det > 0)
+        self._depth_planes = (zc, wc)  # for raster_layers
         return keys
+
+    def raster_layers(self, inputs, view, bound, layers):
+        """The BLEND pieces of the last ``rasterize`` into a k-buffer of ``layers`` keys
+        per pixel in front of the host ``bound`` (engine.render.transparency):
+        ((W * H, layers) uint64, (W * H,) uint32 overflow) device arrays."""
+        xp = self.xp
+        npix = view.size[0] * view.size[1]
+        keys = xp.empty(layers * npix, np.uint64)
+        self._launch("clear_keys", layers * npix, keys, np.int64(layers * npix))
+        overflow = xp.zeros(npix, np.uint32)
+        st = self.setup
+        sel = xp.flatnonzero(self.tri_blend[st.piece_tri])
+        zc, wc = self._depth_planes
+        self._raster("raster_layer_triangles", st.piece_tri[sel], st.x[sel], st.y[sel],
+                     st.adj, zc, wc, view.size, int(inputs.colors.shape[0]),
+                     xp.asarray(np.ascontiguousarray(bound, np.uint64)), keys,
+                     np.int32(layers), overflow)
+        return keys.reshape(npix, layers), overflow
 
     def resolve(self, keys, inputs, view) -> Frame:
         """Shade each pixel of ``keys`` (from ``rasterize``) once -> host Frame."""

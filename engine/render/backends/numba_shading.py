@@ -176,6 +176,16 @@ def _at(plane, c, xn, inv):
 
 
 @numba.njit(inline="always")
+def _frame_alpha(flags, a):
+    """The 8-bit alpha a drawn pixel writes: opaque whatever its base alpha ``a``
+    (materials.FRAME_ALPHA), except for a blended material (flag 8): ``a`` rounded, as
+    colorspace.to_unorm8 (the transparency pass composites it)."""
+    if flags & 8:
+        return np.uint32(np.rint(min(max(a, 0.0), 1.0) * 255.0))
+    return np.uint32(FRAME_ALPHA)
+
+
+@numba.njit(inline="always")
 def _encode(lin, table):
     x = min(max(lin, 0.0), 1.0) * _ENCODE_STEPS
     i = min(np.int64(x), _ENCODE_STEPS - 1)
@@ -327,7 +337,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                                                   inv * y_scale, lod_qy, lod_uy, lod_vy,
                                                   lod_w, lod_h))
                     r, g, b, a = r * tr, g * tg, b * tb, a * ta
-                alpha = np.uint32(FRAME_ALPHA)  # a drawn pixel is opaque whatever a (materials)
+                alpha = _frame_alpha(flags, a)
                 if shading == 0:
                     lr, lg, lb = _display(r, g, b, exposure, tone)
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)

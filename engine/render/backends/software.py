@@ -11,6 +11,7 @@ Numba (the CPU fast path). One pipeline, two sets of stage functions::
     lines: raster             lines.raster_lines                the same (NumPy)
     lines: colour             lines.fragment_colors             the same (NumPy)
     hidden-line occluders     triangles.raster_triangles        numba_triangles
+    BLEND layers (k-buffer)   transparency.raster_layers        numba_layers
     resolve                   shading.resolve / frame.resolve_keys   numba_shading / numba_raster
 
 Every stage writes or reads the one key buffer per pixel, reused from frame to frame;
@@ -22,12 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...arrays import to_host
+from .. import transparency
 from ..culling import FrustumCuller, mark_culled
 from ..frame import EMPTY_KEY, Frame, cleared_keys
 from ..lines import fragment_colors, occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
 from ..shading import resolve as resolve_surfaces
 from ..surface_vertices import surface_vertices
+from ..transparency import blended_pieces
 from ..triangles import Workspace, raster_triangles, setup_triangles
 from .base import OutputBuffers
 from .numpy_backend import NumpyProjector
@@ -55,6 +58,7 @@ class SoftwareBackend(Backend):
         self._setup_workspace = Workspace() if self.reuses_setup else None
         self._culler = FrustumCuller()
         self._frame_out = None  # points-only frames of render(copy=False)
+        self._layers = None  # the transparency pass's k-buffer and overflow, reused
 
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
@@ -129,12 +133,16 @@ class SoftwareBackend(Backend):
             setup = inputs.shader.setup = self._setup(
                 inputs.clip, prims.triangles, ~double[prims.tri_material], size,
                 self._setup_workspace)
-            masked = np.array([m.alpha_cutoff is not None for m in prims.materials], bool)
-            if not masked.any():
+            masked = np.array([m.alpha_cutoff is not None and not m.blend
+                               for m in prims.materials], bool)
+            # BLEND pieces are the transparency pass's (engine.render.transparency)
+            blended = blended_pieces(prims, setup.piece_tri)
+            if not masked.any() and blended is None:
                 self._raster_triangles(keys, setup, size, n)  # every piece, no gather
             else:
                 piece_masked = masked[prims.tri_material[setup.piece_tri]]
-                self._raster_triangles(keys, setup, size, n, np.flatnonzero(~piece_masked))
+                opaque = ~piece_masked if blended is None else ~piece_masked & ~blended
+                self._raster_triangles(keys, setup, size, n, np.flatnonzero(opaque))
                 # alpha-tested per pixel: the NumPy raster's keep
                 raster_triangles(keys, setup, size, n, np.flatnonzero(piece_masked),
                                  keep=inputs.shader.alpha_keep)
@@ -153,6 +161,26 @@ class SoftwareBackend(Backend):
             hidden = (keys & np.uint64(0xFFFFFFFF)) >= np.uint64(occ_base)
             keys[hidden] = EMPTY_KEY  # EMPTY_KEY's low word is above every id: unchanged
         return keys
+
+    def raster_layers(self, inputs, view, bound, layers):
+        """The BLEND triangles of ``inputs`` into a k-buffer of ``layers`` keys per pixel
+        in front of ``bound`` (engine.render.transparency), from the setup of the last
+        ``rasterize``: ((W * H, layers) uint64 keys nearest first, (W * H,) int32
+        overflow), arrays reused from frame to frame."""
+        w, h = view.size
+        shape = (w * h, layers)
+        if self._layers is None or self._layers[0].shape != shape:
+            self._layers = (np.empty(shape, np.uint64), np.empty(w * h, np.int32))
+        keys, overflow = self._layers
+        keys.fill(EMPTY_KEY)
+        overflow.fill(0)
+        setup = inputs.shader.setup
+        pieces = np.flatnonzero(blended_pieces(inputs.prims, setup.piece_tri))
+        self._raster_layers(keys, overflow, setup, view.size, len(inputs.colors), pieces,
+                            bound)
+        return keys, overflow
+
+    _raster_layers = staticmethod(transparency.raster_layers)
 
     def resolve(self, keys, inputs, view) -> Frame:
         """Shade each pixel's winner once -> host Frame (colour and depth)."""
@@ -232,6 +260,11 @@ class NumbaBackend(SoftwareBackend):
         self._mark_culled = _numba_mark_culled
         self._raster_triangles = _chosen_threads(st, "raster", lambda a: len(a[1].piece_tri),
                                                  numba_triangles.raster_triangles_numba)
+        from .numba_layers import composite_layers_numba, raster_layers_numba
+
+        self._raster_layers = raster_layers_numba
+        # engine.render.transparency's compositing, compiled
+        self.composite_layers = composite_layers_numba
         self._resolve = _chosen_threads(st, "resolve", lambda a: a[1][0] * a[1][1],
                                         numba_shading.resolve_numba)
         self._resolve_points = _chosen_threads(st, "points resolve", lambda a: a[2][0] * a[2][1],

@@ -11,6 +11,11 @@ on whichever backend it holds and never asks which one that is::
     frame  = stages.read(frame, depth, host, copy)  # where the caller wants the frame
     stages.atmosphere(frame, view)             # the scene's fog and sky, when it has them
 
+A frame with BLEND triangles then runs engine.render.transparency's pass on the same
+stages: ``stages.raster_layers(inputs, view, bound, layers)`` (the k-buffer of those
+triangles, from the setup of the pixel-centre ``rasterize``) and ``resolve`` once per
+layer; GL peels its own layers inside ``rasterize`` (engine.render.gl.peeling).
+
 Backends: ``software.NumpyBackend`` (the reference: NumPy in every stage),
 ``software.NumbaBackend`` (the CPU fast path), ``cuda_backend.CudaBackend`` (the GPU) and
 ``engine.render.gl.GLStages`` (OpenGL rasterizes and shades the vertex stage's output of
@@ -126,7 +131,8 @@ class Backend:
 
     Subclasses set ``name``, ``xp`` (the array module of the batch), ``projector`` and
     ``features``, and implement ``project_points``, ``surface_vertices``, ``rasterize``,
-    ``resolve`` and ``read`` (see the module docstring for the order). One instance
+    ``raster_layers`` (BLEND triangles), ``resolve`` and ``read`` (see the module
+    docstring for the order). One instance
     serves one Renderer: it keeps that renderer's per-assembly host tables and buffers.
     """
 

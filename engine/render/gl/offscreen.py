@@ -16,6 +16,7 @@ import numpy as np
 from ...arrays import to_host
 from ...errors import EngineError
 from ..frame import Frame, background_rgba
+from ..transparency import LAYERS, has_blended
 from .points import PointPainter
 from .surfaces import SurfacePainter
 
@@ -60,6 +61,8 @@ class OffscreenGL:
         self._fbo = None
         self._size = None
         self._ms = None  # the MultisampleTarget of msaa frames (engine.render.gl.multisample)
+        self._peeler = None  # the DepthPeeler of frames with BLEND triangles
+        self._peeled = False  # the last frame drew transparency layers
         self._atmosphere = None  # the AtmospherePass of fog/sky frames (gl.atmosphere)
         # the finalizer holds this object's attribute dict, never the object itself
         self._release = weakref.finalize(self, _release_gl, self.__dict__)
@@ -131,6 +134,11 @@ class OffscreenGL:
                 ms.resolve_into(scene_fbo)
             if fogged is not None:
                 fogged.apply_into(fbo, atmosphere)
+            self._peeled = has_blended(inputs.prims)
+            if self._peeled:  # BLEND triangles: the transparency passes
+                self._peeler_for((w, h)).peel(
+                    self._surface_painter, inputs, fbo.depth_attachment,
+                    None if fogged is None else (fogged, atmosphere))
 
     def _atmosphere_pass(self, size):
         """The AtmospherePass of ``size``, kept between frames."""
@@ -142,6 +150,16 @@ class OffscreenGL:
                 ap.release()
             ap = self._atmosphere = AtmospherePass(self.ctx, size)
         return ap
+
+    def _peeler_for(self, size):
+        """The DepthPeeler of ``size`` (engine.render.gl.peeling), kept between frames."""
+        if self._peeler is None or self._peeler.size != size:
+            from .peeling import DepthPeeler
+
+            if self._peeler is not None:
+                self._peeler.release()
+            self._peeler = DepthPeeler(self.ctx, size, LAYERS)
+        return self._peeler
 
     def _multisample(self, size, samples):
         """The MultisampleTarget of ``size`` and ``samples``, kept between frames."""
@@ -162,8 +180,11 @@ class OffscreenGL:
         with self.ctx:
             fbo = self._framebuffer((w, h))
             color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
+            color = np.ascontiguousarray(color[::-1])
+            if self._peeled:  # the BLEND layers over it (engine.render.transparency)
+                color = self._peeler.composite(color)
             zbuf = self.read_depth((w, h)) if depth else None
-            return Frame(np.ascontiguousarray(color[::-1]), zbuf)
+            return Frame(color, zbuf)
 
     def read_depth(self, size) -> np.ndarray:
         """(H, W) float32 window depth of the framebuffer drawn by ``draw_frame``, row 0
@@ -195,7 +216,7 @@ def _release_gl(state: dict):
         state["painter"].release()
         if state["_surfaces"] is not None:
             state["_surfaces"].release()
-        for target in (state["_ms"], state["_atmosphere"]):
+        for target in (state["_ms"], state["_atmosphere"], state["_peeler"]):
             if target is not None:
                 target.release()
         fbo = state["_fbo"]

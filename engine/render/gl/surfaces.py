@@ -6,7 +6,8 @@ clipping, perspective-correct interpolation and depth test; shaders/surface.frag
 the same shading model as engine.render.shading. First the occluders of hidden-line
 removal (depth only: colour writes masked; the same offset corners as the software path,
 engine.render.lines.occluder_clip), then one draw call per material (the index buffer is
-sorted by material once per assembly), then the lines.
+sorted by material once per assembly; BLEND materials are left to the transparency
+passes, ``draw_blended`` and engine.render.gl.peeling), then the lines.
 
 Buffers: the indices are uploaded when the primitive assembly changes; the clip-space
 positions and the varyings (one interleaved (N, V) buffer, engine.render.attributes)
@@ -38,9 +39,12 @@ from ..shading import point_light_arrays
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array
 
-__all__ = ["MAX_LIGHTS", "SurfacePainter", "variant_defines"]
+__all__ = ["MAX_LIGHTS", "PEEL_UNITS", "SurfacePainter", "variant_defines"]
 
 MAX_LIGHTS = 8
+# texture units of the transparency passes' depth textures (opaque, previous layer):
+# above the base colour texture (0) and the "pbr" maps (1-3)
+PEEL_UNITS = (5, 6)
 # lines: unlit, white, times the vertex colour each end carries
 _LINE_MATERIAL = pack_materials([Material(shading="unlit")])[0][0]
 
@@ -215,12 +219,24 @@ class SurfacePainter:
         if len(prims.lines):
             self._draw_lines(inputs)
 
-    def _draw_triangles(self, inputs):
+    def draw_blended(self, inputs, peel: int):
+        """Draw the BLEND materials' triangles of ``inputs`` (after ``draw`` drew the
+        frame: its buffers) in transparency pass ``peel`` (shaders/surface.frag
+        ``u_peel``; engine.render.gl.peeling binds the depth textures it reads) into the
+        bound framebuffer."""
+        self.ctx.enable(self._mgl.DEPTH_TEST)
+        self.ctx.depth_func = "<"
+        self._draw_triangles(inputs, peel)
+
+    def _draw_triangles(self, inputs, peel: int = 0):
+        """The opaque materials' triangles (``peel`` 0), or the BLEND ones in that
+        transparency pass (the buffers as the opaque pass uploaded them)."""
         mgl = self._mgl
         prims, shader = inputs.prims, inputs.shader
-        self._upload_static(prims)
-        self._vertex_buffer("clip", inputs.clip)
-        self._vertex_buffer("varyings", shader.varyings)  # (N, V): one interleaved buffer
+        if not peel:
+            self._upload_static(prims)
+            self._vertex_buffer("clip", inputs.clip)
+            self._vertex_buffer("varyings", shader.varyings)  # (N, V): one interleaved buffer
         _, directional, point = shader.lights
         n_point = len(point) + len(shader.spots)  # spots and ranged lights join them
         if len(directional) > MAX_LIGHTS or n_point > MAX_LIGHTS:
@@ -229,6 +245,8 @@ class SurfacePainter:
         ready = set()  # programs whose frame uniforms are set
         for m, first, count in self._groups:
             mat = prims.materials[m]
+            if mat.blend != bool(peel):
+                continue
             record = self._records[m]
             white, normals = self._group_facts(inputs, m, first, count)
             defines = variant_defines(record, len(directional), n_point, white=white,
@@ -237,6 +255,9 @@ class SurfacePainter:
             if defines not in ready:
                 self._set_frame_uniforms(prog, shader)
                 _set(prog, "u_depth_bias", 0.0)
+                _set(prog, "u_peel", peel)
+                _set(prog, "u_opaque_depth", PEEL_UNITS[0])
+                _set(prog, "u_peel_depth", PEEL_UNITS[1])
                 ready.add(defines)
             self._set_material(prog, mat, self._records[m])
             if mat.double_sided:
