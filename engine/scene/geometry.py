@@ -26,7 +26,8 @@ from .color import as_rgba
 from .material import Material
 from .readonly import DEFORM_FIELDS, freeze
 
-__all__ = ["Geometry", "Lines", "Mesh", "PointCloud", "changed_since", "data_epoch"]
+__all__ = ["POINT_SHAPES", "SIZE_UNITS", "Geometry", "Lines", "Mesh", "PointCloud",
+           "changed_since", "data_epoch", "default_point_size"]
 
 # Bumped by every change of any geometry's data: lets the batch skip its per-geometry
 # check entirely on frames where no vertex array changed.
@@ -316,9 +317,104 @@ class Geometry:
         return np.stack([lo, hi]).astype(np.float64) + self.origin
 
 
+#: How a point is drawn: a disc (the pixel centres within its radius) or a square.
+POINT_SHAPES = ("round", "square")
+#: What ``point_size`` measures: pixels on screen, or world units (shrinking with depth).
+SIZE_UNITS = ("px", "world")
+#: ``default_point_size``: (fewer than this many points, diameter in pixels), in order;
+#: from the last count on, 1 pixel.
+DEFAULT_POINT_SIZES = ((10_000, 5.0), (100_000, 3.0), (1_000_000, 2.0))
+
+
+def default_point_size(n: int) -> float:
+    """The diameter in pixels a geometry of ``n`` vertices gets without a ``point_size``:
+    5 px under 10,000 points, 3 px under 100,000, 2 px under 1,000,000, 1 px from there
+    (``DEFAULT_POINT_SIZES``). A small cloud stays visible (a 4-point file covers about
+    4 x 21 pixels with round points); a dense scan covers its pixels with 1-pixel points,
+    the rasterizers' fastest case."""
+    for below, size in DEFAULT_POINT_SIZES:
+        if n < below:
+            return size
+    return 1.0
+
+
+def _choice(value, choices, name: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 class PointCloud(Geometry):
-    """Points: positions (N, 3), optional colours (N, 3|4) uint8 or float in [0, 1], or
-    one colour for all (``colors=(0.15, 0.2, 0.35)``, ``colors="orange"``)."""
+    """Points drawn as sprites: discs or squares of ``point_size``.
+
+    Args:
+        positions: (N, 3) float, local frame.
+        colors: optional (N, 3|4) uint8 or float in [0, 1], or one colour for all
+            (``colors=(0.15, 0.2, 0.35)``, ``colors="orange"``).
+        point_size: the sprite's diameter (a square's side), > 0, in ``size_units``;
+            None (default): ``default_point_size(N)`` pixels.
+        normals: optional (N, 3) float per-point normals (local frame, any length but
+            not zero): the points are then lit like a "lit" surface (Lambert diffuse
+            only, in linear light, by the scene's lights or the headlight; a normal
+            facing away from the camera is turned towards it, as a double-sided
+            surface's back face; engine.render.sprites).
+        size_units: "px" (screen pixels, the same at every distance) or "world" (world
+            units: a point of diameter s at view depth w covers
+            ``s * focal_px / w`` pixels, focal_px = P[1, 1] * height / 2, the projection's
+            pixels per unit at depth 1; orthographic cameras: ``s * P[1, 1] * height / 2``).
+        point_shape: "round" (a disc: the pixel centres, or MSAA samples, within
+            diameter / 2 of the projected point) or "square" (the pixel centres in the
+            square of that side, as GL_POINTS).
+
+    Raises:
+        ValueError: the Geometry checks, normals not (N, 3), an unknown shape or unit.
+    """
+
+    FIELDS = ("positions", "colors", "normals")
+
+    def __init__(self, positions, colors=None, point_size=None, normals=None,
+                 size_units: str = "px", point_shape: str = "round"):
+        super().__init__(positions, colors, 1.0 if point_size is None else point_size)
+        if point_size is None:
+            self.point_size = default_point_size(self.vertex_count)
+        self.normals = self._checked("normals", normals, self.vertex_count)
+        self.size_units = size_units
+        self.point_shape = point_shape
+
+    def _checked(self, name, value, n):
+        if name == "normals":
+            if value is None:
+                return None
+            a = _as_array(value, name)
+            if a.shape != (n, 3):
+                raise ValueError(f"normals must have shape ({n}, 3), got {tuple(a.shape)}")
+            return _to_float32(a, name)
+        return super()._checked(name, value, n)
+
+    @property
+    def size_units(self) -> str:
+        """"px" or "world" (``SIZE_UNITS``); assigning one is seen by the next frame."""
+        return self._size_units
+
+    @size_units.setter
+    def size_units(self, value: str):
+        first = "_size_units" not in self.__dict__
+        object.__setattr__(self, "_size_units", _choice(value, SIZE_UNITS, "size_units"))
+        if not first:
+            self._changed(["size_units"])
+
+    @property
+    def point_shape(self) -> str:
+        """"round" or "square" (``POINT_SHAPES``); assigning one is seen by the next
+        frame."""
+        return self._point_shape
+
+    @point_shape.setter
+    def point_shape(self, value: str):
+        first = "_point_shape" not in self.__dict__
+        object.__setattr__(self, "_point_shape", _choice(value, POINT_SHAPES, "point_shape"))
+        if not first:
+            self._changed(["point_shape"])
 
 
 def _checked_indices(value, width: int, name: str, n: int):
