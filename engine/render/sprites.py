@@ -145,15 +145,17 @@ def sprite_diameters(point_size, world, depth, projection, height: int, xp=np):
         return point_size
     p22, p23, p32, p33 = _depth_to_w(projection)
     focal = float(projection[1, 1]) * height / 2.0
+    # NumPy functions on ``xp`` arrays: CuPy runs them on the device (NEP 13 / NEP 18)
     z = 2.0 * xp.asarray(depth).astype(np.float64) - 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         zv = (p23 - z * p33) / (z * p32 - p22)
         w = p32 * zv + p33
-        size = xp.asarray(point_size, np.float64) * xp.ones(z.shape)
-        px = size * focal / xp.maximum(w, 1e-30)
-    # a non-finite or huge diameter is clamped by the rasterizers; NaN is not drawn big
-    px = xp.where(xp.isfinite(px), px, 1.0)
-    return xp.where(xp.asarray(world), px, size).astype(np.float32)
+        size = np.ones_like(z) * (xp.asarray(point_size).astype(np.float64)
+                                  if np.ndim(point_size) else float(point_size))
+        px = size * focal / np.maximum(w, 1e-30)
+    # the rasterizers clamp to [1, 255]; a non-finite diameter (no valid w) is 1 pixel
+    px = np.where(np.isfinite(px), px, 1.0)
+    return np.where(xp.asarray(world), px, size).astype(np.float32)
 
 
 def sprites_for_frame(style: PointStyle, view, projection, xp=np) -> Sprites | None:
