@@ -75,6 +75,18 @@ class PointStyle(NamedTuple):
     normals: np.ndarray | None
     lit: np.ndarray | None
     key: tuple
+    on_device: dict = {}
+
+    def device(self, name: str, xp):
+        """Array field ``name`` ("round", "world") on ``xp``, copied there once per
+        style (the frames of one style upload nothing)."""
+        a = getattr(self, name)
+        if xp is np:
+            return a
+        key = (name, id(xp))
+        if key not in self.on_device:
+            self.on_device[key] = xp.asarray(a)
+        return self.on_device[key]
 
 
 class Sprites(NamedTuple):
@@ -129,7 +141,7 @@ def point_style(batch, prims, cached: PointStyle | None = None) -> PointStyle:
             lit[s:e] = True
     if rnd is not None and rnd[mask].all():
         rnd = True
-    return PointStyle(world, False if rnd is None else rnd, normals, lit, key)
+    return PointStyle(world, False if rnd is None else rnd, normals, lit, key, {})
 
 
 def _depth_to_w(p):
@@ -168,9 +180,9 @@ def sprites_for_frame(style: PointStyle, view, projection, xp=np) -> Sprites | N
     if world is None and (style.round is False or (np.ndim(size) == 0 and size < MIN_DISC)):
         return None
     proj = view.camera.projection_matrix
-    diam = (sprite_diameters(size, world, projection.depth, proj, view.size[1], xp)
-            if world is not None else size)
-    rnd = style.round if isinstance(style.round, bool) else xp.asarray(style.round)
+    diam = (sprite_diameters(size, style.device("world", xp), projection.depth, proj,
+                             view.size[1], xp) if world is not None else size)
+    rnd = style.round if isinstance(style.round, bool) else style.device("round", xp)
     return Sprites(diam, rnd, size, world, _depth_to_w(proj),
                    float(proj[1, 1]) * view.size[1] / 2.0)
 

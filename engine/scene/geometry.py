@@ -122,7 +122,9 @@ class Geometry:
         colors: (N, 4) uint8 RGBA or None (the batch then draws the points white). The
             constructor takes (N, 3|4) uint8 or floats in [0, 1], or one colour for every
             vertex: 3-4 floats in [0, 1], a CSS name or "#rrggbb".
-        point_size: splat size in pixels (float > 0) used by point rendering.
+        point_size: the diameter of the vertices drawn as points (float > 0; pixels,
+            or a PointCloud's ``size_units``); None to the constructor:
+            ``default_point_size(N)``.
         attributes: dict of extra per-vertex arrays (name -> (N,) or (N, k) NumPy array)
             that loaders keep and renderers ignore, e.g. a LAS file's ``intensity`` and
             ``classification``. Empty by default.
@@ -165,6 +167,8 @@ class Geometry:
         self._store("positions", self._checked_positions(p))
         n = self.vertex_count
         self._store("colors", None if colors is None else _colors_to_rgba8(colors, n))
+        if point_size is None:
+            point_size = default_point_size(n)
         point_size = as_number(point_size, "point_size")
         if not (point_size > 0 and np.isfinite(point_size)):
             raise ValueError(f"point_size must be a positive number of pixels, got {point_size}")
@@ -374,9 +378,7 @@ class PointCloud(Geometry):
 
     def __init__(self, positions, colors=None, point_size=None, normals=None,
                  size_units: str = "px", point_shape: str = "round"):
-        super().__init__(positions, colors, 1.0 if point_size is None else point_size)
-        if point_size is None:
-            self.point_size = default_point_size(self.vertex_count)
+        super().__init__(positions, colors, point_size)
         self.normals = self._checked("normals", normals, self.vertex_count)
         self.size_units = size_units
         self.point_shape = point_shape

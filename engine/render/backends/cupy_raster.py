@@ -205,18 +205,29 @@ class CudaRasterizer:
         return Frame(color, zbuf)
 
 
+_SHARED: dict = {}  # (module, dtype, value) -> a (1,) device array, made once
+
+
+def _shared(xp, dtype, value):
+    key = (id(xp), np.dtype(dtype).str, value)
+    a = _SHARED.get(key)
+    if a is None:
+        a = _SHARED[key] = xp.full(1, value, dtype)
+    return a
+
+
 def sprite_arguments(xp, diameter, round_):
     """The splat_sprites kernel's (diameters, stride, rounds, stride) for a diameter
-    ((N,) or a float) and a shape (a bool or (N,) bool): device arrays, stride 0 for one
-    value shared by every point."""
+    ((N,) or a float) and a shape (a bool or (N,) bool, uint8 on the device): device
+    arrays, stride 0 for one value shared by every point (made once per value)."""
     if np.ndim(diameter) == 0:
-        d, ds = xp.full(1, float(diameter), xp.float32), 0
+        d, ds = _shared(xp, np.float32, float(np.float32(diameter))), 0
     else:
         d, ds = xp.ascontiguousarray(xp.asarray(diameter), xp.float32), 1
     if np.ndim(round_) == 0:
-        r, rs = xp.full(1, int(bool(round_)), xp.uint8), 0
+        r, rs = _shared(xp, np.uint8, int(bool(round_))), 0
     else:
-        r, rs = xp.ascontiguousarray(xp.asarray(round_).astype(np.uint8)), 1
+        r, rs = xp.ascontiguousarray(xp.asarray(round_).view(np.uint8)), 1
     return d, np.int64(ds), r, np.int64(rs)
 
 
