@@ -15,10 +15,10 @@ from pathlib import Path
 from ..errors import EngineError
 from ..render.backends import BACKENDS
 from ..render.msaa import SAMPLE_COUNTS
-from ..scene.geometry import POINT_SHAPES, SIZE_UNITS
 from ..render.renderer import RASTER_MODES
 from ..scene.exposure import TONE_MAPS
 from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
+from ..scene.geometry import POINT_SHAPES, SIZE_UNITS
 from ..scene.graph import DRAW_MODES
 from ..scene.material import SHADINGS
 from .args import (

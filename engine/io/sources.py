@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..scene.geometry import PointCloud
 from ..scene.framing import (
     DEFAULT_BACKGROUND,
     VIEW_AZIMUTH,
@@ -87,10 +86,9 @@ def apply_look(scene, draw=None, shading=None, background=None, line_color=None,
     ``Scene.tone_map``):
     every node with geometry is drawn as ``draw`` with lines of ``line_color`` (see
     ``Node.line_color``) and ``hidden_line_removal`` on when ``hidden_lines``, and every
-    mesh material shaded as ``shading``; every geometry's points get diameter
-    ``point_size``, and every PointCloud ``point_shape`` ("round", "square") and
-    ``size_units`` ``point_units`` ("px", "world"). Raises ValueError for an unknown
-    shape or unit."""
+    mesh material shaded as ``shading``; every geometry's vertices drawn as points get
+    diameter ``point_size``, ``point_shape`` ("round", "square") and ``size_units``
+    ``point_units`` ("px", "world"). Raises ValueError for an unknown shape or unit."""
     if background is not None:
         scene.background = background
     if exposure is not None:
@@ -110,9 +108,8 @@ def apply_look(scene, draw=None, shading=None, background=None, line_color=None,
             node.geometry.material.shading = shading
         if point_size is not None:
             node.geometry.point_size = float(point_size)
-        if isinstance(node.geometry, PointCloud):
-            if point_shape is not None:
-                node.geometry.point_shape = point_shape
-            if point_units is not None:
-                node.geometry.size_units = point_units
+        if point_shape is not None:
+            node.geometry.point_shape = point_shape
+        if point_units is not None:
+            node.geometry.size_units = point_units
     return scene

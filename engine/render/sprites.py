@@ -75,7 +75,7 @@ class PointStyle(NamedTuple):
     normals: np.ndarray | None
     lit: np.ndarray | None
     key: tuple
-    on_device: dict = {}
+    on_device: dict  # device copies of the arrays (``device``)
 
     def device(self, name: str, xp):
         """Array field ``name`` ("round", "world") on ``xp``, copied there once per
@@ -114,8 +114,8 @@ def point_style(batch, prims, cached: PointStyle | None = None) -> PointStyle:
     """The PointStyle of ``batch``'s vertices under the assembly ``prims`` (its
     ``point_mask``), rebuilt only when the assembly, the vertex layout or some
     geometry's data (``engine.scene.geometry.data_epoch``: also a changed
-    ``point_shape`` or ``size_units``) changed since ``cached``. Vertices of meshes and
-    lines drawn as points are pixel-sized squares, unlit."""
+    ``point_shape`` or ``size_units``) changed since ``cached``. Only PointCloud normals
+    light points (a mesh drawn as points keeps its vertex colours)."""
     key = (prims.key, id(prims), batch.vertex_revision, batch.vertex_count, data_epoch())
     if cached is not None and cached.key == key:
         return cached
@@ -124,7 +124,7 @@ def point_style(batch, prims, cached: PointStyle | None = None) -> PointStyle:
     world = rnd = lit = normals = None
     for node, (s, e) in batch.ranges.items():
         g = node.geometry
-        if not isinstance(g, PointCloud) or e <= s or not mask[s]:
+        if e <= s or not mask[s]:
             continue
         if g.size_units == "world":
             world = np.zeros(n, bool) if world is None else world
@@ -132,7 +132,7 @@ def point_style(batch, prims, cached: PointStyle | None = None) -> PointStyle:
         if g.point_shape == "round":
             rnd = np.zeros(n, bool) if rnd is None else rnd
             rnd[s:e] = True
-        if g.normals is not None:
+        if isinstance(g, PointCloud) and g.normals is not None:
             if normals is None:
                 normals, lit = np.zeros((n, 3), np.float32), np.zeros(n, bool)
             copies = (e - s) // max(g.vertex_count, 1)

@@ -122,9 +122,12 @@ class Geometry:
         colors: (N, 4) uint8 RGBA or None (the batch then draws the points white). The
             constructor takes (N, 3|4) uint8 or floats in [0, 1], or one colour for every
             vertex: 3-4 floats in [0, 1], a CSS name or "#rrggbb".
-        point_size: the diameter of the vertices drawn as points (float > 0; pixels,
-            or a PointCloud's ``size_units``); None to the constructor:
-            ``default_point_size(N)``.
+        point_size: the diameter of the vertices drawn as points (float > 0, in
+            ``size_units``); None to the constructor: ``default_point_size(N)``.
+        size_units, point_shape: what ``point_size`` measures ("px" or "world") and how
+            a vertex drawn as a point looks ("round" or "square"); see PointCloud.
+            Meshes and lines start as "px" and "square", point clouds as "px" and
+            "round".
         attributes: dict of extra per-vertex arrays (name -> (N,) or (N, k) NumPy array)
             that loaders keep and renderers ignore, e.g. a LAS file's ``intensity`` and
             ``classification``. Empty by default.
@@ -152,6 +155,9 @@ class Geometry:
     FIELDS: tuple[str, ...] = ("positions", "colors")
     #: The fields holding vertex indices (rows = primitives).
     INDEX_FIELDS: tuple[str, ...] = ()
+    #: ``point_shape`` of a new geometry: squares for the vertices of meshes and lines
+    #: drawn as points, discs for point clouds.
+    DEFAULT_POINT_SHAPE = "square"
 
     def __init__(self, positions, colors=None, point_size: float = 1.0):
         object.__setattr__(self, "revision", 0)
@@ -173,6 +179,8 @@ class Geometry:
         if not (point_size > 0 and np.isfinite(point_size)):
             raise ValueError(f"point_size must be a positive number of pixels, got {point_size}")
         self.point_size = point_size
+        self.size_units = "px"
+        self.point_shape = self.DEFAULT_POINT_SHAPE
         self.attributes: dict = {}
 
     def _checked_positions(self, positions):
@@ -301,6 +309,31 @@ class Geometry:
         return self._revisions.get(name, 0)
 
     @property
+    def size_units(self) -> str:
+        """"px" or "world" (``SIZE_UNITS``); assigning one is seen by the next frame."""
+        return self._size_units
+
+    @size_units.setter
+    def size_units(self, value: str):
+        first = "_size_units" not in self.__dict__
+        object.__setattr__(self, "_size_units", _choice(value, SIZE_UNITS, "size_units"))
+        if not first:
+            self._changed(["size_units"])
+
+    @property
+    def point_shape(self) -> str:
+        """"round" or "square" (``POINT_SHAPES``); assigning one is seen by the next
+        frame."""
+        return self._point_shape
+
+    @point_shape.setter
+    def point_shape(self, value: str):
+        first = "_point_shape" not in self.__dict__
+        object.__setattr__(self, "_point_shape", _choice(value, POINT_SHAPES, "point_shape"))
+        if not first:
+            self._changed(["point_shape"])
+
+    @property
     def vertex_count(self) -> int:
         return int(self.positions.shape[0])
 
@@ -375,6 +408,7 @@ class PointCloud(Geometry):
     """
 
     FIELDS = ("positions", "colors", "normals")
+    DEFAULT_POINT_SHAPE = "round"
 
     def __init__(self, positions, colors=None, point_size=None, normals=None,
                  size_units: str = "px", point_shape: str = "round"):
@@ -392,32 +426,6 @@ class PointCloud(Geometry):
                 raise ValueError(f"normals must have shape ({n}, 3), got {tuple(a.shape)}")
             return _to_float32(a, name)
         return super()._checked(name, value, n)
-
-    @property
-    def size_units(self) -> str:
-        """"px" or "world" (``SIZE_UNITS``); assigning one is seen by the next frame."""
-        return self._size_units
-
-    @size_units.setter
-    def size_units(self, value: str):
-        first = "_size_units" not in self.__dict__
-        object.__setattr__(self, "_size_units", _choice(value, SIZE_UNITS, "size_units"))
-        if not first:
-            self._changed(["size_units"])
-
-    @property
-    def point_shape(self) -> str:
-        """"round" or "square" (``POINT_SHAPES``); assigning one is seen by the next
-        frame."""
-        return self._point_shape
-
-    @point_shape.setter
-    def point_shape(self, value: str):
-        first = "_point_shape" not in self.__dict__
-        object.__setattr__(self, "_point_shape", _choice(value, POINT_SHAPES, "point_shape"))
-        if not first:
-            self._changed(["point_shape"])
-
 
 def _checked_indices(value, width: int, name: str, n: int):
     """(L, width) int32 copy of vertex indices ``value``, each in [0, n)."""

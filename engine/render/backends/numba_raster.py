@@ -125,7 +125,7 @@ def _splat_sprites(xy, depth_bits, visible, diameters, rounds, width, height, ke
                 row = y * width
                 for x in range(max(x0, 0), min(x0 + s, width)):
                     dx = (x + 0.5) - cx
-                    if dx * dx + dy * dy <= rr and key < keys[row + x]:  # noqa: PLR1730
+                    if dx * dx + dy * dy <= rr and key < keys[row + x]:
                         keys[row + x] = key
             continue
         side = np.int64(np.rint(d))
