@@ -14,7 +14,7 @@ the view axis for a perspective camera and 1 for an orthographic one, recovered 
 window depth d (z = 2 d - 1, the projection's own z row inverted) so that every backend
 and GL's vertex shader derive it from the same float32 depth (relative error about
 6e-8 * w / near). Then D is clamped to [1, 255] (``MAX_POINT_SIZE``, GL's range here)
-and the point covers:
+and the point covers::
 
     "square"   the pixel centres in the axis-aligned square of side round(D) (half to
                even) centred on it (engine.render.points, GL_POINTS)
