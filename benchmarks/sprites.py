@@ -12,10 +12,9 @@ alone on the same projected points):
     world round     discs 0.004 world units wide (about 3 px here), sized per point
 
 Medians of ``--repeats`` after a warm-up, interleaved per repeat so a busy machine slows
-every row alike; the ratios to "square 1 px" are the figures to compare. The script
-imports whichever ``engine`` is first on ``sys.path`` (the worktree's by default), so
-running it against another checkout (``PYTHONPATH=that/checkout``) measures that
-version's 1-pixel path the same way (rows it lacks are skipped).
+every row alike; the ratios to "square 1 px" are the figures to compare. ``--engine DIR``
+imports the ``engine`` package of another checkout DIR instead of this one's, so the
+1-pixel path of an older version is measured the same way (rows it lacks are skipped).
 """
 
 from __future__ import annotations
@@ -29,14 +28,20 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
-
 SIZE = (1280, 720)
 
 
+def _engine(folder):
+    """Import ``engine`` from the checkout ``folder`` (None: this one)."""
+    sys.path.insert(0, str(folder or Path(__file__).resolve().parents[1]))
+    import engine
+
+    return engine
+
+
 def _cloud(n, **kw):
+    from engine import PointCloud
+
     rng = np.random.default_rng(0)
     pts = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
     cols = rng.integers(0, 256, (n, 4), dtype=np.uint8)
@@ -44,6 +49,8 @@ def _cloud(n, **kw):
 
 
 def _renderer(cloud, backend):
+    from engine import Node, PerspectiveCamera, Renderer, Scene
+
     scene = Scene(background=(0, 0, 0))
     scene.add(Node("cloud", geometry=cloud))
     cam = PerspectiveCamera(fov_y=50, aspect=SIZE[0] / SIZE[1])
@@ -66,7 +73,12 @@ def main(argv=None) -> int:
     ap.add_argument("--points", type=int, default=1_000_000)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--numpy", action="store_true", help="also the NumPy reference")
+    ap.add_argument("--engine", type=Path, default=None, metavar="DIR",
+                    help="the checkout whose engine package to measure (default: this one)")
     args = ap.parse_args(argv)
+    engine = _engine(args.engine)
+    from engine import PointCloud
+
     has_sprites = "point_shape" in inspect.signature(PointCloud).parameters
     rows = {"square 1 px": {"point_size": 1.0}, "square 3 px": {"point_size": 3.0}}
     if has_sprites:
@@ -76,8 +88,6 @@ def main(argv=None) -> int:
         rows["world round"] = {"point_size": 0.004, "point_shape": "round",
                                "size_units": "world"}
     backends = ["numba"] + (["numpy"] if args.numpy else [])
-    import engine
-
     print(f"engine at {Path(engine.__file__).parent}; {args.points:,} points, "
           f"{SIZE[0]}x{SIZE[1]}")
     for backend in backends:
