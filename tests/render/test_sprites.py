@@ -16,9 +16,6 @@ from engine.scene.geometry import default_point_size
 
 pytestmark = pytest.mark.timeout(180)
 
-REF = "/work/shared/ref-assets/pointclouds/points.ply"
-
-
 def _disc(cx, cy, r, size):
     ys, xs = np.mgrid[0:size[1], 0:size[0]] + 0.5
     return (xs - cx) ** 2 + (ys - cy) ** 2 <= r * r
@@ -110,11 +107,11 @@ def test_a_lit_point_takes_the_lambert_value_of_its_normal():
     assert f.color[16, 16, :3].tolist() == [want] * 3
 
 
-def test_the_four_point_ply_is_visible_by_default():
+def test_the_four_point_ply_is_visible_by_default(ref_assets):
     """points.ply (4 points with normals): loaded with the default size of a cloud under
     10,000 points, 5 px discs: each covers the pixel centres within 2.5 px (12 or more
     wherever it lies: the disc's area is 19.6 pixels)."""
-    model = load(REF)
+    model = load(ref_assets / "pointclouds/points.ply")
     g = model.geometry
     assert g.point_size == default_point_size(4) == 5.0 and g.point_shape == "round"
     assert g.normals is not None and g.normals.shape == (4, 3)
