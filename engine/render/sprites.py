@@ -45,7 +45,7 @@ import numpy as np
 
 from ..arrays import to_host
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
-from ..scene.geometry import PointCloud, data_epoch
+from ..scene.geometry import PointCloud, changed_since, data_epoch
 from .points import MAX_POINT_SIZE, splat_keys
 from .surface_vertices import normal_matrices
 from .tonemap import apply_tone_map
@@ -68,6 +68,8 @@ class PointStyle(NamedTuple):
             None when no point is lit.
         lit: (N,) bool, the vertices lit by their normals, or None.
         key: the cache key it was built for.
+        on_device: device copies of ``round`` and ``world`` (``device``).
+        sources: the ``id`` of each geometry whose vertices are drawn as points.
     """
 
     world: np.ndarray | None
@@ -76,6 +78,7 @@ class PointStyle(NamedTuple):
     lit: np.ndarray | None
     key: tuple
     on_device: dict  # device copies of the arrays (``device``)
+    sources: frozenset = frozenset()  # id() of the geometries drawn as points
 
     def device(self, name: str, xp):
         """Array field ``name`` ("round", "world") on ``xp``, copied there once per
@@ -119,13 +122,21 @@ def point_style(batch, prims, cached: PointStyle | None = None) -> PointStyle:
     key = (prims.key, id(prims), batch.vertex_revision, batch.vertex_count, data_epoch())
     if cached is not None and cached.key == key:
         return cached
+    if cached is not None and cached.key[:4] == key[:4]:
+        # only geometry data changed: keep the style unless a point geometry did (a
+        # mesh edited every frame costs no pass over the points)
+        changed = changed_since(cached.key[4])
+        if changed is not None and not any(id(g) in cached.sources for g in changed):
+            return cached._replace(key=key)
     n = batch.vertex_count
     mask = prims.point_mask
     world = rnd = lit = normals = None
+    sources = set()
     for node, (s, e) in batch.ranges.items():
         g = node.geometry
         if e <= s or not mask[s]:
             continue
+        sources.add(id(g))
         if g.size_units == "world":
             world = np.zeros(n, bool) if world is None else world
             world[s:e] = True
@@ -141,7 +152,8 @@ def point_style(batch, prims, cached: PointStyle | None = None) -> PointStyle:
             lit[s:e] = True
     if rnd is not None and rnd[mask].all():
         rnd = True
-    return PointStyle(world, False if rnd is None else rnd, normals, lit, key, {})
+    return PointStyle(world, False if rnd is None else rnd, normals, lit, key, {},
+                      frozenset(sources))
 
 
 def _depth_to_w(p):

@@ -152,3 +152,18 @@ def test_a_renderer_point_size_overrides_world_units():
     scene.add(cam).look_at((0, 0, 0))
     f = Renderer(scene, cam, (32, 32), backend="numpy", point_size=3).render()
     assert int((f.depth < 1).sum()) == 9  # 3 px square
+
+
+def test_a_changed_shape_or_unit_is_seen_by_the_next_frame():
+    scene = _scene([[0, 0, 0]], point_size=4)
+    cam = PerspectiveCamera(fov_y=50, aspect=1.0)
+    cam.position = (0, 0, 3)
+    scene.add(cam).look_at((0, 0, 0))
+    r = Renderer(scene, cam, (32, 32), backend="numba")
+    (cx, cy), = cam.project([[0, 0, 0]], (32, 32))[0]
+    assert ((r.render().depth < 1) == _disc(cx, cy, 2.0, (32, 32))).all()
+    g = scene.children[0].geometry
+    g.point_shape = "square"
+    assert int((r.render().depth < 1).sum()) == 16
+    g.size_units = "world"  # 4 units wide at depth 3: clamped to 255 px, the whole frame
+    assert int((r.render().depth < 1).sum()) == 32 * 32
