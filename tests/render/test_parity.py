@@ -761,6 +761,13 @@ def lit_points():
     return scene, cam, lambda f: np.abs(f.color[px[:, 1], px[:, 0], :3] - want).max() <= 1
 
 
+def lit_points_and_surfaces():
+    """lit_points in front of an unlit quad: the points' resolve beside triangles'."""
+    scene, cam, check = lit_points()
+    scene.add(Node("wall", geometry=_quad(1.5, z=-0.5, shading="unlit", color=(0.2, 0.3, 0.9))))
+    return scene, cam, lambda f: check(f) and (f.color[..., 2] > 200).sum() > 3000
+
+
 FEATURES = {
     "points": points, "lines": lines, "perspective": perspective,
     "orthographic": orthographic, "flat_shading": flat_shading,
@@ -785,7 +792,7 @@ FEATURES = {
     "spot_light": spot_light, "tone_mapping": tone_mapping,
     "mipmaps": mipmaps,
     "round_points": round_points, "world_size_points": world_size_points,
-    "lit_points": lit_points,
+    "lit_points": lit_points, "lit_points_and_surfaces": lit_points_and_surfaces,
 }
 # Features drawn with more than one sample per pixel (Renderer(msaa=...)): their
 # visibility keys are sample 0's and their depth each pixel's nearest sample
