@@ -9,7 +9,7 @@ alone on the same projected points):
     square 1 px     the fast path: 1-pixel squares (what a dense scan draws by default)
     square 3 px     3-pixel squares
     round 3 px      discs of diameter 3 (engine.render.sprites.splat_sprites's twin)
-    world round     discs 0.004 world units wide (about 3 px here), sized per point
+    world round     discs 0.012 world units wide (2.2 to 4.2 px here), sized per point
 
 Medians of ``--repeats`` after a warm-up, interleaved per repeat so a busy machine slows
 every row alike; the ratios to "square 1 px" are the figures to compare. ``--engine DIR``
@@ -85,7 +85,7 @@ def main(argv=None) -> int:
         for kw in rows.values():
             kw["point_shape"] = "square"
         rows["round 3 px"] = {"point_size": 3.0, "point_shape": "round"}
-        rows["world round"] = {"point_size": 0.004, "point_shape": "round",
+        rows["world round"] = {"point_size": 0.012, "point_shape": "round",
                                "size_units": "world"}
     backends = ["numba"] + (["numpy"] if args.numpy else [])
     print(f"engine at {Path(engine.__file__).parent}; {args.points:,} points, "
