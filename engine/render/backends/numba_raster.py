@@ -98,13 +98,6 @@ def _resolve(keys, colors_u32, background_u32, color_out, depth_out):
             depth_out[p] = np.uint32(k >> np.uint64(32))
 
 
-@numba.njit(inline="always", **_opts)
-def _outside(x, cx, dy2, rr):
-    # the disc test of engine.render.sprites.splat_sprites, failed, for pixel column x
-    dx = (x + 0.5) - cx
-    return dx * dx + dy2 > rr
-
-
 @numba.njit(**_opts)
 def _splat_sprites(xy, depth_bits, visible, diameters, rounds, width, height, keys):
     # engine.render.sprites.splat_sprites point by point: squares of side rint(D), discs
@@ -125,26 +118,17 @@ def _splat_sprites(xy, depth_bits, visible, diameters, rounds, width, height, ke
             if not (cx > -s and cx < width + s and cy > -s and cy < height + s):
                 continue  # covers no pixel (also false for NaN)
             rr = r * r
+            x0 = np.int64(math.floor(cx - r - 0.5))
             y0 = np.int64(math.floor(cy - r - 0.5))
+            # every pixel of the box tested: measured side by side at 10^6 points, a run
+            # per row (the chord, its ends set by the exact test) was 1.5x slower
             for y in range(max(y0, 0), min(y0 + s, height)):
                 dy = (y + 0.5) - cy
                 dy2 = dy * dy
-                if dy2 > rr:
-                    continue  # dx * dx + dy2 >= dy2: no pixel of this row
-                # the row's covered pixels are one run (the rounded test grows with
-                # |dx|) inside the circle's chord widened by a pixel each way (more than
-                # any rounding): shrink its ends to where the exact test passes, so the
-                # run is the NumPy reference's with no test per covered pixel
-                hw = math.sqrt(rr - dy2)
-                lo = np.int64(math.floor(cx - 0.5 - hw)) - 1
-                hi = np.int64(math.floor(cx - 0.5 + hw)) + 1
-                while lo <= hi and _outside(lo, cx, dy2, rr):
-                    lo += 1
-                while hi >= lo and _outside(hi, cx, dy2, rr):
-                    hi -= 1
                 row = y * width
-                for x in range(max(lo, 0), min(hi + 1, width)):
-                    if key < keys[row + x]:  # noqa: PLR1730
+                for x in range(max(x0, 0), min(x0 + s, width)):
+                    dx = (x + 0.5) - cx
+                    if dx * dx + dy2 <= rr and key < keys[row + x]:
                         keys[row + x] = key
             continue
         side = np.int64(np.rint(d))
