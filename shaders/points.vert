@@ -42,10 +42,11 @@ void main() {
     // sqrt(2) pixels on, else a square of side round-half-even(D)
     float d = in_size;
     if ((in_style & 2u) != 0u) {
+        // 1 / w = (z P32 - P22) / (P32 P23 - P22 P33), linear in z = 2 depth - 1
         float z = in_depth * 2.0 - 1.0;
-        float zv = (u_depth_to_w.y - z * u_depth_to_w.w) / (z * u_depth_to_w.z - u_depth_to_w.x);
-        float w = u_depth_to_w.z * zv + u_depth_to_w.w;
-        d = in_size * u_focal / max(w, 1e-30);
+        float det = u_depth_to_w.z * u_depth_to_w.y - u_depth_to_w.x * u_depth_to_w.w;
+        d = in_size * u_focal * (z * u_depth_to_w.z - u_depth_to_w.x) / det;
+        d = d > 0.0 ? d : 1.0;
     }
     d = clamp(d, 1.0, 255.0);
     bool disc = (in_style & 1u) != 0u && d >= 1.4142135623730951;

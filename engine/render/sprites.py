@@ -7,11 +7,12 @@ pixels, engine.render.backends.base) with a diameter D in pixels::
     D = point_size * focal_px / w                  size_units "world"
     focal_px = P[1, 1] * height / 2                the projection's pixels per world unit
                                                    at view depth 1
-    w = P[3, 2] z_v + P[3, 3],  z_v = (P[2, 3] - z P[3, 3]) / (z P[3, 2] - P[2, 2])
+    1 / w = (z P[3, 2] - P[2, 2]) / (P[3, 2] P[2, 3] - P[2, 2] P[3, 3]),  z = 2 d - 1
 
 ``point_size`` is a diameter (a square's side); w is the point's clip w, its depth along
 the view axis for a perspective camera and 1 for an orthographic one, recovered from its
-window depth d (z = 2 d - 1, the projection's own z row inverted) so that every backend
+window depth d (the projection's z and w rows solved for w: linear in z, so a world
+diameter is one multiply-add per point) so that every backend
 and GL's vertex shader derive it from the same float32 depth (relative error about
 6e-8 * w / near). Then D is clamped to [1, 255] (``MAX_POINT_SIZE``, GL's range here)
 and the point covers::
@@ -169,16 +170,18 @@ def sprite_diameters(point_size, world, depth, projection, height: int, xp=np):
         return point_size
     p22, p23, p32, p33 = _depth_to_w(projection)
     focal = float(projection[1, 1]) * height / 2.0
+    # D = size * focal / w = size * (a d + b), d the window depth, z = 2 d - 1 and
+    # 1 / w = (z p32 - p22) / det (module docstring)
+    det = p32 * p23 - p22 * p33
+    a, b = 2.0 * p32 * focal / det, (-p32 - p22) * focal / det
     # NumPy functions on ``xp`` arrays: CuPy runs them on the device (NEP 13 / NEP 18)
-    z = 2.0 * xp.asarray(depth).astype(np.float64) - 1.0
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        zv = (p23 - z * p33) / (z * p32 - p22)
-        w = p32 * zv + p33
-        size = np.ones_like(z) * (xp.asarray(point_size).astype(np.float64)
-                                  if np.ndim(point_size) else float(point_size))
-        px = size * focal / np.maximum(w, 1e-30)
-    # the rasterizers clamp to [1, 255]; a non-finite diameter (no valid w) is 1 pixel
-    px = np.where(np.isfinite(px), px, 1.0)
+    d = xp.asarray(depth).astype(np.float64)
+    size = (xp.asarray(point_size).astype(np.float64) if np.ndim(point_size)
+            else float(point_size))
+    with np.errstate(invalid="ignore", over="ignore"):
+        px = (d * a + b) * size
+    # the rasterizers clamp to [1, 255]; a point behind the eye (not visible) is 1 px
+    px = np.where(px > 0, px, 1.0)
     return np.where(xp.asarray(world), px, size).astype(np.float32)
 
 
