@@ -148,7 +148,9 @@ class Asteroids(App):
         pts = np.stack([self.rng.uniform(-1, 1, n) * (self.half[0] + self.view_w),
                         self.rng.uniform(-1, 1, n) * (self.half[1] + self.view_h),
                         self.rng.uniform(-40, -15, n)], axis=1)
-        return PointCloud(pts, np.tile(self.rng.uniform(0.3, 0.8, (n, 1)), (1, 3)))
+        # pin-point stars: 1 px (a cloud this small would get 5 px discs by default)
+        return PointCloud(pts, np.tile(self.rng.uniform(0.3, 0.8, (n, 1)), (1, 3)),
+                          point_size=1)
 
     def _rock_state(self, k):
         """Per-rock game arrays, as long as the rocks' instance arrays."""

@@ -56,7 +56,8 @@ class Galaxy(App):
         self.rings = []
         for i in range(RINGS):
             sel = (rad >= edges[i]) & (rad < edges[i + 1])
-            ring = Node(f"ring{i}", geometry=PointCloud(pos[sel].astype(np.float32), col[sel]))
+            ring = Node(f"ring{i}", geometry=PointCloud(pos[sel].astype(np.float32), col[sel],
+                                                       point_size=1))
             # Angular speed in rad/s for the ring's mid radius: omega = v / r, v ~ const.
             r_mid = max(0.5 * (edges[i] + min(edges[i + 1], R_MAX + 2)), 1.0)
             ring.omega = 0.9 / r_mid

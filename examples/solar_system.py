@@ -35,7 +35,7 @@ def body(name, radius, color, rng, n=None):
 def orbit_ring(radius, n=720):
     a = np.linspace(0, 2 * np.pi, n, endpoint=False)
     pts = np.stack([radius * np.cos(a), np.zeros(n), radius * np.sin(a)], axis=1)
-    return PointCloud(pts, np.full((n, 3), 0.25))
+    return PointCloud(pts, np.full((n, 3), 0.25), point_size=1)  # a hairline path
 
 
 class SolarSystem(App):

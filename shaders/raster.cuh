@@ -71,4 +71,21 @@ __host__ __device__ inline void splat_range(float coord, int size, int extent, i
     *hi = last < extent ? last : extent;
 }
 
+// Point sprites (engine/render/sprites.py): a diameter clamped to [1, 255] pixels; a
+// round point from FR_MIN_DISC (sqrt 2) on covers the pixel centres within half of it.
+#define FR_MIN_DISC 1.4142135623730951
+
+__host__ __device__ inline double sprite_diameter(float d) {
+    const double v = (double)d;
+    return v < 1.0 ? 1.0 : (v > 255.0 ? 255.0 : v);  // finite: sprite_diameters sees to it
+}
+
+// Whether pixel (x, y)'s centre is within r of (cx, cy): the same operations, in double,
+// as engine.render.sprites.splat_sprites (compiled without fused multiply-adds).
+__host__ __device__ inline bool disc_covers(int x, int y, double cx, double cy, double rr) {
+    const double dx = ((double)x + 0.5) - cx;
+    const double dy = ((double)y + 0.5) - cy;
+    return dx * dx + dy * dy <= rr;
+}
+
 }  // namespace frustum

@@ -84,11 +84,15 @@ class SceneSource:
     root: str | None = None
     exposure: float | None = None
     tone_map: str | None = None
+    point_size: float | None = None
+    point_shape: str | None = None
+    point_units: str | None = None
 
     @classmethod
     def from_file(cls, source, draw=None, shading=None, background=None,
                   up: str | None = None, root=None, exposure=None,
-                  tone_map=None) -> SceneSource:
+                  tone_map=None, point_size=None, point_shape=None,
+                  point_units=None) -> SceneSource:
         """A 3D file (or 'demo') every worker loads from the same path (``up``: its up
         axis, ``root``: the folder its references may be read from, as
         ``engine.io.load`` takes them); see the module docstring for what must be
@@ -100,7 +104,8 @@ class SceneSource:
             root = str(Path(root).expanduser().resolve())
         bg = None if background is None else tuple(float(v) for v in np.ravel(background))
         return cls(file=s, draw=draw, shading=shading, background=bg, up=up, root=root,
-                   exposure=exposure, tone_map=tone_map)
+                   exposure=exposure, tone_map=tone_map, point_size=point_size,
+                   point_shape=point_shape, point_units=point_units)
 
     @classmethod
     def from_scene(cls, scene, camera, motion=None) -> SceneSource:
@@ -120,7 +125,8 @@ class SceneSource:
 
         scene, camera = load_source(self.file, aspect, self.up, self.root)
         apply_look(scene, self.draw, self.shading, self.background,
-                   exposure=self.exposure, tone_map=self.tone_map)
+                   exposure=self.exposure, tone_map=self.tone_map, point_size=self.point_size,
+                   point_shape=self.point_shape, point_units=self.point_units)
         return scene, camera, None
 
     def describe(self) -> str:

@@ -85,8 +85,9 @@ class ManySpec:
     size: (width, height). format: png/jpg (a still) or mp4/gif (a turntable).
     turntable: seconds of one turn (clips only); fps: clip frame rate. camera:
     (azimuth, elevation, distance or None) or None for the default framing.
-    backend, point_size, draw, shading, background, exposure, tone_map: as ``frustum
-    render``. msaa: samples per pixel (engine.render.msaa), 4: anti-aliased images and
+    backend, point_size, point_shape, point_units, draw, shading, background, exposure,
+    tone_map: as ``frustum render`` (the point options set every geometry's, through
+    ``engine.io.sources.apply_look``). msaa: samples per pixel (engine.render.msaa), 4: anti-aliased images and
     clips.
     numba_threads: Numba threads per task; None: 1 on Dask workers (so they do not
     oversubscribe the cores), Numba's own default in this process. root: the folder
@@ -100,6 +101,8 @@ class ManySpec:
     camera: tuple | None = None
     backend: str | None = None
     point_size: float | None = None
+    point_shape: str | None = None
+    point_units: str | None = None
     draw: str | None = None
     shading: str | None = None
     background: tuple | None = None
@@ -307,12 +310,12 @@ def render_item(spec: ManySpec, source: str) -> dict:
     try:
         scene, camera = load_source(source, w / h, root=spec.root)
         apply_look(scene, spec.draw, spec.shading, spec.background, exposure=spec.exposure,
-                   tone_map=spec.tone_map)
+                   tone_map=spec.tone_map, point_size=spec.point_size,
+                   point_shape=spec.point_shape, point_units=spec.point_units)
         if spec.camera is not None:
             az, el, dist = spec.camera
             camera.frame(scene.bounds(), azimuth=az, elevation=el, distance=dist)
-        renderer = Renderer(scene, camera, spec.size, backend=spec.backend,
-                            point_size=spec.point_size, msaa=spec.msaa)
+        renderer = Renderer(scene, camera, spec.size, backend=spec.backend, msaa=spec.msaa)
         try:
             _set_numba_threads(spec.numba_threads)
             if not spec.clip:

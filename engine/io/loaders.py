@@ -77,14 +77,16 @@ _Z_UP = {".las", ".laz"}
 _WRAPPED = {".obj", ".ply", ".stl"}
 
 
-def load(path, point_size: float = 2.0, up: str | None = None, root=None) -> Model:
+def load(path, point_size: float | None = None, up: str | None = None, root=None) -> Model:
     """Load the 3D file at ``path`` as a scene-graph subtree.
 
     Args:
         path: a file with one of ``SUPPORTED_SUFFIXES`` (the suffix decides the format;
             case does not matter). OBJ materials/textures, PLY textures and glTF
             buffers/images are found next to it.
-        point_size: splat size in pixels given to every geometry.
+        point_size: point diameter in pixels given to every geometry; None (default):
+            each geometry's ``engine.scene.geometry.default_point_size`` of its vertex
+            count (5 px for a small cloud, 1 px for a scan of millions).
         up: "y" (the file is +Y up, like the engine), "z" (Z-up: rotated into +Y up at
             load) or None for the format's convention (module docstring).
         root: the folder the files ``path`` refers to may be read from: a folder that
@@ -572,7 +574,8 @@ def _geometry(obj, point_size: float, raw_colors=None, face_rgba=None) -> Geomet
 
     if isinstance(obj, trimesh.PointCloud):
         colors = obj.colors if len(obj.colors) else None
-        return PointCloud(_positions(obj.vertices), _rgba8(colors), point_size=point_size)
+        return PointCloud(_positions(obj.vertices), _rgba8(colors), point_size=point_size,
+                          normals=_ply_point_normals(obj))
     if not isinstance(obj, trimesh.Trimesh):  # e.g. a Path3D of polylines: its vertices
         return PointCloud(_positions(obj.vertices), point_size=point_size)
     faces = np.asarray(obj.faces, dtype=np.int64).reshape(-1, 3)
@@ -743,8 +746,28 @@ def _rgba8(colors):
     return np.ascontiguousarray(c[:, :4])
 
 
+def _ply_point_normals(obj):
+    """(N, 3) float32 normals of a PLY point cloud's vertices (its nx, ny, nz properties,
+    kept by trimesh in ``metadata["_ply_raw"]``), or None when the file has none or one
+    of them is not finite or zero (not usable for lighting)."""
+    data = obj.metadata.get("_ply_raw", {}).get("vertex", {}).get("data")
+    # ASCII files give a dict of columns, binary ones a structured array
+    names = data.keys() if isinstance(data, dict) else (
+        getattr(getattr(data, "dtype", None), "names", None) or ())
+    if not all(k in names for k in ("nx", "ny", "nz")):
+        return None
+    n = np.stack([np.asarray(data[k], np.float64).reshape(-1) for k in ("nx", "ny", "nz")], 1)
+    if n.shape[0] != len(obj.vertices) or not np.isfinite(n).all() \
+            or not (np.abs(n).sum(axis=1) > 0).all():
+        return None
+    return n.astype(np.float32)
+
+
 def _checked_point_size(point_size) -> float:
-    """``point_size`` as a float, or ValueError naming the argument."""
+    """``point_size`` as a float (None stays None: the geometries' default), or
+    ValueError naming the argument."""
+    if point_size is None:
+        return None
     try:
         size = float(point_size)
     except (TypeError, ValueError):

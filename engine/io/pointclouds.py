@@ -9,7 +9,10 @@ geometry recentres them and keeps precision, e.g. for georeferenced coordinates)
                      any point has a class other than 0/1), else a grey ramp by
                      intensity, else none (the default point colour)
     attributes       "intensity", "classification" (LAS), "return_number" (LAS), the
-                     PCD/text columns other than x, y, z and colour, by name
+                     PCD/text columns other than x, y, z, colour and normals, by name
+    normals          PCD ``normal_x normal_y normal_z`` or text ``nx ny nz`` columns (when
+                     every normal is finite and non-zero): they light the points
+                     (engine.render.sprites)
 
 Colour rules:
     RGB              16-bit channels (LAS always; PCD/text when a value is > 255) are
@@ -87,11 +90,33 @@ def load_point_cloud(path: Path, point_size: float) -> Model:
         positions, colors, attrs = _read_pcd(path, notes)
     else:
         positions, colors, attrs = _read_text(path, notes)
-    geom = PointCloud(positions, colors, point_size=point_size)
+    geom = PointCloud(positions, colors, point_size=point_size,
+                      normals=_normals_of(attrs, len(positions)))
     geom.attributes.update(attrs)
     model = Model(path.stem, source=path, geometry=geom)
     notes.emit(model)
     return model
+
+
+#: Column names of per-point normals: PCD (PCL's ``normal_x``), text headers (``nx``).
+NORMAL_COLUMNS = (("normal_x", "normal_y", "normal_z"), ("nx", "ny", "nz"))
+
+
+def _normals_of(attrs: dict, n: int):
+    """(n, 3) float32 normals from the columns ``NORMAL_COLUMNS`` names (removed from
+    ``attrs``: they become the cloud's ``normals``, which light it), or None when the file
+    has none or some normal is not finite or zero (not usable for lighting; the columns
+    then stay attributes)."""
+    for names in NORMAL_COLUMNS:
+        if all(k in attrs for k in names):
+            nrm = np.stack([np.asarray(attrs[k], np.float64).reshape(-1) for k in names], 1)
+            if nrm.shape != (n, 3) or not np.isfinite(nrm).all() \
+                    or not (np.abs(nrm).sum(axis=1) > 0).all():
+                return None
+            for k in names:
+                del attrs[k]
+            return nrm.astype(np.float32)
+    return None
 
 
 # --------------------------------------------------------------------------- colours

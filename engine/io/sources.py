@@ -77,14 +77,18 @@ def load_sources(sources, aspect: float = 1.0, up: str | None = None, root=None)
 
 
 def apply_look(scene, draw=None, shading=None, background=None, line_color=None,
-               hidden_lines=False, exposure=None, tone_map=None):
+               hidden_lines=False, exposure=None, tone_map=None, point_size=None,
+               point_shape=None, point_units=None):
     """The command line's --draw, --shading, --background, --line-color,
-    --hidden-lines, --exposure and --tone-map applied to a freshly loaded scene
+    --hidden-lines, --exposure, --tone-map, --point-size, --point-shape and
+    --point-units applied to a freshly loaded scene
     (None/False leaves each as loaded; exposure and tone map set ``Scene.exposure`` and
     ``Scene.tone_map``):
     every node with geometry is drawn as ``draw`` with lines of ``line_color`` (see
     ``Node.line_color``) and ``hidden_line_removal`` on when ``hidden_lines``, and every
-    mesh material shaded as ``shading``."""
+    mesh material shaded as ``shading``; every geometry's vertices drawn as points get
+    diameter ``point_size``, ``point_shape`` ("round", "square") and ``size_units``
+    ``point_units`` ("px", "world"). Raises ValueError for an unknown shape or unit."""
     if background is not None:
         scene.background = background
     if exposure is not None:
@@ -102,4 +106,10 @@ def apply_look(scene, draw=None, shading=None, background=None, line_color=None,
             node.hidden_line_removal = True
         if shading is not None and hasattr(node.geometry, "material"):
             node.geometry.material.shading = shading
+        if point_size is not None:
+            node.geometry.point_size = float(point_size)
+        if point_shape is not None:
+            node.geometry.point_shape = point_shape
+        if point_units is not None:
+            node.geometry.size_units = point_units
     return scene

@@ -74,7 +74,8 @@ class Renderer:
             implementation of every stage. "auto" chooses once, here, from the scene's
             vertex count: Numba below this machine's measured CPU/GPU crossover, CuPy from
             it on (when a GPU works).
-        point_size: splat size in pixels overriding each geometry's own, or None.
+        point_size: point diameter in pixels overriding each geometry's own size (and
+            its ``size_units``: every point is then this many pixels), or None.
         raster: who rasterizes and shades: "software" (the backend itself: NumPy, Numba or
             CUDA; no GL needed) or "gl" (OpenGL on an offscreen EGL context draws the
             backend's vertex-stage output, engine.render.gl.GLStages).
@@ -206,7 +207,8 @@ class Renderer:
         self.camera.set_viewport(*self.size)
         return FrameView(self.scene, self.camera, self.size,
                          self.batch.view_projection(self.camera), self.effective_point_size(),
-                         self.scene.background, self.batch.vertex_revision, reuse_output)
+                         self.scene.background, self.batch.vertex_revision, reuse_output,
+                         self.point_size is not None)
 
     def _stages(self, prims):
         """The stages that draw this frame: GL's for raster "gl", else the backend's (or

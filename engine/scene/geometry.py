@@ -27,7 +27,8 @@ from .material import Material
 from .readonly import DEFORM_FIELDS, freeze
 from .tangents import vertex_tangents
 
-__all__ = ["Geometry", "Lines", "Mesh", "PointCloud", "changed_since", "data_epoch"]
+__all__ = ["POINT_SHAPES", "SIZE_UNITS", "Geometry", "Lines", "Mesh", "PointCloud",
+           "changed_since", "data_epoch", "default_point_size"]
 
 # Bumped by every change of any geometry's data: lets the batch skip its per-geometry
 # check entirely on frames where no vertex array changed.
@@ -122,7 +123,12 @@ class Geometry:
         colors: (N, 4) uint8 RGBA or None (the batch then draws the points white). The
             constructor takes (N, 3|4) uint8 or floats in [0, 1], or one colour for every
             vertex: 3-4 floats in [0, 1], a CSS name or "#rrggbb".
-        point_size: splat size in pixels (float > 0) used by point rendering.
+        point_size: the diameter of the vertices drawn as points (float > 0, in
+            ``size_units``); None to the constructor: ``default_point_size(N)``.
+        size_units, point_shape: what ``point_size`` measures ("px" or "world") and how
+            a vertex drawn as a point looks ("round" or "square"); see PointCloud.
+            Meshes and lines start as "px" and "square", point clouds as "px" and
+            "round".
         attributes: dict of extra per-vertex arrays (name -> (N,) or (N, k) NumPy array)
             that loaders keep and renderers ignore, e.g. a LAS file's ``intensity`` and
             ``classification``. Empty by default.
@@ -150,6 +156,9 @@ class Geometry:
     FIELDS: tuple[str, ...] = ("positions", "colors")
     #: The fields holding vertex indices (rows = primitives).
     INDEX_FIELDS: tuple[str, ...] = ()
+    #: ``point_shape`` of a new geometry: squares for the vertices of meshes and lines
+    #: drawn as points, discs for point clouds.
+    DEFAULT_POINT_SHAPE = "square"
 
     def __init__(self, positions, colors=None, point_size: float = 1.0):
         object.__setattr__(self, "revision", 0)
@@ -165,10 +174,14 @@ class Geometry:
         self._store("positions", self._checked_positions(p))
         n = self.vertex_count
         self._store("colors", None if colors is None else _colors_to_rgba8(colors, n))
+        if point_size is None:
+            point_size = default_point_size(n)
         point_size = as_number(point_size, "point_size")
         if not (point_size > 0 and np.isfinite(point_size)):
             raise ValueError(f"point_size must be a positive number of pixels, got {point_size}")
         self.point_size = point_size
+        self.size_units = "px"
+        self.point_shape = self.DEFAULT_POINT_SHAPE
         self.attributes: dict = {}
 
     def _checked_positions(self, positions):
@@ -297,6 +310,31 @@ class Geometry:
         return self._revisions.get(name, 0)
 
     @property
+    def size_units(self) -> str:
+        """"px" or "world" (``SIZE_UNITS``); assigning one is seen by the next frame."""
+        return self._size_units
+
+    @size_units.setter
+    def size_units(self, value: str):
+        first = "_size_units" not in self.__dict__
+        object.__setattr__(self, "_size_units", _choice(value, SIZE_UNITS, "size_units"))
+        if not first:
+            self._changed(["size_units"])
+
+    @property
+    def point_shape(self) -> str:
+        """"round" or "square" (``POINT_SHAPES``); assigning one is seen by the next
+        frame."""
+        return self._point_shape
+
+    @point_shape.setter
+    def point_shape(self, value: str):
+        first = "_point_shape" not in self.__dict__
+        object.__setattr__(self, "_point_shape", _choice(value, POINT_SHAPES, "point_shape"))
+        if not first:
+            self._changed(["point_shape"])
+
+    @property
     def vertex_count(self) -> int:
         return int(self.positions.shape[0])
 
@@ -317,10 +355,78 @@ class Geometry:
         return np.stack([lo, hi]).astype(np.float64) + self.origin
 
 
-class PointCloud(Geometry):
-    """Points: positions (N, 3), optional colours (N, 3|4) uint8 or float in [0, 1], or
-    one colour for all (``colors=(0.15, 0.2, 0.35)``, ``colors="orange"``)."""
+#: How a point is drawn: a disc (the pixel centres within its radius) or a square.
+POINT_SHAPES = ("round", "square")
+#: What ``point_size`` measures: pixels on screen, or world units (shrinking with depth).
+SIZE_UNITS = ("px", "world")
+#: ``default_point_size``: (fewer than this many points, diameter in pixels), in order;
+#: from the last count on, 1 pixel.
+DEFAULT_POINT_SIZES = ((10_000, 5.0), (100_000, 3.0), (1_000_000, 2.0))
 
+
+def default_point_size(n: int) -> float:
+    """The diameter in pixels a geometry of ``n`` vertices gets without a ``point_size``:
+    5 px under 10,000 points, 3 px under 100,000, 2 px under 1,000,000, 1 px from there
+    (``DEFAULT_POINT_SIZES``). A small cloud stays visible (a 4-point file covers about
+    4 x 21 pixels with round points); a dense scan covers its pixels with 1-pixel points,
+    the rasterizers' fastest case."""
+    for below, size in DEFAULT_POINT_SIZES:
+        if n < below:
+            return size
+    return 1.0
+
+
+def _choice(value, choices, name: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+class PointCloud(Geometry):
+    """Points drawn as sprites: discs or squares of ``point_size``.
+
+    Args:
+        positions: (N, 3) float, local frame.
+        colors: optional (N, 3|4) uint8 or float in [0, 1], or one colour for all
+            (``colors=(0.15, 0.2, 0.35)``, ``colors="orange"``).
+        point_size: the sprite's diameter (a square's side), > 0, in ``size_units``;
+            None (default): ``default_point_size(N)`` pixels.
+        normals: optional (N, 3) float per-point normals (local frame, any length but
+            not zero): the points are then lit like a "lit" surface (Lambert diffuse
+            only, in linear light, by the scene's lights or the headlight; a normal
+            facing away from the camera is turned towards it, as a double-sided
+            surface's back face; engine.render.sprites).
+        size_units: "px" (screen pixels, the same at every distance) or "world" (world
+            units: a point of diameter s at view depth w covers
+            ``s * focal_px / w`` pixels, focal_px = P[1, 1] * height / 2, the projection's
+            pixels per unit at depth 1; orthographic cameras: ``s * P[1, 1] * height / 2``).
+        point_shape: "round" (a disc: the pixel centres, or MSAA samples, within
+            diameter / 2 of the projected point) or "square" (the pixel centres in the
+            square of that side, as GL_POINTS).
+
+    Raises:
+        ValueError: the Geometry checks, normals not (N, 3), an unknown shape or unit.
+    """
+
+    FIELDS = ("positions", "colors", "normals")
+    DEFAULT_POINT_SHAPE = "round"
+
+    def __init__(self, positions, colors=None, point_size=None, normals=None,
+                 size_units: str = "px", point_shape: str = "round"):
+        super().__init__(positions, colors, point_size)
+        self.normals = self._checked("normals", normals, self.vertex_count)
+        self.size_units = size_units
+        self.point_shape = point_shape
+
+    def _checked(self, name, value, n):
+        if name == "normals":
+            if value is None:
+                return None
+            a = _as_array(value, name)
+            if a.shape != (n, 3):
+                raise ValueError(f"normals must have shape ({n}, 3), got {tuple(a.shape)}")
+            return _to_float32(a, name)
+        return super()._checked(name, value, n)
 
 def _checked_indices(value, width: int, name: str, n: int):
     """(L, width) int32 copy of vertex indices ``value``, each in [0, n)."""

@@ -45,7 +45,8 @@ def test_camera_distance_and_point_size_change_the_picture(ref_assets, tmp_path)
     assert main(["render", f, "--out", str(a), *common]) == 0
     # auto-framed distance (0.32 for this 0.15-unit bunny) vs 1.0: fewer pixels covered
     assert main(["render", f, "--out", str(b), "--camera", "35,25,1.0", *common]) == 0
-    assert main(["render", f, "--out", str(c), "--point-size", "4", *common]) == 0
+    # larger than the default diameter (5 px: engine.scene.geometry.default_point_size)
+    assert main(["render", f, "--out", str(c), "--point-size", "8", *common]) == 0
     assert _drawn_pixels(b) < _drawn_pixels(a) < _drawn_pixels(c)
 
 

@@ -204,6 +204,25 @@ def _pcd_header(fields, size, type_, count, n, data):
             f"VIEWPOINT 0 0 0 1 0 0 0\nPOINTS {n}\nDATA {data}\n").encode()
 
 
+def test_pcd_and_ply_normals_light_the_points(tmp_path, ref_assets):
+    """PCL's normal_x/y/z columns and PLY's nx/ny/nz become PointCloud.normals (they
+    light the points, engine.render.sprites); a zero normal leaves them attributes."""
+    f = tmp_path / "n.pcd"
+    f.write_bytes(_pcd_header("x y z normal_x normal_y normal_z", "4 4 4 4 4 4",
+                              "F F F F F F", "1 1 1 1 1 1", 2, "ascii")
+                  + b"0 0 0 0 0 2\n1 0 0 0.5 0.5 0\n")
+    g = load(f).geometry
+    assert g.normals.tolist() == [[0, 0, 2], [0.5, 0.5, 0]]
+    assert "normal_x" not in g.attributes
+    f.write_bytes(_pcd_header("x y z normal_x normal_y normal_z", "4 4 4 4 4 4",
+                              "F F F F F F", "1 1 1 1 1 1", 2, "ascii")
+                  + b"0 0 0 0 0 0\n1 0 0 0.5 0.5 0\n")
+    g = load(f).geometry
+    assert g.normals is None and g.attributes["normal_z"].tolist() == [0, 0]
+    ply = load(ref_assets / "pointclouds/points.ply").geometry  # rgb, then nx ny nz
+    assert ply.normals.tolist() == [[0, 1, 0], [0, 0, 1], [1, 0, 0], [1, 1, 0]]
+
+
 def _lzf_literals(data: bytes) -> bytes:
     """LZF (liblzf) stream of literal runs only: a control byte c < 32 is followed by
     c + 1 literal bytes."""

@@ -35,6 +35,7 @@ extern "C" int fr_launch_kernel(const char* name, unsigned grid, unsigned block,
     FR_KERNEL(project_points)
     FR_KERNEL(clear_keys)
     FR_KERNEL(splat_points)
+    FR_KERNEL(splat_sprites)
     FR_KERNEL(resolve_keys)
     FR_KERNEL(surface_vertices)
     FR_KERNEL(classify_triangles)

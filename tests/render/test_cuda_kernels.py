@@ -190,3 +190,34 @@ def test_a_launch_with_a_python_scalar_or_wrong_arity_is_refused(module):
         module.get_function("raster.cu", "clear_keys")((1,), (1,), (keys, 4))
     with pytest.raises(TypeError, match="takes 2 arguments"):
         module.get_function("raster.cu", "clear_keys")((1,), (1,), (keys,))
+
+
+def test_cuda_sprite_kernel_matches_the_numpy_reference_at_ties(module):
+    """splat_sprites (shaders/raster.cu) against engine.render.sprites.splat_sprites:
+    discs and squares, centres on pixel centres, edges and corners, integer diameters
+    (pixel centres exactly on the rim), per-point and shared values: the same keys."""
+    from engine.render.frame import new_keys
+    from engine.render.sprites import splat_sprites
+
+    rng = np.random.default_rng(4)
+    n, size = 4000, (89, 67)
+    xy = rng.uniform(-6, 95, (n, 2))
+    xy[: n // 2] = np.round(xy[: n // 2] * 2) / 2
+    xy = xy.astype(np.float32)
+    depth = rng.uniform(0, 1, n).astype(np.float32)
+    depth[::5] = depth[0]
+    vis = rng.random(n) < 0.9
+    diam = rng.uniform(0.4, 12, n).astype(np.float32)
+    diam[::3] = rng.integers(1, 6, len(diam[::3]))
+    rnd = rng.random(n) < 0.7
+    f = module.get_function
+    for d, r in ((diam, rnd), (np.float32(3.0), True), (diam, True), (np.float32(2.5), rnd)):
+        want = splat_sprites(new_keys(size), xy, depth, vis, d, r, size)
+        keys = new_keys(size)
+        per_d, per_r = np.ndim(d) > 0, np.ndim(r) > 0
+        f("raster.cu", "splat_sprites")((8,), (64,), (
+            xy, depth, vis.view(np.uint8), np.atleast_1d(d).astype(np.float32),
+            np.int64(per_d), np.atleast_1d(r).astype(np.uint8), np.int64(per_r),
+            np.int64(n), np.int32(size[0]), np.int32(size[1]), keys))
+        assert (want != np.iinfo(np.uint64).max).sum() > 1000
+        np.testing.assert_array_equal(keys, want)

@@ -46,7 +46,8 @@ def mixed_scene(n=600, seed=0):
     for i, size in enumerate((1.0, 3.0, 2.0)):
         pts = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
         cols = rng.integers(0, 256, (n, 4), dtype=np.uint8)
-        scene.add(Node(f"cloud{i}", geometry=PointCloud(pts, cols, point_size=size),
+        scene.add(Node(f"cloud{i}", geometry=PointCloud(pts, cols, point_size=size,
+                                                               point_shape="square"),
                        position=(0.3 * i, 0.0, 0.0)))
     cam = scene.add(PerspectiveCamera(fov_y=60.0, position=(0.2, 0.3, 4.0)))
     return scene, cam
@@ -108,7 +109,8 @@ def test_sizes_are_converted_once_per_vertex_revision(device):
     scene, cam = mixed_scene()
     r = Renderer(scene, cam, (64, 48), backend="cupy")
     r.render()
-    extra = Node("extra", geometry=PointCloud(np.zeros((5, 3), np.float32), point_size=5.0))
+    extra = Node("extra", geometry=PointCloud(np.zeros((5, 3), np.float32), point_size=5.0,
+                                                 point_shape="square"))
     r.batch.spawn(extra)
     counts, _ = per_frame(device, lambda: r.render(depth=False))
     assert counts["h2d"] >= 1 and counts["syncs"] >= 2  # new sizes: uploaded and checked

@@ -66,7 +66,7 @@ def test_no_fused_multiply_add_so_results_match_the_cpu_backends():
 def test_raster_kernels_in_ptx():
     """clear / splat / resolve exist with 64-bit counts, and splatting is one 64-bit atomicMin."""
     ptx = ptx_of("raster.cu")
-    for entry in ("clear_keys", "splat_points", "resolve_keys"):
+    for entry in ("clear_keys", "splat_points", "splat_sprites", "resolve_keys"):
         assert f".visible .entry {entry}(" in ptx
     header = entry_params(ptx, "splat_points")
     # screen_xy, depth, visible, sizes, size_stride, n, width, height, keys

@@ -878,6 +878,87 @@ def sky_gradient():
     return scene, _camera(scene), check
 
 
+def _covered_centres(centres, radii, size=SIZE):
+    """(H, W) bool: the pixel centres within radii[k] of centres[k] (pixels, y down)."""
+    ys, xs = np.mgrid[0:size[1], 0:size[0]] + 0.5
+    out = np.zeros((size[1], size[0]), bool)
+    for (cx, cy), r in zip(centres, radii):
+        out |= (xs - cx) ** 2 + (ys - cy) ** 2 <= r * r
+    return out
+
+
+def _sprite_grid(z=0.0, rows=3, cols=4):
+    """(rows * cols, 3) points on a grid in the plane z, well apart on screen."""
+    gx, gy = np.meshgrid(np.linspace(-1.1, 1.1, cols), np.linspace(-0.8, 0.8, rows))
+    jitter = np.random.default_rng(RNG_SEED).uniform(-0.05, 0.05, (rows * cols, 2))
+    return np.stack([gx.ravel() + jitter[:, 0], gy.ravel() + jitter[:, 1],
+                     np.full(rows * cols, z)], 1).astype(np.float32)
+
+
+def round_points():
+    """Discs of diameter 7.3 px: exactly the pixel centres within 3.65 px of each
+    projected point (engine.render.sprites), their colours unchanged."""
+    scene = Scene(background=(0, 0, 0))
+    pts = _sprite_grid()
+    colors = np.random.default_rng(RNG_SEED).uniform(0.2, 1, (len(pts), 3))
+    scene.add(Node("cloud", geometry=PointCloud(pts, colors=colors, point_size=7.3)))
+    cam = _camera(scene)
+    xy, _, _ = cam.project(pts, SIZE)
+    want = _covered_centres(xy, [3.65] * len(pts))
+    return scene, cam, lambda f: ((f.depth < 1) == want).all() and want.sum() > 12 * 35
+
+
+def world_size_points():
+    """Discs 0.09 world units wide at two depths (view depth 2.5 and 4): pixel radius
+    0.045 * focal / depth, focal = (96 / 2) / tan(27.5 degrees)."""
+    scene = Scene(background=(0, 0, 0))
+    near, far = _sprite_grid(0.5, 2, 4), _sprite_grid(-1.0, 1, 3) * [1, 1, 1]
+    far[:, 1] += 0.9
+    for name, pts in (("near", near), ("far", far)):
+        scene.add(Node(name, geometry=PointCloud(pts, colors=(1.0, 1.0, 1.0), point_size=0.09,
+                                                 size_units="world")))
+    cam = _camera(scene)
+    focal = 48 / np.tan(np.radians(27.5))
+    centres = np.concatenate([cam.project(near, SIZE)[0], cam.project(far, SIZE)[0]])
+    radii = [0.045 * focal / 2.5] * len(near) + [0.045 * focal / 4.0] * len(far)
+    want = _covered_centres(centres, radii)
+    return scene, cam, lambda f: ((f.depth < 1) == want).all()
+
+
+def lit_points():
+    """Points with normals under one directional light (radiance 0.8) and an ambient
+    0.1: each point's colour is the Lambert value c (0.1 + 0.8 max(n . l, 0)) in linear
+    light, encoded here by the IEC 61966-2-1 formula."""
+    scene = Scene(background=(0, 0, 0))
+    pts = _sprite_grid()
+    rng = np.random.default_rng(RNG_SEED)
+    normals = rng.normal(size=(len(pts), 3))
+    normals[:, 2] = np.abs(normals[:, 2]) + 0.2  # facing the camera (no flip)
+    scene.add(Node("cloud", geometry=PointCloud(pts, colors=(0.9, 0.7, 0.5), point_size=6,
+                                                normals=normals)))
+    sun = scene.add(DirectionalLight(color=(1, 1, 1), intensity=0.8))
+    sun.look_at((-0.3, -0.5, -1.0))  # rays along -Z of the light: towards (-0.3, -0.5, -1)
+    scene.add(AmbientLight(color=(1, 1, 1), intensity=0.1))
+    cam = _camera(scene)
+    to_light = -np.array([-0.3, -0.5, -1.0]) / np.linalg.norm([-0.3, -0.5, -1.0])
+    n = normals / np.linalg.norm(normals, axis=1, keepdims=True)
+    lin = lambda c: ((c + 0.055) / 1.055) ** 2.4
+    enc = lambda v: np.where(v <= 0.0031308, 12.92 * v, 1.055 * v ** (1 / 2.4) - 0.055)
+    base = lin(np.array([round(0.9 * 255), round(0.7 * 255), round(0.5 * 255)]) / 255.0)
+    want = np.rint(255 * enc(np.clip(base * (0.1 + 0.8 * np.maximum(n @ to_light, 0))[:, None],
+                                     0, 1)))
+    xy, _, _ = cam.project(pts, SIZE)
+    px = np.floor(xy).astype(int)
+    return scene, cam, lambda f: np.abs(f.color[px[:, 1], px[:, 0], :3] - want).max() <= 1
+
+
+def lit_points_and_surfaces():
+    """lit_points in front of an unlit quad: the points' resolve beside triangles'."""
+    scene, cam, check = lit_points()
+    scene.add(Node("wall", geometry=_quad(1.5, z=-0.5, shading="unlit", color=(0.2, 0.3, 0.9))))
+    return scene, cam, lambda f: check(f) and (f.color[..., 2] > 200).sum() > 3000
+
+
 FEATURES = {
     "points": points, "lines": lines, "perspective": perspective,
     "orthographic": orthographic, "flat_shading": flat_shading,
@@ -905,6 +986,8 @@ FEATURES = {
     "blend_two_quads_reversed": lambda: blend_two_quads(reverse=True),
     "blend_over_background": blend_over_background,
     "fog_linear": fog_linear, "fog_exp2": fog_exp2, "sky_gradient": sky_gradient,
+    "round_points": round_points, "world_size_points": world_size_points,
+    "lit_points": lit_points, "lit_points_and_surfaces": lit_points_and_surfaces,
 }
 # Features drawn with more than one sample per pixel (Renderer(msaa=...)): their
 # visibility keys are sample 0's and their depth each pixel's nearest sample

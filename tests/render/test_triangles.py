@@ -209,7 +209,8 @@ def test_points_and_triangles_share_the_depth_buffer(raster):
     scene, cam = _scene()
     scene.add(Node("wall", geometry=_quad(-1, 1, -1, 1, -3.0, (0, 0, 1))))
     pts = np.array([[-1.0, 0, -5.0], [1.0, 0, -2.0]], np.float32)  # behind / in front
-    scene.add(Node("pts", geometry=PointCloud(pts, colors=[(1.0, 1.0, 0.0), (0.0, 1.0, 0.0)], point_size=3)))
+    scene.add(Node("pts", geometry=PointCloud(pts, colors=[(1.0, 1.0, 0.0), (0.0, 1.0, 0.0)], point_size=3,
+                                              point_shape="square")))
     frame = Renderer(scene, cam, (64, 64), backend=raster).render()
     c = frame.color
     assert not (c[..., 0] == 255).any()  # the yellow point behind the wall is hidden

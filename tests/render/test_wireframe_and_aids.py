@@ -289,7 +289,9 @@ def test_pick_pixel_finds_points_and_lines_within_the_radius():
     from engine import PointCloud
 
     scene = Scene()
-    scene.add(Node("dot", geometry=PointCloud(np.array([[0.3, 0.1, 0.0]], np.float32))))
+    # one pixel: the radius checks below count from the point's own pixel
+    scene.add(Node("dot", geometry=PointCloud(np.array([[0.3, 0.1, 0.0]], np.float32),
+                                              point_size=1)))
     scene.add(axes_helper(0.5, origin=(-0.6, -0.4, 0.0)))
     cam = scene.add(OrthographicCamera(height=2.0, position=(0, 0, 3)))
     r = Renderer(scene, cam, (100, 100), backend="numpy")

@@ -3,8 +3,8 @@ device from the batch to the resolved frame::
 
     vertex stage   project_points (transform.cu) when vertices are drawn as points;
                    surface_vertices (surface_vertices.cu) for surfaces
-    rasterize      points only: clear_keys, splat_points (cupy_raster.CudaRasterizer, its
-                   buffers reused); with surfaces: cupy_surfaces.CudaSurfaces (points,
+    rasterize      points only: clear_keys, splat_points (splat_sprites for discs and
+                   world sizes; cupy_raster.CudaRasterizer, its buffers reused); with surfaces: cupy_surfaces.CudaSurfaces (points,
                    classify_triangles, raster_triangles / raster_masked_triangles)
     resolve        resolve_keys, or resolve_surfaces
     BLEND layers   raster_layer_triangles (cupy_surfaces.CudaSurfaces.raster_layers), then
@@ -69,6 +69,12 @@ class CudaBackend(Backend):
         from .cupy_raster import default_rasterizer
 
         p = inputs.projection
+        if inputs.sprites is not None:  # discs, world sizes (engine.render.sprites)
+            sp = inputs.sprites
+            keys, _ = default_rasterizer().splat_sprites(p.screen_xy, p.depth, p.visible,
+                                                         inputs.colors, view.size,
+                                                         sp.diameter, sp.round)
+            return keys
         keys, _ = default_rasterizer().splat(p.screen_xy, p.depth, p.visible, inputs.colors,
                                              view.size, view.point_size,
                                              sizes_revision=view.vertex_revision)
@@ -83,7 +89,8 @@ class CudaBackend(Backend):
             return self.surfaces.resolve(keys, inputs, view)
         from .cupy_raster import default_rasterizer
 
-        colors = self.xp.ascontiguousarray(inputs.colors, np.uint8)
+        colors = self.xp.ascontiguousarray(inputs.colors if inputs.point_rgba is None
+                                           else inputs.point_rgba, np.uint8)
         return default_rasterizer().resolve(keys, colors, view.size, view.background)
 
     def atmosphere(self, frame, view):

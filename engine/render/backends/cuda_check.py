@@ -26,7 +26,7 @@ __all__ = ["KERNELS", "CheckFailed", "run_check"]
 # Every kernel of every CUDA source the engine loads.
 KERNELS = {
     "transform.cu": ("project_points",),
-    "raster.cu": ("clear_keys", "splat_points", "resolve_keys"),
+    "raster.cu": ("clear_keys", "splat_points", "splat_sprites", "resolve_keys"),
     "timing.cu": ("spin_wait",),
     "surface_vertices.cu": ("surface_vertices",),
     "triangles.cu": ("classify_triangles", "clip_triangles", "raster_triangles"),

@@ -24,7 +24,8 @@ from ..frame import Frame, background_rgba
 from ..points import check_points, splat_sizes
 from .cupy_backend import THREADS_PER_BLOCK, get_function, launch_grid
 
-__all__ = ["CudaRasterizer", "benchmark_rasterize", "default_rasterizer", "rasterize_points_cuda"]
+__all__ = ["CudaRasterizer", "benchmark_rasterize", "default_rasterizer", "rasterize_points_cuda",
+           "sprite_arguments"]
 
 _default: dict[int, CudaRasterizer] = {}
 
@@ -42,6 +43,7 @@ class CudaRasterizer:
         self.xp = cupy
         self._clear = get_function("raster.cu", "clear_keys")
         self._splat = get_function("raster.cu", "splat_points")
+        self._splat_sprites = get_function("raster.cu", "splat_sprites")
         self._resolve = get_function("raster.cu", "resolve_keys")
         self._capacity = 0  # pixels the buffers below hold
         self._keys = self._color = self._depth = None
@@ -133,6 +135,23 @@ class CudaRasterizer:
                          np.int32(w), np.int32(h), keys))
         return keys, col
 
+    def splat_sprites(self, screen_xy, depth, visible, colors, size, diameter, round_):
+        """``splat`` for point sprites (engine.render.sprites): discs and squares of
+        ``diameter`` pixels ((N,) float32 or a float), ``round_`` a bool or (N,) bool.
+        Returns (keys, colours) as ``splat``."""
+        xp = self.xp
+        xy, z, vis, col, (w, h) = check_points(screen_xy, depth, visible, colors, size, xp)
+        n = xy.shape[0]
+        keys, _, _ = self._buffers(w, h)
+        npix = w * h
+        block = (THREADS_PER_BLOCK,)
+        self._clear(launch_grid(npix), block, (keys, np.int64(npix)))
+        if n:
+            self._splat_sprites(launch_grid(n), block,
+                                (xy, z, vis.view(xp.uint8), *sprite_arguments(xp, diameter, round_),
+                                 np.int64(n), np.int32(w), np.int32(h), keys))
+        return keys, col
+
     def resolve(self, keys, colors, size, background=(0.0, 0.0, 0.0, 1.0),
                 host: bool = False) -> Frame:
         """The shading half of ``rasterize``: ``keys`` from ``splat`` -> Frame of each
@@ -184,6 +203,32 @@ class CudaRasterizer:
             frame.depth.get(stream=stream, out=zbuf, blocking=False)
         stream.synchronize()
         return Frame(color, zbuf)
+
+
+_SHARED: dict = {}  # (module, dtype, value) -> a (1,) device array, made once
+
+
+def _shared(xp, dtype, value):
+    key = (id(xp), np.dtype(dtype).str, value)
+    a = _SHARED.get(key)
+    if a is None:
+        a = _SHARED[key] = xp.full(1, value, dtype)
+    return a
+
+
+def sprite_arguments(xp, diameter, round_):
+    """The splat_sprites kernel's (diameters, stride, rounds, stride) for a diameter
+    ((N,) or a float) and a shape (a bool or (N,) bool, uint8 on the device): device
+    arrays, stride 0 for one value shared by every point (made once per value)."""
+    if np.ndim(diameter) == 0:
+        d, ds = _shared(xp, np.float32, float(np.float32(diameter))), 0
+    else:
+        d, ds = xp.ascontiguousarray(xp.asarray(diameter), xp.float32), 1
+    if np.ndim(round_) == 0:
+        r, rs = _shared(xp, np.uint8, int(bool(round_))), 0
+    else:
+        r, rs = xp.ascontiguousarray(xp.asarray(round_).view(np.uint8)), 1
+    return d, np.int64(ds), r, np.int64(rs)
 
 
 def default_rasterizer() -> CudaRasterizer:

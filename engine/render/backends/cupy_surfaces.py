@@ -5,7 +5,8 @@ The stages of ``cuda_backend.CudaBackend`` for frames with surfaces (points and
 triangles; frames with lines run on the backend's host fallback):
 
     vertex stage: surface_vertices (clip and the varyings, engine.render.attributes)
-    rasterize: clear_keys -> splat_points (points drawn as points) -> classify_triangles
+    rasterize: clear_keys -> splat_points (points drawn as points; splat_sprites for
+    discs and world sizes) -> classify_triangles
     -> clip_triangles (when some cross a clip plane) -> raster_triangles
     (atomicMin into the same keys; raster_masked_triangles for the pieces of alpha-cutoff
     materials, with the alpha test) -> resolve_surfaces (shade each pixel once); BLEND
@@ -40,6 +41,7 @@ from ..surface_vertices import mvp_matrices, normal_matrices
 from ..triangles import TriangleSetup
 from .base import OutputBuffers
 from .cuda_source import load_cuda_source
+from .cupy_raster import sprite_arguments
 
 __all__ = ["CudaSurfaces"]
 
@@ -77,6 +79,7 @@ class CudaSurfaces:
         self.xp = xp
         self._k = {name: get_function(src, name) for src, name in (
             ("raster.cu", "clear_keys"), ("raster.cu", "splat_points"),
+            ("raster.cu", "splat_sprites"),
             ("surface_vertices.cu", "surface_vertices"),
             ("triangles.cu", "classify_triangles"), ("triangles.cu", "clip_triangles"),
             ("triangles.cu", "raster_triangles"),
@@ -208,7 +211,13 @@ class CudaSurfaces:
         self._launch("clear_keys", npix, keys, np.int64(npix))
         n = int(inputs.colors.shape[0])
         p = inputs.projection
-        if p is not None:
+        if p is not None and inputs.sprites is not None:  # engine.render.sprites
+            vis = (xp.asarray(p.visible) & self.point_mask).astype(np.uint8)
+            self._launch("splat_sprites", n, xp.ascontiguousarray(p.screen_xy, np.float32),
+                         xp.ascontiguousarray(p.depth, np.float32), vis,
+                         *sprite_arguments(xp, inputs.sprites.diameter, inputs.sprites.round),
+                         np.int64(n), np.int32(w), np.int32(h), keys)
+        elif p is not None:
             vis = (xp.asarray(p.visible) & self.point_mask).astype(np.uint8)
             sizes = xp.asarray(splat_sizes(to_host(view.point_size), n))
             stride = np.int64(0 if sizes.shape[0] == 1 and n != 1 else 1)
@@ -296,7 +305,9 @@ class CudaSurfaces:
         dev = lambda a: xp.asarray(np.ascontiguousarray(a))
         self._launch("resolve_surfaces", npix, keys, np.int32(w), np.int32(h),
                      np.int64(inputs.colors.shape[0]), np.int64(len(prims.triangles)),
-                     self.point_rgba, no_lines, np.uint32(bg), self.tris, self.tri_material,
+                     self.point_rgba if inputs.point_rgba is None else xp.ascontiguousarray(
+                         inputs.point_rgba, np.uint8).view(np.uint32).reshape(-1),
+                     no_lines, np.uint32(bg), self.tris, self.tri_material,
                      setup.adj, setup.front.astype(np.uint8), shader.varyings,
                      np.int32(VARYING_COUNT), self.offsets, self.materials,
                      self.texels, self.tex_info, dev(ambient),

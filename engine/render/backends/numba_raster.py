@@ -17,6 +17,7 @@ import math
 import numba
 import numpy as np
 
+from ...arrays import to_host
 from ..frame import Frame, background_rgba, new_keys
 from ..points import check_points, splat_sizes
 from .kernel_cache import cached
@@ -95,6 +96,65 @@ def _resolve(keys, colors_u32, background_u32, color_out, depth_out):
         else:
             color_out[p] = colors_u32[np.int64(k & low)]
             depth_out[p] = np.uint32(k >> np.uint64(32))
+
+
+@numba.njit(**_opts)
+def _splat_sprites(xy, depth_bits, visible, diameters, rounds, width, height, keys):
+    # engine.render.sprites.splat_sprites point by point: squares of side rint(D), discs
+    # of the pixel centres within D / 2 (D clamped to [1, 255]; discs from sqrt(2) on)
+    one_d = diameters.shape[0] == 1
+    one_r = rounds.shape[0] == 1
+    for i in range(visible.shape[0]):
+        if not visible[i]:
+            continue
+        d = np.float64(diameters[0] if one_d else diameters[i])
+        d = min(max(d, 1.0), 255.0)
+        cx = np.float64(xy[i, 0])
+        cy = np.float64(xy[i, 1])
+        key = (np.uint64(depth_bits[i]) << np.uint64(32)) | np.uint64(i)
+        if (rounds[0] if one_r else rounds[i]) and d >= 1.4142135623730951:
+            r = 0.5 * d
+            s = np.int64(math.floor(d + 2e-7)) + 1
+            if not (cx > -s - 1 and cx < width + s + 1 and cy > -s - 1 and cy < height + s + 1):
+                continue  # covers no pixel (also false for NaN)
+            rr = r * r
+            # the box of the centres within r (+1e-7 px, far above the rounding of the
+            # test at these magnitudes): at most floor(d) + 1 columns and rows
+            x0 = np.int64(math.ceil(cx - r - 0.5 - 1e-7))
+            y0 = np.int64(math.ceil(cy - r - 0.5 - 1e-7))
+            for y in range(max(y0, 0), min(y0 + s, height)):
+                dy = (y + 0.5) - cy
+                dy2 = dy * dy
+                row = y * width
+                for x in range(max(x0, 0), min(x0 + s, width)):
+                    dx = (x + 0.5) - cx
+                    # a store whatever the outcome, without a branch on it: measured side
+                    # by side at 10^6 points, 1.2-1.5x faster than a store only where
+                    # the point wins (the disc test is unpredictable); a run per row
+                    # (the chord, its ends set by the test) was slower still
+                    v = keys[row + x]
+                    keys[row + x] = key if (dx * dx + dy2 <= rr) & (key < v) else v
+            continue
+        side = np.int64(np.rint(d))
+        if not (cx > -side and cx < width + side and cy > -side and cy < height + side):
+            continue
+        x0 = np.int64(math.floor(cx - 0.5 * side + 0.5))
+        y0 = np.int64(math.floor(cy - 0.5 * side + 0.5))
+        for y in range(max(y0, 0), min(y0 + side, height)):
+            row = y * width
+            for x in range(max(x0, 0), min(x0 + side, width)):
+                if key < keys[row + x]:  # noqa: PLR1730
+                    keys[row + x] = key
+
+
+def splat_sprites_into(keys, xy, z, vis, diameter, round_, size):
+    """Numba twin of ``engine.render.sprites.splat_sprites``: the same keys, written
+    into ``keys`` ((H * W,) uint64, in place)."""
+    w, h = size
+    d = np.ascontiguousarray(np.atleast_1d(to_host(diameter)), np.float32)
+    r = np.ascontiguousarray(np.atleast_1d(to_host(round_)), np.bool_)
+    _splat_sprites(xy, z.view(np.uint32), np.ascontiguousarray(vis), d, r, w, h, keys)
+    return keys
 
 
 def splat_into(keys, xy, z, vis, point_size, size):

@@ -5,6 +5,8 @@ Numba (the CPU fast path). One pipeline, two sets of stage functions::
     points: projection        NumpyProjector                    NumbaProjector
     surfaces: vertex stage    surface_vertices                  numba_vertex
     points: splat             points.splat_keys                 numba_raster.splat_into
+    points: discs, world size sprites.splat_sprites             numba_raster.splat_sprites_into
+    points: lit colours       sprites.lit_point_colors          the same (NumPy)
     triangles: setup          triangles.setup_triangles         numba_triangles
     triangles: raster         triangles.raster_triangles        numba_triangles
     alpha-cutoff pieces       triangles.raster_triangles(keep)  the same (NumPy)
@@ -29,6 +31,7 @@ from ..frame import EMPTY_KEY, Frame, cleared_keys
 from ..lines import fragment_colors, occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
 from ..shading import resolve as resolve_surfaces
+from ..sprites import splat_sprites
 from ..surface_vertices import surface_vertices
 from ..transparency import blended_pieces
 from ..triangles import Workspace, raster_triangles, setup_triangles
@@ -63,6 +66,7 @@ class SoftwareBackend(Backend):
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
     _splat = staticmethod(splat_keys)
+    _splat_sprites = staticmethod(splat_sprites)
     _raster_triangles = staticmethod(raster_triangles)
     _mark_culled = staticmethod(mark_culled)
     reuses_setup = False  # the NumPy reference allocates its setup every frame
@@ -127,7 +131,11 @@ class SoftwareBackend(Backend):
                                                size)
             if prims.has_surfaces:  # vertices of solid or wireframe nodes are not points
                 vis = vis & prims.point_mask
-            self._splat(keys, xy, z, vis, view.point_size, size)
+            if inputs.sprites is None:  # pixel-sized squares
+                self._splat(keys, xy, z, vis, view.point_size, size)
+            else:  # discs, world sizes (engine.render.sprites)
+                self._splat_sprites(keys, xy, z, vis, inputs.sprites.diameter,
+                                    inputs.sprites.round, size)
         if len(prims.triangles):
             double = np.array([m.double_sided for m in prims.materials], bool)
             setup = inputs.shader.setup = self._setup(
@@ -186,7 +194,8 @@ class SoftwareBackend(Backend):
         """Shade each pixel's winner once -> host Frame (colour and depth)."""
         prims = inputs.prims
         if not prims.has_surfaces:
-            col = np.ascontiguousarray(to_host(inputs.colors), np.uint8)
+            col = np.ascontiguousarray(to_host(inputs.colors if inputs.point_rgba is None
+                                               else inputs.point_rgba), np.uint8)
             out = None
             if view.reuse_output:  # render(copy=False): the same arrays every frame
                 w, h = view.size
@@ -197,7 +206,8 @@ class SoftwareBackend(Backend):
             return self._resolve_points(keys, col, view.size, view.background, out)
         col = inputs.host_colors
         lines = self._line_fragments if len(prims.lines) else None
-        frame = self._resolve(keys, view.size, len(col), col, view.background, inputs.shader,
+        points = col if inputs.point_rgba is None else inputs.point_rgba
+        frame = self._resolve(keys, view.size, len(col), points, view.background, inputs.shader,
                               len(prims.triangles),
                               None if lines is None else np.ascontiguousarray(
                                   inputs.line_rgba[:, 0]))
@@ -255,6 +265,7 @@ class NumbaBackend(SoftwareBackend):
             st, "vertex", lambda a: len(a[0]),
             partial(numba_vertex.surface_vertices_numba, out=numba_vertex.VertexBuffers()))
         self._splat = numba_raster.splat_into
+        self._splat_sprites = numba_raster.splat_sprites_into
         self._setup = _chosen_threads(st, "setup", lambda a: len(a[1]),
                                       numba_triangles.setup_triangles_numba)
         self._mark_culled = _numba_mark_culled

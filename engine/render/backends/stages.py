@@ -39,6 +39,7 @@ from ..attributes import pack_attributes
 from ..deform import deform_tables
 from ..lines import line_colors
 from ..shading import SurfaceShader, punctual_lights, scene_lights
+from ..sprites import lit_point_colors, point_style, sprites_for_frame
 
 __all__ = ["FEATURES", "LIGHTING", "Backend", "FrameInputs", "FrameView", "frame_features"]
 
@@ -67,6 +68,8 @@ class FrameView(NamedTuple):
             are unchanged while it is (devices keep their copies).
         reuse_output: the caller takes frames that the next frame may overwrite
             (``Renderer.render(copy=False)``): a backend may resolve into arrays it keeps.
+        point_size_override: ``point_size`` is the Renderer's, in pixels for every
+            point (geometries' ``size_units`` do not apply).
     """
 
     scene: object
@@ -77,6 +80,7 @@ class FrameView(NamedTuple):
     background: object
     vertex_revision: int
     reuse_output: bool = False
+    point_size_override: bool = False
 
 
 class FrameInputs(NamedTuple):
@@ -95,6 +99,11 @@ class FrameInputs(NamedTuple):
             or None without lines.
         host_colors: (N, 4) uint8 host copy of ``colors`` (kept between frames while the
             vertex revision stays), or None without surfaces.
+        sprites: the frame's engine.render.sprites.Sprites (round or world-sized points),
+            or None when every point is a pixel-sized square.
+        point_rgba: (N, 4) uint8 colours the points are drawn in this frame (lit by their
+            normals, engine.render.sprites), on the backend's array module, or None:
+            ``colors``.
     """
 
     prims: object
@@ -104,6 +113,8 @@ class FrameInputs(NamedTuple):
     shader: SurfaceShader | None
     line_rgba: np.ndarray | None
     host_colors: np.ndarray | None
+    sprites: object = None
+    point_rgba: object = None
 
 
 def frame_features(prims, scene=None) -> frozenset:
@@ -150,6 +161,7 @@ class Backend:
         self.attribute_changes = (0, None)
         self._fallback = None
         self._fallback_logged = False
+        self._point_style = None  # engine.render.sprites.PointStyle of the last frame
 
     # --- the fallback rule: the one place a missing feature is decided ---------------
     def make_fallback(self) -> Backend:
@@ -176,8 +188,8 @@ class Backend:
         drawn as a point) and the surfaces' clip-space positions and varyings
         (engine.render.attributes); the shading context. Returns FrameInputs."""
         if not prims.has_surfaces:
-            return FrameInputs(prims, batch.colors, self.project_points(batch, view), None,
-                               None, None, None)
+            return self.point_sprites(batch, view, FrameInputs(
+                prims, batch.colors, self.project_points(batch, view), None, None, None, None))
         with_shading = len(prims.triangles) > 0
         # one pass over the vertices: clip space, varyings, and the points' projection
         # when some vertices are drawn as points
@@ -196,7 +208,31 @@ class Backend:
                                    view.size, ortho, punctual_lights(view.scene, batch.origin),
                                    view.scene.exposure, view.scene.tone_map)
         line_rgba = line_colors(col, prims, view.background) if len(prims.lines) else None
-        return FrameInputs(prims, batch.colors, projection, clip, shader, line_rgba, col)
+        return self.point_sprites(batch, view, FrameInputs(prims, batch.colors, projection,
+                                                           clip, shader, line_rgba, col))
+
+    def point_sprites(self, batch, view: FrameView, inputs: FrameInputs) -> FrameInputs:
+        """``inputs`` with the frame's point sprites and the colours of points lit by
+        their normals (engine.render.sprites; None where not needed)."""
+        if inputs.projection is None:
+            return inputs
+        style = self._point_style = point_style(batch, inputs.prims, self._point_style)
+        sprites = sprites_for_frame(style, view, inputs.projection, self.xp)
+        rgba = None
+        if style.lit is not None:
+            cam = view.camera.world_matrix
+            ortho = None
+            if isinstance(view.camera, OrthographicCamera):
+                ortho = cam[:3, 2] / np.linalg.norm(cam[:3, 2])
+            rgba = lit_point_colors(style, batch, self.host_colors(batch),
+                                    cam[:3, 3] - batch.origin,
+                                    scene_lights(view.scene, view.camera, batch.origin),
+                                    punctual_lights(view.scene, batch.origin), ortho,
+                                    view.scene.exposure, view.scene.tone_map)
+            rgba = rgba if self.xp is np else self.xp.asarray(rgba)
+        if sprites is None and rgba is None:
+            return inputs
+        return inputs._replace(sprites=sprites, point_rgba=rgba)
 
     def deformation(self, batch, prims):
         """The frame's engine.render.deform.DeformTables (skins and morph targets, built

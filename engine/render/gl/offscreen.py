@@ -239,5 +239,12 @@ def draw_frame(ctx, inputs, viewport, point_size, points: PointPainter, surfaces
         visible = p.visible
         if inputs.prims.has_surfaces:  # vertices of solid/wireframe meshes are not points
             visible = to_host(visible) & inputs.prims.point_mask
-        points.draw(p.screen_xy, p.depth, visible, inputs.colors, viewport, point_size,
-                    colors_revision=colors_revision)
+        colors = inputs.colors if inputs.point_rgba is None else inputs.point_rgba
+        if inputs.point_rgba is not None:
+            colors_revision = None  # lit colours change with the lights and the camera
+        if inputs.sprites is not None:  # discs, world sizes (engine.render.sprites)
+            points.draw_sprites(p.screen_xy, p.depth, visible, colors, viewport,
+                                inputs.sprites)
+        else:
+            points.draw(p.screen_xy, p.depth, visible, colors, viewport, point_size,
+                        colors_revision=colors_revision)

@@ -41,6 +41,7 @@ _ATTRIBUTES = {
     "in_visible": ("1u1", 1, "visible"),
     "in_color": ("4f1", 4, "colors"),
     "in_size": ("1f", 1, "point_size"),
+    "in_style": ("1u1", 1, "sprites"),
 }
 
 
@@ -68,6 +69,8 @@ class PointPainter:
             False: ctx.program(vertex_shader=vert, fragment_shader=frag),
             True: ctx.program(vertex_shader=load_glsl("points.vert", ("PER_POINT_SIZE",)),
                               fragment_shader=frag),
+            "sprites": ctx.program(vertex_shader=load_glsl("points.vert", ("SPRITES",)),
+                                   fragment_shader=load_glsl("points.frag", ("SPRITES",))),
         }
         self._buffers: dict[str, object] = {}
         self._vaos: dict[bool, object] = {}
@@ -110,11 +113,12 @@ class PointPainter:
             buf.write(data)
         self.host_uploads += 1
 
-    def _vao(self, per_point: bool):
+    def _vao(self, per_point):
         vao = self._vaos.get(per_point)
         if vao is None:
             names = ["in_xy", "in_depth", "in_visible", "in_color"]
             names += ["in_size"] if per_point else []
+            names += ["in_style"] if per_point == "sprites" else []
             content = [(self._buffers[n], _ATTRIBUTES[n][0], n) for n in names]
             vao = self.ctx.vertex_array(self._programs[per_point], content)
             self._vaos[per_point] = vao
@@ -213,6 +217,40 @@ class PointPainter:
         self.ctx.enable(mgl.DEPTH_TEST)
         self.ctx.depth_func = "<"
         self._vao(per_point).render(mgl.POINTS, vertices=n)
+
+    def draw_sprites(self, screen_xy, depth, visible, colors, viewport, sprites):
+        """``draw`` for the round and world-sized points of ``sprites`` (an
+        engine.render.sprites.Sprites): each point's size in its units and its style go
+        to the vertex shader, which derives the diameter by the sprites' formula; a disc
+        discards the fragments outside its radius. Inputs are copied through the host."""
+        n = int(screen_xy.shape[0])
+        host = lambda a, dtype: np.ascontiguousarray(to_host(a), dtype)
+        size = np.broadcast_to(host(sprites.size, np.float32), (n,))
+        style = np.broadcast_to(host(sprites.round, np.uint8), (n,)).copy()
+        if sprites.world is not None:
+            style |= host(sprites.world, np.uint8) << 1
+        arrays = {"in_xy": host(screen_xy, np.float32), "in_depth": host(depth, np.float32),
+                  "in_visible": host(visible, np.bool_).view(np.uint8),
+                  "in_color": host(colors, np.uint8), "in_size": np.ascontiguousarray(size),
+                  "in_style": style}
+        for name, a in arrays.items():
+            comps = _ATTRIBUTES[name][1]
+            if a.shape != ((n, comps) if comps > 1 else (n,)):
+                raise ValueError(f"{_ATTRIBUTES[name][2]} must have {n} rows, got {a.shape}")
+        prog = self._programs["sprites"]
+        w, h = (int(v) for v in viewport)
+        prog["u_viewport"].value = (float(w), float(h))
+        prog["u_size_range"].value = self.size_range
+        prog["u_depth_to_w"].value = tuple(float(v) for v in sprites.depth_to_w)
+        prog["u_focal"].value = float(sprites.focal_px)
+        self._color_key = self._sizes_key = None  # the buffers now hold these
+        if n == 0:
+            return
+        for name, a in arrays.items():
+            self._upload(name, a)
+        self.ctx.enable(self._mgl.DEPTH_TEST)
+        self.ctx.depth_func = "<"
+        self._vao("sprites").render(self._mgl.POINTS, vertices=n)
 
     def release(self):
         """Free the programs, buffers and vertex arrays (unregistering them from CUDA)."""
