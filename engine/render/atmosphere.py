@@ -11,7 +11,9 @@ for a CUDA frame kept on the device. Per pixel, from its centre and window depth
     ray     = camera rotation @ view direction   the world direction of the pixel's ray
 
 Covered pixels (depth < 1) keep ``f(d)`` of their colour and take ``1 - f(d)`` of the fog
-colour; pixels nothing covers (depth 1) show the sky at their ray's elevation. Points,
+colour; pixels nothing covers (depth 1) show the sky at their ray's elevation, or with
+``Scene.sky = "environment"`` the environment's radiance along their ray
+(``environment_sky``). Points,
 lines and surfaces are fogged alike, since the stage sees only the frame. Under
 multisampling the frame's depth is each pixel's nearest sample (engine.render.frame), so
 an edge pixel is fogged by its nearest surface.
@@ -23,8 +25,10 @@ import numpy as np
 
 from ..scene.camera import OrthographicCamera
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear
+from .ibl import sample_equirect
+from .tonemap import apply_tone_map
 
-__all__ = ["apply_atmosphere", "sky_colors"]
+__all__ = ["apply_atmosphere", "environment_sky", "sky_colors"]
 
 # sRGB byte -> linear float32 (IEC 61966-2-1 decode of every 8-bit value)
 _DECODE = srgb_to_linear(np.arange(256) / 255.0).astype(np.float32)
@@ -49,6 +53,24 @@ def sky_colors(sky, elevation_deg, xp=np):
     up = xp.clip(e / 90.0, 0.0, 1.0)
     down = xp.clip(-e / 90.0, 0.0, 1.0)
     return lin[0] + up * (lin[1] - lin[0]) + down * (lin[2] - lin[0])
+
+
+def environment_sky(scene, ray, xp=np):
+    """(..., 3) float32 linear display colours of ``Scene.sky = "environment"`` for unit
+    world view rays ``ray`` (..., 3; an ``xp`` array): the scene's environment radiance
+    in each direction (its full-size image, bilinear: engine.render.ibl.sample_equirect)
+    through the scene's exposure and tone map (engine.render.tonemap), as its surfaces.
+
+    Raises:
+        ValueError: the scene's sky is "environment" but it has no environment.
+    """
+    env = scene.environment
+    if env is None:
+        raise ValueError('Scene.sky is "environment" but Scene.environment is None: give '
+                         "the scene an engine.scene.Environment")
+    r = np.asarray(ray.get() if hasattr(ray, "get") else ray, np.float64)
+    lin = apply_tone_map(sample_equirect(env.radiance, r), scene.exposure, scene.tone_map)
+    return xp.asarray(lin.astype(np.float32))
 
 
 def _view_points(camera, size, depth, xp):
@@ -98,7 +120,9 @@ def apply_atmosphere(color, depth, scene, camera) -> None:
     h, w = depth.shape
     view, ray = _view_points(camera, (w, h), depth, xp)
     sky_lin = None
-    if sky is not None:
+    if isinstance(sky, str):
+        sky_lin = environment_sky(scene, ray, xp)
+    elif sky is not None:
         elevation = xp.degrees(xp.arcsin(xp.clip(ray[..., 1], -1.0, 1.0)))
         sky_lin = sky_colors(sky, elevation, xp)
     empty = depth >= 1.0
