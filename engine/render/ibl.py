@@ -55,7 +55,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["LUT_SAMPLES", "LUT_SIZE", "SH_BASIS", "SPECULAR_LEVELS", "SPECULAR_SIZE",
-           "Prefiltered", "ambient_lit", "ambient_pbr", "direction_uv", "irradiance",
+           "Prefiltered", "ambient_lit", "ambient_pbr", "direction_uv", "environment_arrays", "irradiance",
            "lut_lookup", "prefilter", "sample_equirect", "scene_environment", "sh_basis",
            "sh_coefficients", "specular", "split_sum", "split_sum_table"]
 
@@ -339,3 +339,15 @@ def ambient_lit(pre: Prefiltered, n):
     """(M, 3) the environment's irradiance / pi at unit normals n (M, 3): what a
     Blinn-Phong ("lit") material adds to its ambient radiance."""
     return irradiance(pre.sh, n)
+
+
+def environment_arrays(pre):
+    """The arrays the compiled resolves take (engine.render.backends.numba_ibl,
+    shaders/ibl.cuh): (texels (T, 3) float32, info (L, 3) int64, sh (9, 3) float64, lut
+    (n, n, 2) float32, on) of a Prefiltered, or small stand-ins and on = False for
+    None."""
+    if pre is None:
+        return (np.zeros((1, 3), np.float32), np.zeros((1, 3), np.int64), np.zeros((9, 3)),
+                np.zeros((1, 1, 2), np.float32), False)
+    return pre.texels, pre.info, np.ascontiguousarray(pre.sh, np.float64), \
+        np.ascontiguousarray(pre.lut), True

@@ -29,7 +29,7 @@ import numpy as np
 from .color import as_rgba
 from .colorspace import srgb_to_linear
 
-__all__ = ["Environment", "HDR_READER"]
+__all__ = ["HDR_READER", "Environment"]
 
 # the maintained reader behind Radiance .hdr files (OpenCV's imread: RGBE, linear floats)
 HDR_READER = "opencv-python-headless"

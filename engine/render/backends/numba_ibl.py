@@ -2,7 +2,8 @@
 Numba resolve (engine.render.backends.numba_shading) and the sky stage
 (engine.render.backends.numba_atmosphere).
 
-The prefiltered environment travels as plain arrays (``environment_arrays``): the
+The prefiltered environment travels as plain arrays
+(engine.render.ibl.environment_arrays): the
 specular chain's texels (T, 3) float32 with its level table (L, 3) int64 (first texel,
 width, height), the 9 SH coefficients (9, 3) and the split-sum table (n, n, 2). The
 formulas are engine.render.ibl's: equirectangular bilinear samples (u repeating, v
@@ -21,23 +22,12 @@ import numpy as np
 from ..ibl import SH_BASIS, SPECULAR_LEVELS
 from .kernel_cache import cached
 
-__all__ = ["environment_arrays"]
+__all__: list[str] = []
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy",
          "fastmath": {"contract"}}
 _K0, _K1, _K2, _K3, _K4 = SH_BASIS
 _TWO_PI = 2.0 * math.pi
-
-
-def environment_arrays(pre):
-    """(texels (T, 3) float32, info (L, 3) int64, sh (9, 3) float64, lut (n, n, 2)
-    float32, on) of an engine.render.ibl.Prefiltered, or empty stand-ins and on = False
-    for None."""
-    if pre is None:
-        return (np.zeros((1, 3), np.float32), np.zeros((1, 3), np.int64), np.zeros((9, 3)),
-                np.zeros((1, 1, 2), np.float32), False)
-    return pre.texels, pre.info, np.ascontiguousarray(pre.sh, np.float64), \
-        np.ascontiguousarray(pre.lut), True
 
 
 @numba.njit(inline="always")

@@ -57,11 +57,12 @@ import numpy as np
 from ...scene.colorspace import linear_to_srgb
 from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
+from ..ibl import environment_arrays
 from ..materials import FRAME_ALPHA, pack_materials
 from ..shading import light_arrays, point_light_arrays
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
-from .numba_ibl import _ibl_irradiance, _ibl_pbr, environment_arrays
+from .numba_ibl import _ibl_irradiance, _ibl_pbr
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
 
