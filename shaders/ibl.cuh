@@ -54,7 +54,7 @@ __host__ __device__ inline void ibl_irradiance(const double* __restrict__ sh, co
 
 __host__ __device__ inline void ibl_lut_axis(double t, int n, int& i0, int& i1, double& f) {
     t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
-    const double x = t * n - 0.5, x0 = floor(x);
+    const double x = t * (n - 1), x0 = floor(x);  // engine/render/ibl.py lut_lookup
     f = x - x0;
     i0 = (int)x0 < 0 ? 0 : ((int)x0 > n - 1 ? n - 1 : (int)x0);
     i1 = (int)x0 + 1 < 0 ? 0 : ((int)x0 + 1 > n - 1 ? n - 1 : (int)x0 + 1);

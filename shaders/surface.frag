@@ -139,7 +139,10 @@ vec3 env_pbr(vec3 n, vec3 v, vec3 c, float m, float rough, float occlusion) {
     vec3 r = 2.0 * ndv * n - v;
     vec2 uv = vec2(0.5 + atan(r.x, -r.z) / (2.0 * pi), acos(clamp(r.y, -1.0, 1.0)) / pi);
     vec3 s = textureLod(u_env_specular, uv, clamp(rough, 0.0, 1.0) * 4.0).rgb;
-    vec2 ab = texture(u_env_lut, vec2(clamp(ndv, 0.0, 1.0), clamp(rough, 0.0, 1.0))).rg;
+    // the table's first and last texel centres are N.V, roughness 0 and 1 (ibl.lut_lookup)
+    float n_lut = float(textureSize(u_env_lut, 0).x);
+    vec2 t = clamp(vec2(ndv, rough), 0.0, 1.0);
+    vec2 ab = texture(u_env_lut, (t * (n_lut - 1.0) + 0.5) / n_lut).rg;
     vec3 f0 = mix(vec3(0.04), c, m);
     return (c * (1.0 - m) * env_irradiance(n) + s * (f0 * ab.x + ab.y)) * occlusion;
 }

@@ -25,12 +25,13 @@ Prefiltered maps, per environment (``prefilter``, cached while the Environment l
   between the two nearest levels, each bilinearly (u repeats, v clamps to the edge:
   GL's LINEAR_MIPMAP_LINEAR on a mip chain of those sizes).
 - The split-sum table (Karis 2013), computed once per process (``split_sum_table``):
-  ``(A, B)`` at ``LUT_SIZE`` x ``LUT_SIZE`` texel centres of (N.V, roughness), with
+  ``(A, B)`` on a ``LUT_SIZE`` x ``LUT_SIZE`` grid of (N.V, roughness) spanning [0, 1]
+  (N.V from 1e-4), with
   ``F0 A + B = integral of f_spec(l) max(N.l, 0) dw`` for white incident light,
   ``f_spec = F D Vis`` the glTF BRDF's specular lobe (engine.render.pbr: GGX D,
   height-correlated Smith visibility, Schlick F split as ``F0 (1 - Fc) + Fc``,
   ``Fc = (1 - V.H)^5``), by ``LUT_SAMPLES`` Hammersley points importance-sampling D
-  (sample weight ``4 Vis N.L V.H / N.H``); read bilinearly, clamped.
+  (sample weight ``4 Vis N.L V.H / N.H``); read bilinearly (``lut_lookup``).
 
 The ambient term (``ambient_pbr``, ``ambient_lit``), for unit normal N, unit view vector V,
 ``R = 2 (N.V) N - V``, base colour c, metallic m, roughness r, ``c_diff = c (1 - m)``,
@@ -291,10 +292,11 @@ def split_sum(n_dot_v, roughness, samples: int = LUT_SAMPLES):
 
 @functools.lru_cache(maxsize=1)
 def split_sum_table() -> np.ndarray:
-    """(LUT_SIZE, LUT_SIZE, 2) float32 (A, B) at roughness row j, N.V column i, both at
-    texel centres ((j + 0.5) / LUT_SIZE, (i + 0.5) / LUT_SIZE); computed once per
-    process (read-only)."""
-    c = (np.arange(LUT_SIZE) + 0.5) / LUT_SIZE
+    """(LUT_SIZE, LUT_SIZE, 2) float32 (A, B) at roughness j / (LUT_SIZE - 1) in row j,
+    N.V i / (LUT_SIZE - 1) in column i (the table's edges are the range's ends, so no
+    lookup is clamped short of roughness 1 or N.V 1); computed once per process
+    (read-only)."""
+    c = np.arange(LUT_SIZE) / (LUT_SIZE - 1)
     a, b = split_sum(c[None, :], c[:, None])
     t = np.stack([a, b], axis=2).astype(np.float32)
     t.flags.writeable = False
@@ -302,12 +304,13 @@ def split_sum_table() -> np.ndarray:
 
 
 def lut_lookup(lut, n_dot_v, roughness):
-    """(A, B) bilinear lookup of the split-sum table at N.V and roughness (texel centres
-    as ``split_sum_table``, clamped to the edge, GL's LINEAR / CLAMP_TO_EDGE)."""
+    """(A, B) bilinear lookup of the split-sum table at N.V and roughness in [0, 1]
+    (clamped): at ``t (n - 1)`` texels along each axis (``split_sum_table``; GL's LINEAR
+    at texture coordinate ``(t (n - 1) + 0.5) / n``)."""
     n = lut.shape[0]
 
     def axis(t):
-        x = np.clip(np.asarray(t, np.float64), 0.0, 1.0) * n - 0.5
+        x = np.clip(np.asarray(t, np.float64), 0.0, 1.0) * (n - 1)
         x0 = np.floor(x)
         f = x - x0
         return (np.clip(x0, 0, n - 1).astype(np.int64), np.clip(x0 + 1, 0, n - 1).astype(np.int64),

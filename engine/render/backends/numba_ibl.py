@@ -53,7 +53,7 @@ def _equirect(texels, off, w, h, dx, dy, dz):
 
 @numba.njit(inline="always")
 def _lut_axis(t, n):
-    x = min(max(t, 0.0), 1.0) * n - 0.5
+    x = min(max(t, 0.0), 1.0) * (n - 1)  # engine.render.ibl.lut_lookup
     x0 = math.floor(x)
     i0 = min(max(np.int64(x0), 0), n - 1)
     return i0, min(max(np.int64(x0) + 1, 0), n - 1), x - x0
