@@ -261,7 +261,8 @@ def test_bad_environment_files(tmp_path):
         img = _direction_image(16, 8).astype(np.float32) * 3
         cv2.imwrite(str(hdr), img[:, :, ::-1])
         env = Environment.from_file(hdr)
-        assert np.allclose(env.radiance, img, rtol=0.02)
+        # RGBE: 8-bit mantissas under one exponent per texel, a step of 1/64 below 4
+        assert np.abs(env.radiance - img).max() <= 1 / 64
 
 
 def test_sky_environment_needs_an_environment():
