@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from pbr import _scene, _time  # noqa: E402
+from pbr import _scene, _time
 
-from engine import AmbientLight, Environment  # noqa: E402
-from engine.render.ibl import prefilter  # noqa: E402
+from engine import AmbientLight, Environment
+from engine.render.ibl import prefilter
 
 
 def _environment():

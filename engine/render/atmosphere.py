@@ -21,14 +21,18 @@ an edge pixel is fogged by its nearest surface.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
+from ..scene.atmosphere import FOG_MODES
 from ..scene.camera import OrthographicCamera
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear
 from .ibl import sample_equirect
 from .tonemap import apply_tone_map
 
-__all__ = ["apply_atmosphere", "environment_sky", "sky_colors"]
+__all__ = ["AtmosphereParameters", "apply_atmosphere", "atmosphere_parameters",
+           "environment_sky", "sky_colors"]
 
 # sRGB byte -> linear float32 (IEC 61966-2-1 decode of every 8-bit value)
 _DECODE = srgb_to_linear(np.arange(256) / 255.0).astype(np.float32)
@@ -55,6 +59,13 @@ def sky_colors(sky, elevation_deg, xp=np):
     return lin[0] + up * (lin[1] - lin[0]) + down * (lin[2] - lin[0])
 
 
+def _environment(scene):
+    if scene.environment is None:
+        raise ValueError('Scene.sky is "environment" but Scene.environment is None: give '
+                         "the scene an engine.scene.Environment")
+    return scene.environment
+
+
 def environment_sky(scene, ray, xp=np):
     """(..., 3) float32 linear display colours of ``Scene.sky = "environment"`` for unit
     world view rays ``ray`` (..., 3; an ``xp`` array): the scene's environment radiance
@@ -64,10 +75,7 @@ def environment_sky(scene, ray, xp=np):
     Raises:
         ValueError: the scene's sky is "environment" but it has no environment.
     """
-    env = scene.environment
-    if env is None:
-        raise ValueError('Scene.sky is "environment" but Scene.environment is None: give '
-                         "the scene an engine.scene.Environment")
+    env = _environment(scene)
     r = np.asarray(ray.get() if hasattr(ray, "get") else ray, np.float64)
     lin = apply_tone_map(sample_equirect(env.radiance, r), scene.exposure, scene.tone_map)
     return xp.asarray(lin.astype(np.float32))
@@ -99,6 +107,70 @@ def _view_points(camera, size, depth, xp):
     ray = ray_view @ xp.asarray(rot.T.astype(np.float32))
     ray = ray / xp.linalg.norm(ray, axis=-1, keepdims=True)
     return view, ray
+
+
+class AtmosphereParameters(NamedTuple):
+    """What the compiled passes (engine.render.backends.numba_atmosphere, the GL pass
+    engine.render.gl.atmosphere) take of a scene's fog and sky and the camera.
+
+    Attributes:
+        inverse_projection: (4, 4) float64, the camera's projection matrix inverted.
+        camera_rotation: (3, 3) float64 view -> world directions (unit columns).
+        orthographic: bool.
+        fog_mode: index in engine.scene.atmosphere.FOG_MODES, or -1 for no fog.
+        fog: (start, end) for linear fog, (density, 0) otherwise (world units).
+        fog_color: (3,) float64 linear fog colour (unused when ``fog_to_sky``).
+        fog_to_sky: the fog takes the sky's colour in each pixel's direction.
+        sky: (3, 3) float64 linear horizon, zenith and ground rows, or (0, 3) for none
+            (and for the environment sky).
+        environment: ``Scene.sky = "environment"``: the scene environment's (H, W, 3)
+            float32 linear radiance (engine.scene.environment's layout), else None.
+        exposure, tone_map: the scene's (the environment sky is displayed through
+            them, engine.render.tonemap).
+    """
+
+    inverse_projection: np.ndarray
+    camera_rotation: np.ndarray
+    orthographic: bool
+    fog_mode: int
+    fog: tuple
+    fog_color: np.ndarray
+    fog_to_sky: bool
+    sky: np.ndarray
+    environment: np.ndarray | None = None
+    exposure: float = 1.0
+    tone_map: str = "none"
+
+
+def atmosphere_parameters(scene, camera) -> AtmosphereParameters | None:
+    """The AtmosphereParameters of ``scene`` seen by ``camera`` (its viewport set to
+    the frame's), or None when the scene has neither fog nor sky. The fog colour is
+    chosen as the module docstring of engine.scene.atmosphere says."""
+    fog, sky = scene.fog, scene.sky
+    if fog is None and sky is None:
+        return None
+    inv = np.linalg.inv(camera.projection_matrix.astype(np.float64))
+    rot = camera.world_matrix[:3, :3].astype(np.float64)
+    rot = rot / np.linalg.norm(rot, axis=0)  # the camera's scale is no direction
+    env = None
+    if isinstance(sky, str):  # "environment" (engine.scene.atmosphere.SKY_ENVIRONMENT)
+        env = _environment(scene).radiance
+    sky_rgb = (np.zeros((0, 3)) if sky is None or env is not None else
+               srgb_to_linear(np.array([sky.horizon[:3], sky.zenith[:3], sky.ground[:3]])))
+    mode, params, fog_rgb, fog_to_sky = -1, (0.0, 0.0), np.zeros(3), False
+    if fog is not None:
+        mode = FOG_MODES.index(fog.mode)
+        params = ((float(fog.start), float(fog.end)) if fog.mode == "linear"
+                  else (float(fog.density), 0.0))
+        if fog.color is not None:
+            fog_rgb = srgb_to_linear(np.asarray(fog.color[:3], np.float64))
+        elif sky is not None:
+            fog_to_sky = True
+        else:
+            fog_rgb = srgb_to_linear(np.asarray(scene.background[:3], np.float64))
+    return AtmosphereParameters(inv, rot, isinstance(camera, OrthographicCamera), mode,
+                                params, fog_rgb, fog_to_sky, sky_rgb, env,
+                                float(scene.exposure), scene.tone_map)
 
 
 def apply_atmosphere(color, depth, scene, camera) -> None:

@@ -275,7 +275,8 @@ class Renderer:
             frame = stages.resolve(keys, inputs, view)
             self._visibility = None if keys is None else (keys, self.size)
             # fog and sky need the depth (engine.render.atmosphere), asked for or not
-            frame = stages.read(frame, depth=depth or atmosphere, host=host, copy=copy)
+            frame = stages.read(frame, depth=depth or (atmosphere and stages.atmosphere_reads_depth),
+                                host=host, copy=copy)
         if atmosphere:
             stages.atmosphere(frame, view)
         if not depth and frame.depth is not None:

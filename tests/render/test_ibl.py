@@ -283,13 +283,15 @@ def test_png_environment_is_decoded_to_linear(tmp_path):
     assert not env.radiance.flags.writeable
 
 
+_MAIN = "import sys; from engine.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
 @pytest.mark.parametrize("value, message", [
     ("blurple", "--environment must be an image file"),
     ("missing.hdr", "missing.hdr: no such file"),
 ])
 def test_cli_bad_environment(tmp_path, value, message):
-    r = subprocess.run([sys.executable, "-c", "import sys; from engine.cli import main; "
-                        "sys.exit(main(sys.argv[1:]))", "render", "demo", "--size", "32x32",
+    r = subprocess.run([sys.executable, "-c", _MAIN, "render", "demo", "--size", "32x32",
                         "-o", str(tmp_path / "x.png"), "--environment", value],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
@@ -302,8 +304,7 @@ def test_cli_environment_renders(tmp_path):
     out = tmp_path / "lit.png"
     Image.fromarray((np.clip(_direction_image(), 0, 1) * 255).astype(np.uint8)).save(
         tmp_path / "env.png")
-    r = subprocess.run([sys.executable, "-c", "import sys; from engine.cli import main; "
-                        "sys.exit(main(sys.argv[1:]))", "render", "demo", "--size", "48x32",
+    r = subprocess.run([sys.executable, "-c", _MAIN, "render", "demo", "--size", "48x32",
                         "-o", str(out), "--environment", str(tmp_path / "env.png"),
                         "--sky", "environment", "--msaa", "1"],
                        capture_output=True, text=True, check=False)

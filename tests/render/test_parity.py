@@ -746,7 +746,6 @@ def _environment_image():
     dark blue ground, a bright patch towards +X (engine.scene.environment's layout)."""
     h, w = 16, 32
     theta = (np.arange(h) + 0.5) / h * np.pi
-    phi = ((np.arange(w) + 0.5) / w - 0.5) * 2 * np.pi
     up = np.cos(theta)[:, None, None]
     img = np.where(up > 0, [1.0, 0.8, 0.6] * (0.5 + 0.5 * up), [0.05, 0.08, 0.2])
     img = np.broadcast_to(img, (h, w, 3)).copy()

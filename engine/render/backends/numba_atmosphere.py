@@ -19,10 +19,8 @@ import math
 import numba
 import numpy as np
 
-from ...scene.atmosphere import FOG_MODES
-from ...scene.camera import OrthographicCamera
 from ...scene.colorspace import linear_to_srgb, srgb_to_linear
-from ..atmosphere import environment_sky, sky_colors
+from ..atmosphere import atmosphere_parameters, sky_colors
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 from .numba_ibl import _equirect
@@ -158,36 +156,17 @@ def apply_atmosphere_numba(color, depth, scene, camera) -> None:
     """engine.render.atmosphere.apply_atmosphere for host NumPy frames, compiled: the
     same arguments, the same result within 1 per channel; ``color`` (H, W, 4) uint8 is
     written in place."""
-    fog, sky = scene.fog, scene.sky
-    if fog is None and sky is None:
+    par = atmosphere_parameters(scene, camera)
+    if par is None:
         return
-    inv = np.linalg.inv(camera.projection_matrix.astype(np.float64))
-    rot = camera.world_matrix[:3, :3].astype(np.float64)
-    rot = rot / np.linalg.norm(rot, axis=0)  # the camera's scale is no direction
     env, env_h = np.zeros((1, 3), np.float32), 0
-    if isinstance(sky, str):  # "environment": its radiance (engine.render.atmosphere)
-        if scene.environment is None:
-            environment_sky(scene, np.zeros((1, 3)))  # raises, saying what is missing
-        rad = scene.environment.radiance
-        env, env_h = rad.reshape(-1, 3), rad.shape[0]
-    sky_rgb = (np.zeros((0, 3)) if sky is None or env_h else
-               srgb_to_linear(np.array([sky.horizon[:3], sky.zenith[:3], sky.ground[:3]])))
-    mode, a, b = _NO_FOG, 0.0, 0.0
-    fog_rgb, fog_to_sky = np.zeros(3), False
-    if fog is not None:
-        mode = FOG_MODES.index(fog.mode)
-        a, b = ((fog.start, fog.end) if fog.mode == "linear" else (fog.density, 0.0))
-        if fog.color is not None:
-            fog_rgb = srgb_to_linear(np.asarray(fog.color[:3], np.float64))
-        elif sky is not None:
-            fog_to_sky = True
-        else:
-            fog_rgb = srgb_to_linear(np.asarray(scene.background[:3], np.float64))
+    if par.environment is not None:  # the environment behind the scene
+        env, env_h = par.environment.reshape(-1, 3), par.environment.shape[0]
     sky_bytes = np.zeros((1, 3), np.uint8)
-    if sky is not None and not env_h:  # the sky's encoded colour at _SKY_STEPS + 1 elevations
-        sky_bytes = np.rint(linear_to_srgb(sky_colors(sky, _SKY_ELEVATIONS)) * 255.0
+    if len(par.sky):  # the sky's encoded colour at _SKY_STEPS + 1 elevations
+        sky_bytes = np.rint(linear_to_srgb(sky_colors(scene.sky, _SKY_ELEVATIONS)) * 255.0
                             ).astype(np.uint8)
-    _atmosphere(color, np.ascontiguousarray(depth), inv, rot,
-                isinstance(camera, OrthographicCamera), mode, float(a), float(b),
-                fog_rgb, fog_to_sky, sky_rgb, sky_bytes, _DECODE, _ENCODE, env, env_h,
-                float(scene.exposure), TONE_MAPS.index(scene.tone_map))
+    _atmosphere(color, np.ascontiguousarray(depth), par.inverse_projection,
+                par.camera_rotation, par.orthographic, par.fog_mode, par.fog[0], par.fog[1],
+                par.fog_color, par.fog_to_sky, par.sky, sky_bytes, _DECODE, _ENCODE, env, env_h,
+                par.exposure, TONE_MAPS.index(par.tone_map))

@@ -253,6 +253,9 @@ class Backend:
             self._attributes_key = key
         return self._attributes
 
+    # the atmosphere stage reads the frame's depth (``read`` must return it)
+    atmosphere_reads_depth = True
+
     def atmosphere(self, frame, view: FrameView) -> None:
         """Apply the scene's fog and sky to the read frame (colour and depth, on the
         host or, for a frame kept on a device, there), in place: this base is the NumPy
