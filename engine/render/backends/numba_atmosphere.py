@@ -81,7 +81,9 @@ def _sky_ray(inv, rot, ortho, bx, by, bz, bw):
     return wx * k, wy * k, wz * k
 
 
-@numba.njit(inline="always")
+# compiled on its own, not inlined at its two call sites (the texel reads and the tone
+# map twice over slowed the stage's cold compile)
+@numba.njit(cache=cached(), boundscheck=False)
 def _environment_sky(env, env_h, inv, rot, ortho, bx, by, bz, bw, exposure, tone):
     """Scene.sky = "environment": the radiance along the pixel's ray, displayed
     (engine.render.atmosphere.environment_sky)."""
