@@ -72,7 +72,12 @@ class Environment:
 
     def _init(self, radiance, intensity, uniform, source):
         self.intensity = _intensity(intensity)
-        r = np.ascontiguousarray(radiance * np.float32(self.intensity), np.float32)
+        with np.errstate(over="ignore"):
+            r = np.ascontiguousarray(np.asarray(radiance, np.float64) * self.intensity,
+                                     np.float32)
+        if not np.isfinite(r).all():  # beyond float32: it would draw as inf or NaN
+            raise ValueError(f"environment radiance x intensity {intensity!r} overflows "
+                             f"float32 (at most {np.finfo(np.float32).max:.3g})")
         r.flags.writeable = False  # prefiltered once (engine.render.ibl): kept unchanged
         self.radiance, self.uniform, self.source = r, uniform, source
 
@@ -88,7 +93,7 @@ class Environment:
         if not np.isfinite(a).all() or (a < 0).any():
             raise ValueError(f"{what}: radiance must be finite and >= 0")
         env = cls.__new__(cls)
-        env._init(a.astype(np.float32), intensity, False, source)
+        env._init(a, intensity, False, source)
         return env
 
     @classmethod

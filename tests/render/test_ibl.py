@@ -232,6 +232,10 @@ def test_bad_environment_values():
         Environment.from_array(np.ones((4, 8)))
     with pytest.raises(ValueError, match="finite and >= 0"):
         Environment.from_array(np.full((4, 8, 3), np.nan))
+    with pytest.raises(ValueError, match="overflows float32"):
+        Environment("white", intensity=1e39)
+    with pytest.raises(ValueError, match="overflows float32"):
+        Environment.from_array(np.full((4, 8, 3), 1e300))
     with pytest.raises(TypeError, match="Scene.environment"):
         Scene(environment="white")
     with pytest.raises(TypeError, match="Scene.sky"):
