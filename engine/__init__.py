@@ -19,6 +19,7 @@ from .render.points import rasterize_points
 from .render.renderer import Renderer
 from .scene.atmosphere import Fog, Sky
 from .scene.camera import Camera, OrthographicCamera, PerspectiveCamera
+from .scene.environment import Environment
 from .scene.geometry import Lines, Mesh, PointCloud
 from .scene.graph import Node, Scene, get_transforms, set_transforms
 from .scene.instances import Instances
@@ -58,6 +59,7 @@ __all__ = [
     "CameraPath",
     "CameraScript",
     "DirectionalLight",
+    "Environment",
     "FlyController",
     "Fog",
     "Frame",

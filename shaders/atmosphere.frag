@@ -17,7 +17,31 @@ uniform bool u_sky;
 uniform vec3 u_sky_horizon;       // linear
 uniform vec3 u_sky_zenith;
 uniform vec3 u_sky_ground;
+// Scene.sky = "environment": the environment's linear radiance (equirectangular, u
+// repeating, v clamped: engine.scene.environment's layout), displayed through the
+// scene's exposure and tone map (engine/render/tonemap.py)
+uniform bool u_env_sky;
+uniform sampler2D u_env_map;
+uniform float u_exposure;
+uniform bool u_pbr_neutral;
 out vec4 f_color;
+
+// exposure, then Khronos PBR Neutral when u_pbr_neutral (surface.frag's display)
+vec3 display(vec3 c) {
+    c *= u_exposure;
+    if (!u_pbr_neutral) return c;
+    const float start = 0.8 - 0.04, desaturation = 0.15;
+    c = max(c, 0.0);
+    float x = min(c.r, min(c.g, c.b));
+    c -= x < 0.08 ? x - 6.25 * x * x : 0.04;
+    float peak = max(c.r, max(c.g, c.b));
+    if (peak < start) return c;
+    float d = 1.0 - start;
+    float new_peak = 1.0 - d * d / (peak + d - start);
+    c *= new_peak / peak;
+    float g = 1.0 - 1.0 / (desaturation * (peak - new_peak) + 1.0);
+    return mix(c, vec3(new_peak), g);
+}
 
 vec3 srgb_decode(vec3 c) {
     return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), step(0.04045, c));
@@ -47,6 +71,12 @@ vec3 sky_color(vec2 ndc) {
         ray = far.xyz / far.w;
     }
     vec3 world = normalize(u_camera_rotation * ray);
+    if (u_env_sky) {
+        const float pi = 3.14159265358979;
+        vec2 uv = vec2(0.5 + atan(world.x, -world.z) / (2.0 * pi),
+                       acos(clamp(world.y, -1.0, 1.0)) / pi);
+        return display(texture(u_env_map, uv).rgb);
+    }
     float e = asin(clamp(world.y, -1.0, 1.0)) * (2.0 / 3.14159265358979);  // over 90 degrees
     return e >= 0.0 ? mix(u_sky_horizon, u_sky_zenith, e) : mix(u_sky_horizon, u_sky_ground, -e);
 }
@@ -58,7 +88,7 @@ void main() {
     gl_FragDepth = z;
     vec2 ndc = 2.0 * gl_FragCoord.xy / u_size - 1.0;  // GL rows run bottom-up, as NDC y
     if (z >= 1.0) {
-        f_color = u_sky ? vec4(srgb_encode(sky_color(ndc)), 1.0) : c;
+        f_color = (u_sky || u_env_sky) ? vec4(srgb_encode(sky_color(ndc)), 1.0) : c;
         return;
     }
     if (u_fog_mode < 0) {

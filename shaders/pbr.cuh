@@ -5,6 +5,7 @@
 // tests, by the host compiler.
 #pragma once
 #include "shading.cuh"
+#include "ibl.cuh"
 
 namespace frustum {
 
@@ -46,7 +47,8 @@ __host__ __device__ inline void pbr_light(const double n[3], const double v[3],
 
 // Linear radiance of a "pbr" pixel: unit normal n, unit view vector v, batch-frame
 // position w, linear base colour base, the interpolated varyings vals (uv0 for the
-// maps: uv0 or uv1 each), the scene's ambient, directional and point lights.
+// maps: uv0 or uv1 each), the scene's ambient, directional and point lights, its
+// environment (ibl.cuh).
 __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const double v[3], const double w[3],
                                           const double base[3], const double* vals,
@@ -57,7 +59,8 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const double* __restrict__ dir_l,
                                           const double* __restrict__ dir_e, int n_pt,
                                           const double* __restrict__ pt_pos,
-                                          const double* __restrict__ pt_e, double out[3]) {
+                                          const double* __restrict__ pt_e,
+                                          const Environment& env, double out[3]) {
     double metallic = M.metallic, rough = M.roughness, occlusion = 1.0;
     double em[3] = {M.emissive[0], M.emissive[1], M.emissive[2]};
     double s[4];  // the maps at their full-size level (level of detail 0), as the host does
@@ -82,6 +85,9 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
         const double f0 = 0.04 * (1.0 - metallic) + base[ch] * metallic;
         out[ch] = ambient[ch] * (base[ch] * (1.0 - metallic) + f0) * occlusion;
     }
+    if (env.on)  // image-based lighting (ibl.cuh)
+        ibl_pbr(env.texels, env.info, env.sh, env.lut, env.lut_n, n, v, base, metallic, rough,
+                occlusion, out);
     for (int li = 0; li < n_dir + n_pt; ++li) {
         double l[3], e[3], f[3];
         if (li < n_dir) {

@@ -3,7 +3,8 @@
 // the triangle's adjugate, base colour = material x vertex colour x texture in linear
 // light, then (unlit) as is, or ambient + Lambert + Blinn-Phong, or the glTF
 // metallic-roughness BRDF ("pbr", pbr.cuh), with the normal through a "normal" map
-// first (normal_map.cuh), and sRGB-encoded. One
+// first (normal_map.cuh) and the environment's light (ibl.cuh) when the scene has one,
+// and sRGB-encoded. One
 // thread per pixel gathers its triangle's vertices: on a GPU neighbouring threads share
 // them through the cache, and pow is a hardware exp2/log2, so the CPU resolve's runs of
 // pixels and specular tables (numba_shading.py) would buy nothing here.
@@ -29,8 +30,12 @@ extern "C" __global__ void resolve_surfaces(
     const double* __restrict__ dir_e, int n_pt, const double* __restrict__ pt_pos,
     const double* __restrict__ pt_e, const double* __restrict__ eye, int ortho,
     const double* __restrict__ view_dir,
-    unsigned int* __restrict__ color_out, float* __restrict__ depth_out)
+    unsigned int* __restrict__ color_out, float* __restrict__ depth_out,
+    const float* __restrict__ env_texels, const long long* __restrict__ env_info,
+    const double* __restrict__ env_sh, const float* __restrict__ env_lut, int env_lut_n,
+    int has_env)                                 // the environment (ibl.cuh), has_env 0: none
 {
+    const frustum::Environment env = {env_texels, env_info, env_sh, env_lut, env_lut_n, has_env};
     const long long num = (long long)width * height;
     const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < num; p += stride) {
@@ -105,13 +110,18 @@ extern "C" __global__ void resolve_surfaces(
         if (shading == 3) {
             double lin[3];
             frustum::pbr_pixel(M, n, v, w3, base, vals, offsets, texels, tex_info, ambient,
-                               n_dir, dir_l, dir_e, n_pt, pt_pos, pt_e, lin);
+                               n_dir, dir_l, dir_e, n_pt, pt_pos, pt_e, env, lin);
             color_out[p] = frustum::unorm8(frustum::srgb_encode(lin[0])) |
                            (frustum::unorm8(frustum::srgb_encode(lin[1])) << 8) |
                            (frustum::unorm8(frustum::srgb_encode(lin[2])) << 16) | (alpha << 24);
             continue;
         }
         double diff[3] = {ambient[0], ambient[1], ambient[2]}, spec[3] = {0.0, 0.0, 0.0};
+        if (env.on) {  // the environment joins the ambient (engine/render/ibl.py)
+            double e[3];
+            frustum::ibl_irradiance(env.sh, n, e);
+            for (int r = 0; r < 3; ++r) diff[r] += e[r];
+        }
         const double ks = M.specular, shin = M.shininess;
         for (int li = 0; li < n_dir + n_pt; ++li) {
             double l[3], e[3];

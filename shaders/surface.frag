@@ -2,7 +2,8 @@
 // The engine's shading model (engine/render/shading.py) in GLSL: base colour = material
 // colour x vertex colour x texture in linear light; "unlit" encodes it to sRGB as is,
 // "lit"/"flat" add ambient + Lambert diffuse + Blinn-Phong specular first, "pbr" the
-// glTF metallic-roughness BRDF (engine/render/pbr.py, shaders/pbr.cuh).
+// glTF metallic-roughness BRDF (engine/render/pbr.py, shaders/pbr.cuh); a scene's
+// environment adds image-based lighting (engine/render/ibl.py, shaders/ibl.cuh).
 
 #define MAX_LIGHTS 8
 
@@ -47,6 +48,14 @@ uniform bool u_pbr_neutral;
 uniform vec3 u_eye;
 uniform bool u_ortho;
 uniform vec3 u_view_dir;
+// image-based lighting (engine/render/ibl.py), when u_has_env: the SH coefficients of
+// irradiance / pi, the specular chain as the mip levels of one equirectangular texture
+// (level k: roughness k / 4; u repeats, v clamps) and the split-sum table (A, B) over
+// (N.V, roughness), both on units 4 and 5
+uniform bool u_has_env;
+uniform vec3 u_env_sh[9];
+uniform sampler2D u_env_specular;
+uniform sampler2D u_env_lut;
 
 // the transparency passes (engine.render.gl.peeling): 0 none (opaque materials), 1 the
 // nearest BLEND layer, 2 a later layer (behind u_peel_depth, the previous layer's depth),
@@ -165,6 +174,30 @@ vec3 mapped_normal(vec3 n) {
     return m2 > 0.0 ? m * inversesqrt(m2) : n;
 }
 
+// irradiance / pi at unit n (Ramamoorthi & Hanrahan 2001, the basis of engine/render/ibl.py)
+vec3 env_irradiance(vec3 n) {
+    vec3 e = u_env_sh[0] * 0.282095 + 0.488603 * (u_env_sh[1] * n.y + u_env_sh[2] * n.z
+             + u_env_sh[3] * n.x) + 1.092548 * (u_env_sh[4] * n.x * n.y + u_env_sh[5] * n.y * n.z
+             + u_env_sh[7] * n.x * n.z) + u_env_sh[6] * (0.315392 * (3.0 * n.z * n.z - 1.0))
+             + u_env_sh[8] * (0.546274 * (n.x * n.x - n.y * n.y));
+    return max(e, 0.0);
+}
+
+// the environment's light on a "pbr" pixel (engine/render/ibl.py ambient_pbr)
+vec3 env_pbr(vec3 n, vec3 v, vec3 c, float m, float rough, float occlusion) {
+    const float pi = 3.14159265358979;
+    float ndv = dot(n, v);
+    vec3 r = 2.0 * ndv * n - v;
+    vec2 uv = vec2(0.5 + atan(r.x, -r.z) / (2.0 * pi), acos(clamp(r.y, -1.0, 1.0)) / pi);
+    vec3 s = textureLod(u_env_specular, uv, clamp(rough, 0.0, 1.0) * 4.0).rgb;
+    // the table's first and last texel centres are N.V, roughness 0 and 1 (ibl.lut_lookup)
+    float n_lut = float(textureSize(u_env_lut, 0).x);
+    vec2 t = clamp(vec2(ndv, rough), 0.0, 1.0);
+    vec2 ab = texture(u_env_lut, (t * (n_lut - 1.0) + 0.5) / n_lut).rg;
+    vec3 f0 = mix(vec3(0.04), c, m);
+    return (c * (1.0 - m) * env_irradiance(n) + s * (f0 * ab.x + ab.y)) * occlusion;
+}
+
 // pi x the glTF metallic-roughness BRDF x max(N.L, 0) (engine/render/pbr.py, glTF 2.0
 // Appendix B) for base c, metallic m, alpha^2 a2
 vec3 pbr_light(vec3 n, vec3 v, vec3 l, vec3 c, float m, float a2) {
@@ -199,6 +232,7 @@ vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
         emissive *= texture(u_emissive_map, wrapped_uv(u_emissive_mirror, UV_EMISSIVE)).rgb;
     float a2 = rough * rough * rough * rough;
     vec3 out_rgb = u_ambient * (c * (1.0 - metallic) + mix(vec3(0.04), c, metallic)) * occlusion;
+    if (u_has_env) out_rgb += env_pbr(n, v, c, metallic, rough, occlusion);
     for (int i = 0; i < N_LIGHTS; ++i) {
         vec3 l, e;
         if (i < N_DIRECTIONAL) {
@@ -281,6 +315,7 @@ void main() {
         return;
     }
     vec3 diffuse = u_ambient;
+    if (u_has_env) diffuse += env_irradiance(n);  // the environment joins the ambient
     vec3 spec = vec3(0.0);
     for (int i = 0; i < N_LIGHTS; ++i) {
         vec3 l, e;

@@ -235,11 +235,39 @@ def fog_arg(text: str):
         raise argparse.ArgumentTypeError(f"--fog {text!r}: {e}") from None
 
 
+def environment_arg(text: str):
+    """argparse type of --environment -> engine.scene.Environment, or None for "none":
+    an equirectangular image file (.png, .jpg or .hdr; engine.scene.environment) or a
+    uniform colour (``color_arg``'s forms)."""
+    from pathlib import Path
+
+    from ..scene.environment import Environment
+
+    if text.strip().lower() == "none":
+        return None
+    path = Path(text)
+    if path.suffix.lower() in (".png", ".jpg", ".jpeg", ".hdr") or path.exists():
+        try:
+            return Environment.from_file(path)
+        except (OSError, ValueError) as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    try:
+        rgb = color_arg(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"--environment must be an image file (.png, .jpg, .hdr), a colour (a CSS "
+            f"name, #rrggbb or R,G,B in [0, 1]) or none, got {text!r}") from None
+    return Environment(rgb)
+
+
 def sky_arg(text: str):
     """argparse type of --sky -> engine.scene.Sky: ``HORIZON,ZENITH[,GROUND]`` colours
-    (CSS names or #rrggbb)."""
-    from ..scene.atmosphere import Sky
+    (CSS names or #rrggbb); or "environment": the --environment shown behind the scene
+    (engine.scene.atmosphere.SKY_ENVIRONMENT)."""
+    from ..scene.atmosphere import SKY_ENVIRONMENT, Sky
 
+    if text.strip().lower() == SKY_ENVIRONMENT:
+        return SKY_ENVIRONMENT
     parts = [p.strip() for p in text.split(",")]
     if len(parts) not in (2, 3) or not all(parts):
         raise argparse.ArgumentTypeError(

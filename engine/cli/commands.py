@@ -31,6 +31,7 @@ from .args import (
     background_arg,
     color_arg,
     count_arg,
+    environment_arg,
     exposure_arg,
     fog_arg,
     folder_arg,
@@ -140,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "'transparent': PNG pixels with nothing drawn get alpha 0 (JPEG, "
                         "MP4 and GIF show them black)")
     _add_exposure_options(m)
+    m.add_argument("--environment", type=environment_arg, default=None,
+                   metavar="COLOR|FILE|none",
+                   help="image-based lighting for every file: an equirectangular image or "
+                        "a uniform colour (as frustum render)")
     _add_root_option(m)
     m.add_argument("--force", action="store_true",
                    help="render every file again, even where a complete output exists")
@@ -367,7 +372,14 @@ def _add_scene_options(p: argparse.ArgumentParser):
                         "the background)")
     p.add_argument("--sky", type=sky_arg, default=None, metavar="HORIZON,ZENITH",
                    help="a vertical sky gradient behind the scene instead of the "
-                        "background: HORIZON,ZENITH[,GROUND] colours")
+                        "background: HORIZON,ZENITH[,GROUND] colours; or 'environment': "
+                        "the --environment image (or colour) behind the scene")
+    p.add_argument("--environment", type=environment_arg, default=None,
+                   metavar="COLOR|FILE|none",
+                   help="image-based lighting: an equirectangular image (.png, .jpg, "
+                        ".hdr) or a uniform colour lighting every "
+                        "surface from all directions; a scene with an environment and no "
+                        "lights gets no headlight (default: none)")
     p.add_argument("--line-color", type=color_arg, default=None, metavar="COLOR",
                    help="colour of wireframe and other lines (default: the mesh's colour, "
                         "or black/white where that would not stand out from the background)")
@@ -450,7 +462,12 @@ def _apply_look(args, scene):
                point_shape=args.point_shape, point_units=args.point_units)
     if getattr(args, "fog", None) is not None:
         scene.fog = args.fog
+    if getattr(args, "environment", None) is not None:
+        scene.environment = args.environment
     if getattr(args, "sky", None) is not None:
+        if isinstance(args.sky, str) and scene.environment is None:
+            raise EngineError("--sky environment shows the scene's environment: give one "
+                              "with --environment COLOR|FILE")
         scene.sky = args.sky
 
 
@@ -718,7 +735,7 @@ def cmd_render_many(args) -> int:
                     point_units=args.point_units, draw=args.draw, shading=args.shading,
                     background=background, numba_threads=args.numba_threads,
                     root=args.root, msaa=args.msaa, exposure=args.exposure,
-                    tone_map=args.tone_map)
+                    tone_map=args.tone_map, environment=args.environment)
     res = render_many(args.patterns, args.out, spec, scheduler=args.scheduler,
                       workers=args.workers, force=args.force,
                       connect_timeout=args.connect_timeout)

@@ -87,7 +87,8 @@ class ManySpec:
     (azimuth, elevation, distance or None) or None for the default framing.
     backend, point_size, point_shape, point_units, draw, shading, background, exposure,
     tone_map: as ``frustum render`` (the point options set every geometry's, through
-    ``engine.io.sources.apply_look``). msaa: samples per pixel (engine.render.msaa), 4: anti-aliased images and
+    ``engine.io.sources.apply_look``). environment: an engine.scene.Environment lighting
+    every file, or None. msaa: samples per pixel (engine.render.msaa), 4: anti-aliased images and
     clips.
     numba_threads: Numba threads per task; None: 1 on Dask workers (so they do not
     oversubscribe the cores), Numba's own default in this process. root: the folder
@@ -111,6 +112,7 @@ class ManySpec:
     msaa: int = IMAGE_MSAA
     exposure: float | None = None
     tone_map: str | None = None
+    environment: object = None
 
     @property
     def clip(self) -> bool:
@@ -312,6 +314,8 @@ def render_item(spec: ManySpec, source: str) -> dict:
         apply_look(scene, spec.draw, spec.shading, spec.background, exposure=spec.exposure,
                    tone_map=spec.tone_map, point_size=spec.point_size,
                    point_shape=spec.point_shape, point_units=spec.point_units)
+        if spec.environment is not None:
+            scene.environment = spec.environment
         if spec.camera is not None:
             az, el, dist = spec.camera
             camera.frame(scene.bounds(), azimuth=az, elevation=el, distance=dist)

@@ -11,7 +11,9 @@ for a CUDA frame kept on the device. Per pixel, from its centre and window depth
     ray     = camera rotation @ view direction   the world direction of the pixel's ray
 
 Covered pixels (depth < 1) keep ``f(d)`` of their colour and take ``1 - f(d)`` of the fog
-colour; pixels nothing covers (depth 1) show the sky at their ray's elevation. Points,
+colour; pixels nothing covers (depth 1) show the sky at their ray's elevation, or with
+``Scene.sky = "environment"`` the environment's radiance along their ray
+(``environment_sky``). Points,
 lines and surfaces are fogged alike, since the stage sees only the frame. Under
 multisampling the frame's depth is each pixel's nearest sample (engine.render.frame), so
 an edge pixel is fogged by its nearest surface.
@@ -26,8 +28,11 @@ import numpy as np
 from ..scene.atmosphere import FOG_MODES
 from ..scene.camera import OrthographicCamera
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear
+from .ibl import sample_equirect
+from .tonemap import apply_tone_map
 
-__all__ = ["AtmosphereParameters", "apply_atmosphere", "atmosphere_parameters", "sky_colors"]
+__all__ = ["AtmosphereParameters", "apply_atmosphere", "atmosphere_parameters",
+           "environment_sky", "sky_colors"]
 
 # sRGB byte -> linear float32 (IEC 61966-2-1 decode of every 8-bit value)
 _DECODE = srgb_to_linear(np.arange(256) / 255.0).astype(np.float32)
@@ -52,6 +57,28 @@ def sky_colors(sky, elevation_deg, xp=np):
     up = xp.clip(e / 90.0, 0.0, 1.0)
     down = xp.clip(-e / 90.0, 0.0, 1.0)
     return lin[0] + up * (lin[1] - lin[0]) + down * (lin[2] - lin[0])
+
+
+def _environment(scene):
+    if scene.environment is None:
+        raise ValueError('Scene.sky is "environment" but Scene.environment is None: give '
+                         "the scene an engine.scene.Environment")
+    return scene.environment
+
+
+def environment_sky(scene, ray, xp=np):
+    """(..., 3) float32 linear display colours of ``Scene.sky = "environment"`` for unit
+    world view rays ``ray`` (..., 3; an ``xp`` array): the scene's environment radiance
+    in each direction (its full-size image, bilinear: engine.render.ibl.sample_equirect)
+    through the scene's exposure and tone map (engine.render.tonemap), as its surfaces.
+
+    Raises:
+        ValueError: the scene's sky is "environment" but it has no environment.
+    """
+    env = _environment(scene)
+    r = np.asarray(ray.get() if hasattr(ray, "get") else ray, np.float64)
+    lin = apply_tone_map(sample_equirect(env.radiance, r), scene.exposure, scene.tone_map)
+    return xp.asarray(lin.astype(np.float32))
 
 
 def _view_points(camera, size, depth, xp):
@@ -94,7 +121,12 @@ class AtmosphereParameters(NamedTuple):
         fog: (start, end) for linear fog, (density, 0) otherwise (world units).
         fog_color: (3,) float64 linear fog colour (unused when ``fog_to_sky``).
         fog_to_sky: the fog takes the sky's colour in each pixel's direction.
-        sky: (3, 3) float64 linear horizon, zenith and ground rows, or (0, 3) for none.
+        sky: (3, 3) float64 linear horizon, zenith and ground rows, or (0, 3) for none
+            (and for the environment sky).
+        environment: ``Scene.sky = "environment"``: the scene environment's (H, W, 3)
+            float32 linear radiance (engine.scene.environment's layout), else None.
+        exposure, tone_map: the scene's (the environment sky is displayed through
+            them, engine.render.tonemap).
     """
 
     inverse_projection: np.ndarray
@@ -105,6 +137,9 @@ class AtmosphereParameters(NamedTuple):
     fog_color: np.ndarray
     fog_to_sky: bool
     sky: np.ndarray
+    environment: np.ndarray | None = None
+    exposure: float = 1.0
+    tone_map: str = "none"
 
 
 def atmosphere_parameters(scene, camera) -> AtmosphereParameters | None:
@@ -117,7 +152,10 @@ def atmosphere_parameters(scene, camera) -> AtmosphereParameters | None:
     inv = np.linalg.inv(camera.projection_matrix.astype(np.float64))
     rot = camera.world_matrix[:3, :3].astype(np.float64)
     rot = rot / np.linalg.norm(rot, axis=0)  # the camera's scale is no direction
-    sky_rgb = (np.zeros((0, 3)) if sky is None else
+    env = None
+    if isinstance(sky, str):  # "environment" (engine.scene.atmosphere.SKY_ENVIRONMENT)
+        env = _environment(scene).radiance
+    sky_rgb = (np.zeros((0, 3)) if sky is None or env is not None else
                srgb_to_linear(np.array([sky.horizon[:3], sky.zenith[:3], sky.ground[:3]])))
     mode, params, fog_rgb, fog_to_sky = -1, (0.0, 0.0), np.zeros(3), False
     if fog is not None:
@@ -131,7 +169,8 @@ def atmosphere_parameters(scene, camera) -> AtmosphereParameters | None:
         else:
             fog_rgb = srgb_to_linear(np.asarray(scene.background[:3], np.float64))
     return AtmosphereParameters(inv, rot, isinstance(camera, OrthographicCamera), mode,
-                                params, fog_rgb, fog_to_sky, sky_rgb)
+                                params, fog_rgb, fog_to_sky, sky_rgb, env,
+                                float(scene.exposure), scene.tone_map)
 
 
 def apply_atmosphere(color, depth, scene, camera) -> None:
@@ -153,7 +192,9 @@ def apply_atmosphere(color, depth, scene, camera) -> None:
     h, w = depth.shape
     view, ray = _view_points(camera, (w, h), depth, xp)
     sky_lin = None
-    if sky is not None:
+    if isinstance(sky, str):
+        sky_lin = environment_sky(scene, ray, xp)
+    elif sky is not None:
         elevation = xp.degrees(xp.arcsin(xp.clip(ray[..., 1], -1.0, 1.0)))
         sky_lin = sky_colors(sky, elevation, xp)
     empty = depth >= 1.0

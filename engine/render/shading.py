@@ -24,7 +24,9 @@ analytic screen derivatives (``SurfaceShader.uv_lod``). "flat" uses the triangle
 double-sided material's back faces use the reversed normal. A "normal" map bends the
 normal of every lit kind through the tangent frame first (engine.render.normal_map), and
 each texture reads uv0 or uv1 as ``Material.tex_coords`` says. "pbr" is the glTF 2.0
-metallic-roughness BRDF (engine.render.pbr) with its maps and emission. Every surface
+metallic-roughness BRDF (engine.render.pbr) with its maps and emission. A scene's
+environment (image-based lighting, engine.render.ibl) adds ``ibl.ambient_pbr`` to a
+"pbr" surface and its irradiance to a "lit" one's ambient ``A``. Every surface
 colour passes the scene's exposure and tone map (engine.render.tonemap; clamp by
 default) before the encode. Spot lights and lights with a ``range`` are
 ``punctual_lights``: the KHR_lights_punctual cone and range windows times the inverse
@@ -47,7 +49,7 @@ import numpy as np
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight, SpotLight
 from ..scene.sampling import level_of_detail, sample
-from . import pbr
+from . import ibl, pbr
 from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
 from .materials import FRAME_ALPHA
@@ -66,8 +68,10 @@ def scene_lights(scene, camera, origin):
     """The scene's visible lights in the batch frame.
 
     Returns (ambient (3,), directional [(L (3,), E (3,))], point [(position (3,), E (3,))]).
-    With no light in the scene: the headlight (DEFAULT_HEADLIGHT along the camera's view
-    direction) and DEFAULT_AMBIENT.
+    With neither a light nor an environment (``Scene.environment``) in the scene: the
+    headlight (DEFAULT_HEADLIGHT along the camera's view direction) and DEFAULT_AMBIENT;
+    a scene with either gets only what it has (glTF lights and image-based lighting,
+    engine.render.ibl).
     """
     ambient = np.zeros(3)
     directional, point = [], []
@@ -85,7 +89,7 @@ def scene_lights(scene, camera, origin):
             directional.append((to_light, e))
         elif isinstance(node, PointLight) and not _windowed(node):
             point.append((m[:3, 3] - origin, e))
-    if not found:
+    if not found and getattr(scene, "environment", None) is None:
         z = camera.world_matrix[:3, 2]
         directional.append((z / np.linalg.norm(z), np.full(3, DEFAULT_HEADLIGHT)))
         ambient[:] = DEFAULT_AMBIENT
@@ -189,14 +193,17 @@ class SurfaceShader:
             everywhere).
         spots: punctual_lights(...) result (spot and ranged point lights).
         exposure, tone_map: the scene's (engine.render.tonemap).
+        environment: the scene's environment prefiltered (engine.render.ibl.Prefiltered),
+            or None.
     """
 
     def __init__(self, prims, setup, varyings, eye, lights, size, view_dir=None, spots=(),
-                 exposure=1.0, tone_map="none"):
+                 exposure=1.0, tone_map="none", environment=None):
         self.prims, self.setup, self.varyings = prims, setup, varyings
         self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
         self.view_dir = None if view_dir is None else np.asarray(view_dir, np.float64)
         self.spots, self.exposure, self.tone_map = list(spots), exposure, tone_map
+        self.environment = environment
 
     def barycentrics(self, t, px, py):
         """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""
@@ -337,6 +344,8 @@ class SurfaceShader:
         n, view, p = self._normal_view(mat, t, vals)
         ambient = self.lights[0]
         diffuse = np.broadcast_to(ambient, base.shape).copy()
+        if self.environment is not None:  # the environment joins the ambient (engine.render.ibl)
+            diffuse += ibl.ambient_lit(self.environment, n)
         spec = np.zeros_like(base)
         for to_light, e in self._sources(p):
             ndl = np.einsum("ij,ij->i", n, to_light)[:, None]
@@ -362,6 +371,9 @@ class SurfaceShader:
             occlusion = 1.0 + mat.occlusion_strength * (r - 1.0)
         f0 = pbr.DIELECTRIC_F0 * (1.0 - metallic[:, None]) + base * metallic[:, None]
         rgb = self.lights[0] * (base * (1.0 - metallic[:, None]) + f0) * occlusion
+        if self.environment is not None:
+            rgb = rgb + ibl.ambient_pbr(self.environment, n, view, base, metallic, roughness,
+                                        occlusion)
         for to_light, e in self._sources(p):
             ndl = np.maximum(np.einsum("ij,ij->i", n, to_light), 0.0)[:, None]
             f = pbr.brdf(n, view, to_light, base, metallic, roughness)

@@ -12,6 +12,7 @@ Imports: nothing of the engine outside ``engine.scene`` but the small helpers
 from .atmosphere import Fog, Sky
 from .camera import Camera, OrthographicCamera, PerspectiveCamera
 from .clips import Clip, TransformTrack
+from .environment import Environment
 from .geometry import Geometry, Lines, Mesh, PointCloud
 from .graph import Node, Scene
 from .instances import Instances
@@ -20,7 +21,7 @@ from .material import Material, Sampler, Texture
 from .model import Model
 from .world import WorldMatrices, compose_world
 
-__all__ = ["AmbientLight", "Camera", "Clip", "DirectionalLight", "Fog", "Geometry",
+__all__ = ["AmbientLight", "Camera", "Clip", "DirectionalLight", "Environment", "Fog", "Geometry",
            "Instances", "Light", "Lines", "Material", "Mesh", "Model", "Node",
            "OrthographicCamera", "PerspectiveCamera", "PointCloud", "PointLight", "Sampler",
            "Scene", "Sky", "SpotLight", "Texture", "TransformTrack", "WorldMatrices",

@@ -29,8 +29,12 @@ the sky behind it, with no seam at the horizon), else the fog's ``color``, else 
 scene's background. Colours are sRGB-encoded like every user colour
 (engine.scene.color).
 
-The environment image of image-based lighting, when the engine has one, is to be shown
-behind the scene through this same place (``Scene.sky``), not through a second option.
+``Scene.sky = "environment"`` (``SKY_ENVIRONMENT``) shows the scene's environment
+(engine.scene.environment, the light of image-based lighting) behind it instead: each
+empty pixel takes the environment's radiance in its ray's direction (its full-size image,
+bilinear), through the scene's exposure and tone map like the surfaces it lights, so the
+picture behind a model is the light on it (one environment, one loader). Fog without a
+colour of its own then fades into that radiance too.
 """
 
 from __future__ import annotations
@@ -41,9 +45,11 @@ import numpy as np
 
 from .color import as_rgba
 
-__all__ = ["FOG_MODES", "Fog", "Sky"]
+__all__ = ["FOG_MODES", "SKY_ENVIRONMENT", "Fog", "Sky"]
 
 FOG_MODES = ("linear", "exp", "exp2")
+# Scene.sky: show the scene's environment behind it
+SKY_ENVIRONMENT = "environment"
 
 
 def _finite(value, name: str) -> float:

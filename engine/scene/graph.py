@@ -30,9 +30,10 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from .atmosphere import Fog, Sky
+from .atmosphere import SKY_ENVIRONMENT, Fog, Sky
 from .color import as_rgba
 from .deform import is_deformed, posed_vertices
+from .environment import Environment
 from .exposure import check_exposure, check_tone_map
 from .geometry import FLOAT32_MAX, Geometry
 from .transform_table import STAMPS, TABLE
@@ -785,21 +786,27 @@ class Scene(Node):
     ("none" or "pbr-neutral") map the surfaces' linear radiance to the display
     (engine.render.tonemap); the defaults 1 and "none" leave colours as they are.
     ``fog`` is an engine.scene.atmosphere.Fog or None; ``sky`` an
-    engine.scene.atmosphere.Sky drawn instead of the background, or None.
+    engine.scene.atmosphere.Sky drawn instead of the background, ``"environment"`` (the
+    scene's environment shown behind it), or None. ``environment`` is an
+    engine.scene.environment.Environment lighting every surface (image-based lighting,
+    engine.render.ibl), or None.
 
     Raises:
         ValueError: a bad background, exposure or tone map.
-        TypeError: ``fog`` or ``sky`` set to anything but its class or None.
+        TypeError: ``fog``, ``sky`` or ``environment`` set to anything but its class (or
+            "environment" for the sky) or None.
     """
 
     def __init__(self, name: str = "scene", background=(0.0, 0.0, 0.0, 1.0),
-                 exposure: float = 1.0, tone_map: str = "none", fog=None, sky=None):
+                 exposure: float = 1.0, tone_map: str = "none", fog=None, sky=None,
+                 environment=None):
         super().__init__(name)
         self.background = as_rgba(background, "background")
         self.exposure = exposure
         self.tone_map = tone_map
         self.fog = fog
         self.sky = sky
+        self.environment = environment
 
     @property
     def exposure(self) -> float:
@@ -832,14 +839,32 @@ class Scene(Node):
 
     @property
     def sky(self):
-        """The scene's Sky behind the geometry, or None (the background colour)."""
+        """The scene's Sky behind the geometry, ``"environment"`` (``environment``'s
+        radiance in each pixel's direction, engine.scene.atmosphere), or None (the
+        background colour)."""
         return self._sky
 
     @sky.setter
     def sky(self, value):
-        if value is not None and not isinstance(value, Sky):
-            raise TypeError(f"Scene.sky must be an engine.scene.Sky or None, got {value!r}")
+        if value is not None and not isinstance(value, Sky) and not (
+                isinstance(value, str) and value == SKY_ENVIRONMENT):
+            raise TypeError(f"Scene.sky must be an engine.scene.Sky, {SKY_ENVIRONMENT!r} "
+                            f"or None, got {value!r}")
         self._sky = value
+
+    @property
+    def environment(self):
+        """The scene's Environment (image-based lighting), or None. A scene with an
+        environment or lights gets only what it has; one with neither the headlight
+        and a uniform ambient (engine.render.shading.scene_lights)."""
+        return self._environment
+
+    @environment.setter
+    def environment(self, value):
+        if value is not None and not isinstance(value, Environment):
+            raise TypeError("Scene.environment must be an engine.scene.Environment or None, "
+                            f"got {value!r}")
+        self._environment = value
 
     def bounds(self):
         """(2, 3) float64 world-space bounding box of the visible finite geometry, or None

@@ -30,6 +30,7 @@ import pytest
 import stand_in_device
 
 from engine import (
+    Environment,
     Fog,
     Instances,
     Mesh,
@@ -959,6 +960,62 @@ def lit_points_and_surfaces():
     return scene, cam, lambda f: check(f) and (f.color[..., 2] > 200).sum() > 3000
 
 
+def _environment_image():
+    """An equirectangular environment (32 x 16): a warm sky brightening to the zenith, a
+    dark blue ground, a bright patch towards +X (engine.scene.environment's layout)."""
+    h, w = 16, 32
+    theta = (np.arange(h) + 0.5) / h * np.pi
+    up = np.cos(theta)[:, None, None]
+    img = np.where(up > 0, [1.0, 0.8, 0.6] * (0.5 + 0.5 * up), [0.05, 0.08, 0.2])
+    img = np.broadcast_to(img, (h, w, 3)).copy()
+    img[5:9, 22:26] = (3.0, 3.0, 2.5)  # around phi = +90 degrees: +X
+    return Environment.from_array(img)
+
+
+def _ibl_balls(environment):
+    """A rough dielectric and a shiny metal sphere under ``environment`` and nothing
+    else, the environment behind them."""
+    scene = Scene(background=(0, 0, 0), environment=environment, sky="environment")
+    left = scene.add(Node("left", geometry=_sphere(3, shading="pbr", color=(0.8, 0.3, 0.2),
+                                                   metallic=0.0, roughness=0.7)))
+    left.position, left.scale = (-0.9, 0.0, 0.0), (0.8, 0.8, 0.8)
+    right = scene.add(Node("right", geometry=_sphere(3, shading="pbr", color=(0.9, 0.9, 0.9),
+                                                     metallic=1.0, roughness=0.25)))
+    right.position, right.scale = (0.9, 0.0, 0.0), (0.8, 0.8, 0.8)
+    lit = scene.add(Node("lit", geometry=_sphere(2, color=(0.5, 0.7, 0.9))))
+    lit.position, lit.scale = (0.0, 0.9, -0.5), (0.35, 0.35, 0.35)
+    return scene
+
+
+def ibl_uniform():
+    scene = _ibl_balls(Environment((0.6, 0.6, 0.6)))
+    # no headlight: a uniform environment lights every side alike, so the rough
+    # dielectric's left and right edges match; the empty pixels show the environment
+    lin = ((0.6 + 0.055) / 1.055) ** 2.4
+
+    def check(f):
+        row = f.color[48, :, 0].astype(int)
+        xs = np.flatnonzero(f.depth[48] < 1)
+        left = xs[xs < 64]
+        return (abs(row[left[2]] - row[left[-3]]) <= 3 and (f.color[0, 0, :3] == 153).all()
+                and round(255 * (1.055 * lin ** (1 / 2.4) - 0.055)) == 153)
+
+    return scene, _camera(scene), check
+
+
+def ibl_image():
+    scene = _ibl_balls(_environment_image())
+    # the bright patch towards +X lights the spheres' right sides; the sky above the
+    # horizon is warm, the ground below blue
+    def check(f):
+        xs = np.flatnonzero(f.depth[48] < 1)
+        left = xs[xs < 64]
+        return (int(f.color[48, left[-3], 0]) > int(f.color[48, left[2], 0]) + 20
+                and f.color[2, 64, 0] > f.color[2, 64, 2] and f.color[93, 64, 2] > f.color[93, 64, 0])
+
+    return scene, _camera(scene), check
+
+
 FEATURES = {
     "points": points, "lines": lines, "perspective": perspective,
     "orthographic": orthographic, "flat_shading": flat_shading,
@@ -988,6 +1045,7 @@ FEATURES = {
     "fog_linear": fog_linear, "fog_exp2": fog_exp2, "sky_gradient": sky_gradient,
     "round_points": round_points, "world_size_points": world_size_points,
     "lit_points": lit_points, "lit_points_and_surfaces": lit_points_and_surfaces,
+    "ibl_uniform": ibl_uniform, "ibl_image": ibl_image,
 }
 # Features drawn with more than one sample per pixel (Renderer(msaa=...)): their
 # visibility keys are sample 0's and their depth each pixel's nearest sample

@@ -32,7 +32,7 @@ class CudaBackend(Backend):
     engine.errors.BackendUnavailable when CuPy, a device or NVRTC is missing."""
 
     name = "cupy"
-    features = frozenset({"points", "triangles", "pbr"})
+    features = frozenset({"points", "triangles", "pbr", "environment"})
 
     def __init__(self):
         super().__init__()

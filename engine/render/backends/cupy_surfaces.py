@@ -34,6 +34,7 @@ from ...arrays import to_host
 from ..attributes import VARYING_COUNT, layout_rows, packed_offset, varying_offsets
 from ..deform import kernel_tables
 from ..frame import Frame, background_rgba
+from ..ibl import environment_arrays
 from ..materials import TEXTURE_COLUMNS, pack_materials
 from ..points import splat_sizes
 from ..shading import light_arrays
@@ -86,6 +87,7 @@ class CudaSurfaces:
             ("triangles.cu", "raster_masked_triangles"),
             ("triangles.cu", "raster_layer_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
+        self._env_key = self._env_ref = self._env_args = None
         self._attrs_host = None
         self._static_deform = self._deform_key = None
         self._deform_rev, self._deform_on = -1, False
@@ -289,6 +291,20 @@ class CudaSurfaces:
                      np.int32(layers), overflow)
         return keys.reshape(npix, layers), overflow
 
+    def _environment(self, pre):
+        """The resolve's environment arguments (shaders/ibl.cuh) for an
+        engine.render.ibl.Prefiltered or None, copied to the device once per
+        environment."""
+        if self._env_key != id(pre):
+            texels, info, sh, lut, on = environment_arrays(pre)
+            xp = self.xp
+            self._env_args = (xp.asarray(texels), xp.asarray(info),
+                              xp.asarray(np.ascontiguousarray(sh.reshape(-1))),
+                              xp.asarray(np.ascontiguousarray(lut)), np.int32(lut.shape[0]),
+                              np.int32(on))
+            self._env_key, self._env_ref = id(pre), pre  # the reference keeps the id unique
+        return self._env_args
+
     def resolve(self, keys, inputs, view) -> Frame:
         """Shade each pixel of ``keys`` (from ``rasterize``) once -> host Frame."""
         xp = self.xp
@@ -313,6 +329,6 @@ class CudaSurfaces:
                      self.texels, self.tex_info, dev(ambient),
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
-                     color, depth)
+                     color, depth, *self._environment(shader.environment))
         out = to_host(color).view(np.uint8).reshape(h, w, 4)
         return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))

@@ -43,6 +43,8 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   range (0: none), read only when some light has either
   (engine.render.shading.point_light_arrays).
 - Exposure and tone map (engine.render.tonemap) before the encode (``_display``).
+- Image-based lighting (engine.render.ibl): a "pbr" pixel adds ``numba_ibl._ibl_pbr``
+  (compiled on its own), a "lit" one the environment's irradiance to its ambient.
 
 Depth comes from the key unchanged; colours match the NumPy resolve within 1/255.
 """
@@ -57,10 +59,12 @@ import numpy as np
 from ...scene.colorspace import linear_to_srgb
 from ..attributes import VARYING_COUNT, varying_offsets
 from ..frame import background_rgba
+from ..ibl import environment_arrays
 from ..materials import FRAME_ALPHA, pack_materials
 from ..shading import light_arrays, point_light_arrays
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
+from .numba_ibl import _ibl_irradiance, _ibl_pbr
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
 
@@ -273,7 +277,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
              tris, tri_material, adj, front, vary, offsets, mat_f, mat_i, spec_table, texels,
              tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range,
              windowed, eye, ortho, view_dir, exposure, tone, encode, scratch, color_out,
-             depth_out):
+             depth_out, env_texels, env_info, env_sh, env_lut, has_env):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
@@ -347,7 +351,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
                                             flags, front, mat_f, mat_i, texels, tex_info,
                                             tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
-                                            pt_cone, pt_range, windowed, eye, ortho, view_dir)
+                                            pt_cone, pt_range, windowed, eye, ortho, view_dir,
+                                            env_texels, env_info, env_sh, env_lut, has_env)
                     lr, lg, lb = _display(lr, lg, lb, exposure, tone)
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
@@ -370,6 +375,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     wx, wy, wz = (_at(plane, po, xn, inv), _at(plane, po + 1, xn, inv),
                                   _at(plane, po + 2, xn, inv))
                 dr, dg, db = ambient[0], ambient[1], ambient[2]
+                if has_env:  # the environment joins the ambient (engine.render.ibl)
+                    dr, dg, db = _add3(dr, dg, db, _ibl_irradiance(env_sh, nx, ny, nz))
                 sr = sg = sb = 0.0
                 if spec > 0:
                     if ortho:
@@ -497,7 +504,8 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
 @numba.njit(**_opts)
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
-               pt_cone, pt_range, windowed, eye, ortho, view_dir):
+               pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels, env_info,
+               env_sh, env_lut, has_env):
     """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr)."""
     po, no = offsets[_POSITION], offsets[_NORMAL]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
@@ -548,6 +556,10 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
     lr = ambient[0] * (r * (1.0 - metallic) + f0r) * occlusion
     lg = ambient[1] * (g * (1.0 - metallic) + f0g) * occlusion
     lb = ambient[2] * (b * (1.0 - metallic) + f0b) * occlusion
+    if has_env:  # image-based lighting (engine.render.ibl.ambient_pbr)
+        lr, lg, lb = _add3(lr, lg, lb, _ibl_pbr(env_texels, env_info, env_sh, env_lut, nx, ny,
+                                                nz, vx, vy, vz, r, g, b, metallic, rough,
+                                                occlusion))
     n_dir = dir_l.shape[0]
     for li in range(n_dir + pt_pos.shape[0]):
         if li < n_dir:
@@ -610,6 +622,11 @@ def _mapped_normal(plane, xn, inv, nx, ny, nz, back, mi, mat_f, mat_i, offsets, 
     if back:
         mx, my, mz = -mx, -my, -mz
     return mx, my, mz
+
+
+@numba.njit(inline="always")
+def _add3(r, g, b, extra):
+    return r + extra[0], g + extra[1], b + extra[2]
 
 
 @numba.njit(inline="always")
@@ -737,7 +754,8 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
                  texels, info, periods, ambient, dl, de, pp, pe, cone, ranges, windowed,
                  shader.eye, ortho, np.asarray(view_dir, np.float64),
                  float(shader.exposure), TONE_MAPS.index(shader.tone_map), _ENCODE, _scratch(prims, h), color.reshape(-1, 4).view(np.uint32).reshape(-1),
-                 depth.reshape(-1).view(np.uint32))
+                 depth.reshape(-1).view(np.uint32),
+                 *environment_arrays(getattr(shader, "environment", None)))
     return Frame(color, depth)
 
 
@@ -749,7 +767,7 @@ class _EmptyShader:
         self.setup = _EmptySetup()
         self.lights = (np.zeros(3), [], [])
         self.spots, self.exposure, self.tone_map = [], 1.0, "none"
-        self.view_dir = None
+        self.view_dir = self.environment = None
         self.varyings = np.zeros((1, VARYING_COUNT))
         self.eye = np.zeros(3)
 

@@ -37,6 +37,7 @@ from ...scene.camera import OrthographicCamera
 from ..atmosphere import apply_atmosphere
 from ..attributes import pack_attributes
 from ..deform import deform_tables
+from ..ibl import scene_environment
 from ..lines import line_colors
 from ..shading import SurfaceShader, punctual_lights, scene_lights
 from ..sprites import lit_point_colors, point_style, sprites_for_frame
@@ -47,9 +48,10 @@ log = logging.getLogger("engine")
 
 # what a frame can need: vertices drawn as points, filled triangles, line segments; the
 # glTF metallic-roughness shading ("pbr"), spot or ranged lights ("punctual_lights") and a
-# scene exposure or tone map other than 1 / "none" ("tone_mapping"): LIGHTING, which the
-# NumPy, Numba and GL resolves draw, CUDA only "pbr" so far
-LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping"})
+# scene exposure or tone map other than 1 / "none" ("tone_mapping"), image-based lighting
+# ("environment"): LIGHTING, which the NumPy, Numba and GL resolves draw, CUDA "pbr" and
+# "environment" so far
+LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping", "environment"})
 FEATURES = frozenset({"points", "triangles", "lines"}) | LIGHTING
 
 
@@ -128,6 +130,8 @@ def frame_features(prims, scene=None) -> frozenset:
             need.add("tone_mapping")
         if punctual_lights(scene, np.zeros(3)):
             need.add("punctual_lights")
+        if scene.environment is not None and len(prims.triangles):
+            need.add("environment")
     if prims.point_mask.any() or not prims.has_surfaces:
         need.add("points")
     if len(prims.triangles):
@@ -206,7 +210,8 @@ class Backend:
             shader = SurfaceShader(prims, None, varyings, cam[:3, 3] - batch.origin,
                                    scene_lights(view.scene, view.camera, batch.origin),
                                    view.size, ortho, punctual_lights(view.scene, batch.origin),
-                                   view.scene.exposure, view.scene.tone_map)
+                                   view.scene.exposure, view.scene.tone_map,
+                                   scene_environment(view.scene))
         line_rgba = line_colors(col, prims, view.background) if len(prims.lines) else None
         return self.point_sprites(batch, view, FrameInputs(prims, batch.colors, projection,
                                                            clip, shader, line_rgba, col))

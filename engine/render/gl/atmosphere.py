@@ -35,6 +35,7 @@ class AtmospherePass:
         self.program["u_color"].value = 0
         self.program["u_depth"].value = 1
         self.vao = ctx.vertex_array(self.program, [])
+        self._env = self._env_source = None  # the environment sky's texture, and its array
 
     def apply_into(self, target, parameters) -> None:
         """Draw the fogged frame (and its depth) from this target into ``target``.
@@ -56,6 +57,10 @@ class AtmospherePass:
             "u_fog_color": tuple(float(v) for v in p.fog_color),
             "u_fog_to_sky": bool(p.fog_to_sky),
             "u_sky": len(p.sky) > 0,
+            "u_env_sky": p.environment is not None,
+            "u_exposure": float(p.exposure),
+            "u_pbr_neutral": p.tone_map == "pbr-neutral",
+            "u_env_map": 2,
         }
         if len(p.sky):
             for name, row in zip(("u_sky_horizon", "u_sky_zenith", "u_sky_ground"), p.sky):
@@ -67,6 +72,8 @@ class AtmospherePass:
         target.use()
         self.color.use(0)
         self.depth.use(1)
+        if p.environment is not None:
+            self._environment(p.environment).use(2)
         self.ctx.enable(moderngl.DEPTH_TEST)
         self.ctx.depth_func = "1"  # every pixel written, its depth too
         try:
@@ -74,6 +81,23 @@ class AtmospherePass:
         finally:
             self.ctx.depth_func = "<"
 
+    def _environment(self, radiance):
+        """The RGB32F texture of the environment sky's (H, W, 3) radiance: bilinear, u
+        repeating, v clamped (engine.render.ibl.sample_equirect); made once per array."""
+        if self._env_source is not radiance:
+            import moderngl
+
+            if self._env is not None:
+                self._env.release()
+            h, w, _ = radiance.shape
+            self._env = self.ctx.texture((w, h), 3, np.ascontiguousarray(radiance, np.float32)
+                                         .tobytes(), dtype="f4", alignment=4)
+            self._env.filter = (moderngl.LINEAR, moderngl.LINEAR)
+            self._env.repeat_x, self._env.repeat_y = True, False
+            self._env_source = radiance
+        return self._env
+
     def release(self):
-        for obj in (self.vao, self.program, self.fbo, self.color, self.depth):
-            obj.release()
+        for obj in (self.vao, self.program, self.fbo, self.color, self.depth, self._env):
+            if obj is not None:
+                obj.release()

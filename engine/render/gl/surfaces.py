@@ -42,9 +42,11 @@ from .interop import InteropSlot, InteropUnavailable, is_device_array
 __all__ = ["MAX_LIGHTS", "PEEL_UNITS", "SurfacePainter", "variant_defines"]
 
 MAX_LIGHTS = 8
-# texture units of the transparency passes' depth textures (opaque, previous layer):
-# above the base colour texture (0) and the "pbr" maps (1-3)
-PEEL_UNITS = (5, 6)
+# texture units: 0 the base colour texture, 1-3 the "pbr" maps, then these
+NORMAL_UNIT = 4  # the "normal" map
+ENV_UNIT = 5  # the environment's specular chain (5) and split-sum table (6)
+# the transparency passes' depth textures (opaque, previous layer)
+PEEL_UNITS = (7, 8)
 # lines: unlit, white, times the vertex colour each end carries
 _LINE_MATERIAL = pack_materials([Material(shading="unlit")])[0][0]
 
@@ -74,6 +76,8 @@ class SurfacePainter:
         self._textures: dict[int, object] = {}
         self._samplers: dict[tuple[str, str, str], object] = {}
         self._groups: list[tuple[int, int, int]] = []  # (material, first index, count)
+        self._env_key = self._env_ref = None
+        self._env_textures: tuple = ()
 
     def _program(self, defines: tuple[str, ...]):
         """The surface program compiled with ``defines`` (``variant_defines``; () for the
@@ -376,10 +380,47 @@ class SurfacePainter:
                 vals = [tuple(float(c) for c in v) for v in values] + pad[len(values):]
                 n = prog[name].array_length
                 prog[name].value = vals[:n] if n > 1 else vals[0]
+        self._set_environment(prog, shader.environment)
         _set(prog, "u_eye", tuple(float(c) for c in shader.eye))
         _set(prog, "u_ortho", shader.view_dir is not None)
         vd = shader.view_dir if shader.view_dir is not None else np.zeros(3)
         _set(prog, "u_view_dir", tuple(float(c) for c in vd))
+
+    def _set_environment(self, prog, pre):
+        """Image-based lighting (engine.render.ibl.Prefiltered or None) into ``prog``: the
+        SH coefficients, the specular chain as one RGB32F texture's mip levels 0-4
+        (LINEAR_MIPMAP_LINEAR: bilinear in a level, linear between levels, as the
+        software lookups; u repeats, v clamps) on unit ENV_UNIT, the split-sum table as
+        RG32F (LINEAR, clamped) on unit ENV_UNIT + 1; made once per environment."""
+        _set(prog, "u_has_env", pre is not None)
+        if pre is None:
+            return
+        if self._env_key != id(pre):
+            for t in self._env_textures:
+                t.release()
+            mgl = self._mgl
+            level0 = pre.levels[0]
+            spec = self.ctx.texture((level0.shape[1], level0.shape[0]), 3,
+                                    np.ascontiguousarray(level0).tobytes(), dtype="f4",
+                                    alignment=4)
+            spec.build_mipmaps(0, len(pre.levels) - 1)  # allocates the levels
+            for k, level in enumerate(pre.levels[1:], 1):
+                spec.write(np.ascontiguousarray(level).tobytes(), level=k, alignment=4)
+            spec.filter = (mgl.LINEAR_MIPMAP_LINEAR, mgl.LINEAR)
+            spec.repeat_x, spec.repeat_y = True, False
+            n = pre.lut.shape[0]
+            lut = self.ctx.texture((n, n), 2, np.ascontiguousarray(pre.lut).tobytes(),
+                                   dtype="f4", alignment=4)
+            lut.filter = (mgl.LINEAR, mgl.LINEAR)
+            lut.repeat_x = lut.repeat_y = False
+            self._env_textures = (spec, lut)
+            self._env_key, self._env_ref = id(pre), pre  # the reference keeps the id unique
+        for unit, tex in enumerate(self._env_textures, start=ENV_UNIT):
+            tex.use(unit)
+        _set(prog, "u_env_specular", ENV_UNIT)
+        _set(prog, "u_env_lut", ENV_UNIT + 1)
+        if "u_env_sh" in prog:
+            prog["u_env_sh"].value = [tuple(float(c) for c in row) for row in pre.sh]
 
     def _use_material(self, record):
         """Write one MATERIAL record into the std140 block and bind it."""
@@ -409,10 +450,10 @@ class SurfacePainter:
                 _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
                                                 int(t.sampler.wrap_t == "mirror")))
         normal = mat.maps.get("normal") if mat.shading != "unlit" else None
-        if normal is not None:  # unit 4, stored values at the full-size level (data)
-            self._texture(normal, raw=True).use(4)
-            self._sampler(normal.sampler, base_only=True).use(4)
-            _set(prog, "u_normal_map", 4)
+        if normal is not None:  # stored values at the full-size level (data)
+            self._texture(normal, raw=True).use(NORMAL_UNIT)
+            self._sampler(normal.sampler, base_only=True).use(NORMAL_UNIT)
+            _set(prog, "u_normal_map", NORMAL_UNIT)
             _set(prog, "u_normal_mirror", (int(normal.sampler.wrap_s == "mirror"),
                                            int(normal.sampler.wrap_t == "mirror")))
 
@@ -420,13 +461,14 @@ class SurfacePainter:
         """Free the program, buffers, vertex arrays, textures and interop registrations."""
         self._interop.release()
         self._release_vaos()
-        for obj in [*self._buffers.values(), *self._textures.values(),
+        for obj in [*self._buffers.values(), *self._textures.values(), *self._env_textures,
                     *self._samplers.values(), self._material_ubo, *self._programs.values()]:
             obj.release()
         self._programs.clear()
         self._buffers.clear()
         self._textures.clear()
         self._samplers.clear()
+        self._env_textures, self._env_key, self._env_ref = (), None, None
 
 
 def _set(prog, name, value):
