@@ -43,7 +43,7 @@ import numpy as np
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight, SpotLight
 from ..scene.sampling import level_of_detail, sample
-from . import pbr
+from . import pbr, shadows
 from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
 from .materials import FRAME_ALPHA
@@ -177,14 +177,17 @@ class SurfaceShader:
             everywhere).
         spots: punctual_lights(...) result (spot and ranged point lights).
         exposure, tone_map: the scene's (engine.render.tonemap).
+        shadow_set: the frame's engine.render.shadows.ShadowSet (its maps hide their
+            lights from the receiving triangles).
     """
 
     def __init__(self, prims, setup, varyings, eye, lights, size, view_dir=None, spots=(),
-                 exposure=1.0, tone_map="none"):
+                 exposure=1.0, tone_map="none", shadow_set=shadows.NO_SHADOWS):
         self.prims, self.setup, self.varyings = prims, setup, varyings
         self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
         self.view_dir = None if view_dir is None else np.asarray(view_dir, np.float64)
         self.spots, self.exposure, self.tone_map = list(spots), exposure, tone_map
+        self.shadows = shadow_set
 
     def barycentrics(self, t, px, py):
         """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""
@@ -316,12 +319,30 @@ class SurfaceShader:
             sources.append((to_light, e * k[:, None]))
         return sources
 
+    def _shadowed(self, sources, p, n, t):
+        """``sources`` with each shadowed light's radiance times its visibility
+        (engine.render.shadows.visibility) at the receiving triangles t."""
+        if not self.shadows.maps:
+            return sources
+        out = list(sources)
+        receive = self.shadows.receive[t]
+        n_dir = len(self.lights[1])
+        for m in self.shadows.maps:
+            k = self.shadows.source(m, n_dir)
+            to_light, e = out[k]
+            vis = np.ones(len(t))
+            if receive.any():
+                vis[receive] = shadows.visibility(m, p[receive], n[receive],
+                                                  to_light[receive])
+            out[k] = (to_light, e * vis[:, None])
+        return out
+
     def _light(self, mat, t, vals, base):
         n, view, p = self._normal_view(mat, t, vals)
         ambient = self.lights[0]
         diffuse = np.broadcast_to(ambient, base.shape).copy()
         spec = np.zeros_like(base)
-        for to_light, e in self._sources(p):
+        for to_light, e in self._shadowed(self._sources(p), p, n, t):
             ndl = np.einsum("ij,ij->i", n, to_light)[:, None]
             diffuse += e * np.maximum(ndl, 0.0)
             if mat.specular > 0:
@@ -345,7 +366,7 @@ class SurfaceShader:
             occlusion = 1.0 + mat.occlusion_strength * (r - 1.0)
         f0 = pbr.DIELECTRIC_F0 * (1.0 - metallic[:, None]) + base * metallic[:, None]
         rgb = self.lights[0] * (base * (1.0 - metallic[:, None]) + f0) * occlusion
-        for to_light, e in self._sources(p):
+        for to_light, e in self._shadowed(self._sources(p), p, n, t):
             ndl = np.maximum(np.einsum("ij,ij->i", n, to_light), 0.0)[:, None]
             f = pbr.brdf(n, view, to_light, base, metallic, roughness)
             rgb = rgb + np.pi * f * e * ndl

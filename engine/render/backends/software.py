@@ -26,7 +26,9 @@ from ..culling import FrustumCuller, mark_culled
 from ..frame import EMPTY_KEY, Frame, cleared_keys
 from ..lines import fragment_colors, occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
+from ..shading import SurfaceShader
 from ..shading import resolve as resolve_surfaces
+from ..shadows import caster_cutoffs, depth_of_keys
 from ..surface_vertices import surface_vertices
 from ..triangles import Workspace, raster_triangles, setup_triangles
 from .base import OutputBuffers
@@ -55,6 +57,9 @@ class SoftwareBackend(Backend):
         self._setup_workspace = Workspace() if self.reuses_setup else None
         self._culler = FrustumCuller()
         self._frame_out = None  # points-only frames of render(copy=False)
+        # the shadow passes' own key buffer and setup arrays (the camera's stay its own)
+        self._shadow_keys = None
+        self._shadow_workspace = Workspace() if self.reuses_setup else None
 
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
@@ -110,6 +115,33 @@ class SoftwareBackend(Backend):
         if len(culled):
             self._mark_culled(clip, screen[1].visible if points else None, culled)
         return clip, vary, (screen[1] if points else None)
+
+    def shadow_depth(self, batch, prims, shadow_map):
+        """One light's depth pass on this backend's own stages (engine.render.shadows):
+        the vertex stage with the light's view, the casters' triangles set up with no
+        culling and rasterized into the shadow key buffer, alpha-tested where their
+        material asks (the NumPy raster's keep). Returns (S, S) float32 depth."""
+        casters = _Casters.of(prims)
+        size = (shadow_map.size, shadow_map.size)
+        keys = self._shadow_keys = cleared_keys(self._shadow_keys, size)
+        if len(casters.triangles):
+            view = self.light_view(batch, shadow_map)
+            masked = casters.masked_pieces is not None
+            clip, vary, _ = self.surface_vertices(batch, prims, view,
+                                                  self.attributes(batch, prims), masked,
+                                                  points=False,
+                                                  deform=self.deformation(batch, prims))
+            setup = self._setup(clip, casters.triangles, casters.no_cull, size,
+                                self._shadow_workspace)
+            if not masked:
+                self._raster_triangles(keys, setup, size, 0)
+            else:
+                cut = casters.cutoffs[casters.tri_material[setup.piece_tri]] >= 0
+                self._raster_triangles(keys, setup, size, 0, np.flatnonzero(~cut))
+                shader = SurfaceShader(casters, setup, vary, np.zeros(3), None, size)
+                raster_triangles(keys, setup, size, 0, np.flatnonzero(cut),
+                                 keep=casters.keep(shader))
+        return depth_of_keys(keys, shadow_map.size)
 
     def rasterize(self, inputs, view):
         """Points, triangles and lines into one (W * H,) uint64 key buffer (host)."""
@@ -240,6 +272,44 @@ class NumbaBackend(SoftwareBackend):
         from .numba_msaa import sample_layers_numba
 
         self.sample_layers = sample_layers_numba  # engine.render.msaa's layers, compiled
+
+
+class _Casters:
+    """The assembly's shadow casters (``Primitives.tri_cast``), kept in its ``derived``:
+    their triangles, materials (what SurfaceShader.interpolate and _base read) and
+    shadow-pass alpha cutoffs (engine.render.shadows.caster_cutoffs)."""
+
+    def __init__(self, prims):
+        sel = np.flatnonzero(prims.tri_cast)
+        self.triangles = np.ascontiguousarray(prims.triangles[sel])
+        self.tri_material = np.ascontiguousarray(prims.tri_material[sel])
+        self.materials = prims.materials
+        self.no_cull = np.zeros(len(sel), np.bool_)
+        self.cutoffs = caster_cutoffs(prims.materials)
+        used = np.unique(self.tri_material)
+        self.masked_pieces = (True if len(used) and (self.cutoffs[used] >= 0).any()
+                              else None)
+
+    @classmethod
+    def of(cls, prims):
+        c = prims.derived.get("shadow_casters")
+        if c is None:
+            c = prims.derived["shadow_casters"] = cls(prims)
+        return c
+
+    def keep(self, shader):
+        """The raster's ``keep(t, px, py)``: base alpha >= the caster cutoff."""
+        def keep(t, px, py):
+            out = np.ones(len(t), bool)
+            mats = self.tri_material[t]
+            for m in np.unique(mats):
+                sel = np.flatnonzero(mats == m)
+                mat = self.materials[m]
+                vals = shader.interpolate(t[sel], shader.barycentrics(t[sel], px[sel],
+                                                                      py[sel]), mat)
+                out[sel] = shader._base(mat, vals)[:, 3] >= self.cutoffs[m]
+            return out
+        return keep
 
 
 def _fragments_named(lines, keys, first_line_id):

@@ -32,6 +32,7 @@ from ..attributes import pack_attributes
 from ..deform import deform_tables
 from ..lines import line_colors
 from ..shading import SurfaceShader, punctual_lights, scene_lights
+from ..shadows import NO_SHADOWS, SceneBox, ShadowSet, plan_shadows, shadowed_lights
 
 __all__ = ["FEATURES", "LIGHTING", "Backend", "FrameInputs", "FrameView", "frame_features"]
 
@@ -39,9 +40,10 @@ log = logging.getLogger("engine")
 
 # what a frame can need: vertices drawn as points, filled triangles, line segments; the
 # glTF metallic-roughness shading ("pbr"), spot or ranged lights ("punctual_lights") and a
-# scene exposure or tone map other than 1 / "none" ("tone_mapping"): LIGHTING, which the
-# NumPy, Numba and GL resolves draw, CUDA only "pbr" so far
-LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping"})
+# scene exposure or tone map other than 1 / "none" ("tone_mapping"), lights with shadow
+# maps ("shadows", engine.render.shadows): LIGHTING, which the NumPy, Numba and GL
+# resolves draw, CUDA "pbr" and "shadows" so far
+LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping", "shadows"})
 FEATURES = frozenset({"points", "triangles", "lines"}) | LIGHTING
 
 
@@ -110,6 +112,8 @@ def frame_features(prims, scene=None) -> frozenset:
             need.add("tone_mapping")
         if punctual_lights(scene, np.zeros(3)):
             need.add("punctual_lights")
+        if len(prims.triangles) and shadowed_lights(scene):
+            need.add("shadows")
     if prims.point_mask.any() or not prims.has_surfaces:
         need.add("points")
     if len(prims.triangles):
@@ -142,6 +146,7 @@ class Backend:
         self.attribute_changes = (0, None)
         self._fallback = None
         self._fallback_logged = False
+        self._scene_box = SceneBox()  # the shadow maps' fit (engine.render.shadows)
 
     # --- the fallback rule: the one place a missing feature is decided ---------------
     def make_fallback(self) -> Backend:
@@ -171,6 +176,8 @@ class Backend:
             return FrameInputs(prims, batch.colors, self.project_points(batch, view), None,
                                None, None, None)
         with_shading = len(prims.triangles) > 0
+        # the lights' depth passes first: they reuse the vertex stage's buffers
+        shadows = self.shadow_maps(batch, prims, view) if with_shading else NO_SHADOWS
         # one pass over the vertices: clip space, varyings, and the points' projection
         # when some vertices are drawn as points
         clip, varyings, projection = self.surface_vertices(
@@ -186,9 +193,31 @@ class Backend:
             shader = SurfaceShader(prims, None, varyings, cam[:3, 3] - batch.origin,
                                    scene_lights(view.scene, view.camera, batch.origin),
                                    view.size, ortho, punctual_lights(view.scene, batch.origin),
-                                   view.scene.exposure, view.scene.tone_map)
+                                   view.scene.exposure, view.scene.tone_map, shadows)
         line_rgba = line_colors(col, prims, view.background) if len(prims.lines) else None
         return FrameInputs(prims, batch.colors, projection, clip, shader, line_rgba, col)
+
+    def shadow_maps(self, batch, prims, view) -> ShadowSet:
+        """The frame's shadow maps (engine.render.shadows): for each light with
+        ``shadows``, its fitted view through this backend's own vertex stage and raster
+        (``shadow_depth``), depth only. NO_SHADOWS when no light has them."""
+        if not shadowed_lights(view.scene):
+            return NO_SHADOWS
+        plan = plan_shadows(view.scene, batch, prims, view.view_projection,
+                            self._scene_box(batch, prims))
+        maps = tuple(m._replace(depth=self.shadow_depth(batch, prims, m)) for m in plan)
+        return ShadowSet(maps, prims.tri_receive)
+
+    def shadow_depth(self, batch, prims, shadow_map) -> np.ndarray:
+        """(S, S) float32 window depth of the casters seen from ``shadow_map``'s view
+        (engine.render.shadows.depth_of_keys); each compute backend implements it."""
+        raise NotImplementedError(f"the {self.name} backend renders no shadow maps")
+
+    def light_view(self, batch, shadow_map) -> FrameView:
+        """The FrameView of a shadow pass: the light's view-projection, the map's size."""
+        s = shadow_map.size
+        return FrameView(None, None, (s, s), shadow_map.view_projection, 1.0, None,
+                         batch.vertex_revision)
 
     def deformation(self, batch, prims):
         """The frame's engine.render.deform.DeformTables (skins and morph targets, built
