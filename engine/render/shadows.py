@@ -29,14 +29,17 @@ the light (``visibility``, and its twins in numba_shading.py, shaders/shadow.cuh
 shaders/surface.frag, the same formulas):
 
 1. Slope-scaled bias, in world units along L: ``b = t (BIAS_CONSTANT + BIAS_SLOPE
-   min(tan theta, MAX_SLOPE))``, ``tan theta = sqrt(1 - (N.L)^2) / N.L``, ``t`` the
-   world size of one map texel at p (``texel_a + texel_b (p - origin) . axis``: the
-   orthographic map's constant texel, or the perspective one's growing with the
-   distance along its axis). A lit plane differs from its own map by up to
-   1.5 sqrt(2) texels of its slope at the outer taps of the 3 x 3 kernel (2.12 t
-   tan theta): BIAS_SLOPE 2.5 covers it, BIAS_CONSTANT half a texel covers curvature
-   and rounding. Moving p towards the light along L keeps its texel (the ray through
-   p passes through the light), so the bias changes only the depth compared.
+   min(k, MAX_SLOPE))``, ``k = sqrt(1 - (N.A)^2) / N.L`` with A the map's axis, ``t``
+   the world size of one map texel at p (``texel_a + texel_b (p - origin) . axis``:
+   the orthographic map's constant texel, or the perspective one's growing with the
+   distance along its axis). Why k: the map stores depth along A; a plane through p
+   changes that depth by ``t sin(N, A) cos(L, A) / N.L`` per texel, and moving p by b
+   along L changes it by ``b cos(L, A)`` (for an orthographic map A = -L and k is
+   tan theta, theta the angle of incidence). A lit plane differs from its own map by
+   up to 1.5 sqrt(2) = 2.12 texels of that slope at the outer taps of the 3 x 3
+   kernel: BIAS_SLOPE 2.5 covers it, BIAS_CONSTANT half a texel covers curvature and
+   rounding. Moving p towards the light along L keeps its texel (the ray through p
+   passes through the light), so the bias changes only the depth compared.
 2. ``q = p + b L`` to the light's clip space, ``(x, y, z, w) = VP (q, 1)``; w <= 0:
    lit. Texel coordinates ``sx = (x / w + 1) S / 2``, ``sy = (1 - y / w) S / 2``
    (row 0 at the top, as the raster's), depth ``d = (z / w) / 2 + 1 / 2``.
@@ -50,7 +53,7 @@ The visibility multiplies the light's direct radiance (diffuse and specular, Bli
 and PBR alike) at the triangles of nodes with ``receive_shadow``; ambient light is never
 shadowed. A receiver and its blocker touching (a box standing on a plane, the light at
 elevation e above it): the bias leaves the shadow ``b cos e`` short of the box, with
-tan theta = cot e: 2.1 texels for a 45 degree light, under a pixel where the map's
+k = cot e: 2.1 texels for a 45 degree light, under a pixel where the map's
 texels are smaller than the camera's pixels on the plane (docs/surfaces.md: size the
 map to the view).
 """
@@ -74,7 +77,7 @@ __all__ = ["BIAS_CONSTANT", "BIAS_SLOPE", "BLEND_SHADOW_CUTOFF", "MAX_SLOPE",
 
 BIAS_CONSTANT = 0.5  # texels
 BIAS_SLOPE = 2.5  # texels per unit of tan(theta)
-MAX_SLOPE = 10.0  # tan(theta) cap: at grazing light N.L (and the light's share) is ~0
+MAX_SLOPE = 10.0  # cap of the slope k: at grazing light N.L (the light's share) is ~0
 PCF_RADIUS = 1  # taps each side: a 3 x 3 kernel
 BLEND_SHADOW_CUTOFF = 0.5
 MAX_SPOT_HALF_ANGLE = math.radians(80.0)
@@ -329,9 +332,10 @@ def visibility(m: ShadowMap, p, n, to_light) -> np.ndarray:
     frame (the module docstring's bias, projection and 3 x 3 PCF)."""
     p = np.asarray(p, np.float64)
     ndl = np.clip(np.einsum("ij,ij->i", n, to_light), 1e-30, 1.0)
-    tan = np.minimum(np.sqrt(np.maximum(1.0 - ndl * ndl, 0.0)) / ndl, MAX_SLOPE)
+    nda = n @ m.axis
+    slope = np.minimum(np.sqrt(np.maximum(1.0 - nda * nda, 0.0)) / ndl, MAX_SLOPE)
     texel = m.texel_a + m.texel_b * ((p - m.origin) @ m.axis)
-    q = p + to_light * (texel * (BIAS_CONSTANT + BIAS_SLOPE * tan))[:, None]
+    q = p + to_light * (texel * (BIAS_CONSTANT + BIAS_SLOPE * slope))[:, None]
     vp = m.view_projection
     c = q @ vp[:, :3].T + vp[:, 3]
     w = c[:, 3]

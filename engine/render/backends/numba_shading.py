@@ -371,7 +371,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     if ndl > 0 and n_maps > 0 and sh_receive[t] != 0:
                         sm = sh_dir[li] if li < n_dir else sh_point[li - n_dir]
                         if sm >= 0:
-                            vis = _shadow(sh_texels, sh_table, sm, wx, wy, wz, ndl, lx, ly, lz)
+                            vis = _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz,
+                                          ndl, lx, ly, lz)
                             er, eg, eb = er * vis, eg * vis, eb * vis
                     if ndl > 0:
                         dr += er * ndl
@@ -539,7 +540,8 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
             sm = sh_dir[li] if li < n_dir else sh_point[li - n_dir]
             ndl = nx * lx + ny * ly + nz * lz
             if sm >= 0 and ndl > 0:
-                vis = _shadow(sh_texels, sh_table, sm, wx, wy, wz, ndl, lx, ly, lz)
+                vis = _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz, ndl, lx, ly,
+                              lz)
                 cr, cg, cb = cr * vis, cg * vis, cb * vis
         fr, fg, fb = _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2)
         lr += fr * cr
@@ -549,16 +551,18 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
 
 
 @numba.njit(**_opts)
-def _shadow(texels, table, k, wx, wy, wz, ndl, lx, ly, lz):
-    """Visibility in [0, 1] of shadow map k at batch-frame point (wx, wy, wz), for N.L
-    ``ndl`` > 0 and unit direction to the light (lx, ly, lz): the slope-scaled bias,
-    the light's projection and the 3 x 3 PCF of engine.render.shadows.visibility."""
+def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz):
+    """Visibility in [0, 1] of shadow map k at batch-frame point (wx, wy, wz) of unit
+    normal (nx, ny, nz), for N.L ``ndl`` > 0 and unit direction to the light (lx, ly,
+    lz): the slope-scaled bias, the light's projection and the 3 x 3 PCF of
+    engine.render.shadows.visibility."""
     ndl = min(ndl, 1.0)
-    tan = min(math.sqrt(max(1.0 - ndl * ndl, 0.0)) / ndl, MAX_SLOPE)
+    nda = nx * table[k, 23] + ny * table[k, 24] + nz * table[k, 25]
+    slope = min(math.sqrt(max(1.0 - nda * nda, 0.0)) / ndl, MAX_SLOPE)
     texel = table[k, 18] + table[k, 19] * ((wx - table[k, 20]) * table[k, 23]
                                            + (wy - table[k, 21]) * table[k, 24]
                                            + (wz - table[k, 22]) * table[k, 25])
-    b = texel * (BIAS_CONSTANT + BIAS_SLOPE * tan)
+    b = texel * (BIAS_CONSTANT + BIAS_SLOPE * slope)
     qx, qy, qz = wx + lx * b, wy + ly * b, wz + lz * b
     # the rows of the view-projection (no array per pixel)
     cx = table[k, 2] * qx + table[k, 3] * qy + table[k, 4] * qz + table[k, 5]
