@@ -73,7 +73,7 @@ from .frame import EMPTY_KEY
 __all__ = ["BIAS_CONSTANT", "BIAS_SLOPE", "BLEND_SHADOW_CUTOFF", "MAX_SLOPE",
            "MAX_SPOT_HALF_ANGLE", "NO_SHADOWS", "PCF_RADIUS", "ShadowMap", "ShadowSet",
            "caster_cutoffs", "depth_of_keys", "fit_directional", "fit_spot",
-           "kernel_tables", "plan_shadows", "scene_box", "shadowed_lights", "visibility"]
+           "shadow_tables", "plan_shadows", "scene_box", "shadowed_lights", "visibility"]
 
 BIAS_CONSTANT = 0.5  # texels
 BIAS_SLOPE = 2.5  # texels per unit of tan(theta)
@@ -81,7 +81,7 @@ MAX_SLOPE = 10.0  # cap of the slope k: at grazing light N.L (the light's share)
 PCF_RADIUS = 1  # taps each side: a 3 x 3 kernel
 BLEND_SHADOW_CUTOFF = 0.5
 MAX_SPOT_HALF_ANGLE = math.radians(80.0)
-# table columns of one map for the kernels (``kernel_tables``)
+# table columns of one map for the kernels (``shadow_tables``)
 MAP_COLUMNS = 26  # offset, size, VP (16, row-major), texel_a, texel_b, origin (3), axis (3)
 
 
@@ -318,11 +318,11 @@ def caster_cutoffs(materials) -> np.ndarray:
                     np.float64).reshape(-1)
 
 
-def depth_of_keys(keys, size) -> np.ndarray:
-    """(S, S) float32 window depth of an (S * S,) key buffer; 1.0 where empty."""
-    keys = np.asarray(keys)
+def depth_of_keys(keys, size, xp=np) -> np.ndarray:
+    """(S, S) float32 window depth of an (S * S,) key buffer of array module ``xp``;
+    1.0 where empty."""
     depth = (keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
-    depth = np.where(keys == EMPTY_KEY, np.float32(1.0), depth)
+    depth = xp.where(keys == EMPTY_KEY, np.float32(1.0), depth)
     return depth.reshape(size, size)
 
 
@@ -359,9 +359,10 @@ def visibility(m: ShadowMap, p, n, to_light) -> np.ndarray:
     return np.where(ok, lit / taps, 1.0)
 
 
-def kernel_tables(shadows: ShadowSet, n_directional: int, n_point: int):
+def shadow_tables(shadows: ShadowSet, n_directional: int, n_point: int, xp=np):
     """The frame's maps as plain arrays for the compiled resolves: (texels (X,) float32
-    every map's depth rows end to end, table (K, MAP_COLUMNS) float64 per map: offset,
+    every map's depth rows end to end (on the array module ``xp`` of the maps' depth:
+    a device backend's stay there), table (K, MAP_COLUMNS) float64 per map: offset,
     size, the view-projection row-major, texel_a, texel_b, origin, axis; dir_map (D,)
     and point_map (P,) int64: each light's map row or -1; receive (T,) uint8)."""
     dir_map = np.full(n_directional, -1, np.int64)
@@ -374,8 +375,8 @@ def kernel_tables(shadows: ShadowSet, n_directional: int, n_point: int):
         table[k, 2:18] = np.asarray(m.view_projection, np.float64).reshape(-1)
         table[k, 18], table[k, 19] = m.texel_a, m.texel_b
         table[k, 20:23], table[k, 23:26] = m.origin, m.axis
-        parts.append(np.ascontiguousarray(m.depth, np.float32).reshape(-1))
+        parts.append(xp.ascontiguousarray(m.depth, np.float32).reshape(-1))
         offset += m.size * m.size
-    texels = np.concatenate(parts) if parts else np.ones(1, np.float32)
+    texels = xp.concatenate(parts) if parts else xp.ones(1, np.float32)
     return (texels, table, dir_map, point_map,
             np.ascontiguousarray(shadows.receive, np.uint8))

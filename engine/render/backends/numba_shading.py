@@ -42,7 +42,7 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   (engine.render.shading.point_light_arrays).
 - Exposure and tone map (engine.render.tonemap) before the encode (``_display``).
 - Shadows: each light's row in the frame's shadow tables (engine.render.shadows.
-  kernel_tables; -1: unshadowed) and, where it has a map and the triangle receives,
+  shadow_tables; -1: unshadowed) and, where it has a map and the triangle receives,
   its radiance times ``_shadow``'s visibility (the bias, projection and 3 x 3 PCF of
   engine.render.shadows.visibility), a function of its own like ``_sample``.
 
@@ -67,7 +67,7 @@ from ..shadows import (
     MAX_SLOPE,
     NO_SHADOWS,
     PCF_RADIUS,
-    kernel_tables,
+    shadow_tables,
 )
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
@@ -705,7 +705,7 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
     sh = shader.shadows
-    sh_texels, sh_table, sh_dir, sh_point, sh_receive = kernel_tables(sh, len(dl), len(pp))
+    sh_texels, sh_table, sh_dir, sh_point, sh_receive = shadow_tables(sh, len(dl), len(pp))
     if not sh.maps:  # the flag per triangle is read only with maps
         sh_receive = np.zeros(1, np.uint8)
     # bands handed out one at a time (balanced on a busy machine); only this call: the
