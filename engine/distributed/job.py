@@ -71,7 +71,7 @@ class _ScenePickler(pickle.Pickler):
 @dataclass(frozen=True)
 class SceneSource:
     """How a worker gets the scene: ``file`` ('demo' or an absolute 3D file path) with
-    the --draw/--shading/--background/--exposure/--tone-map look, or ``data`` (a pickled ``(scene, camera)``).
+    the --draw/--shading/--background/--exposure/--tone-map/--shadows look, or ``data`` (a pickled ``(scene, camera)``).
     Build one with ``from_file`` or ``from_scene``."""
 
     file: str | None = None
@@ -83,11 +83,12 @@ class SceneSource:
     root: str | None = None
     exposure: float | None = None
     tone_map: str | None = None
+    shadows: bool = False
 
     @classmethod
     def from_file(cls, source, draw=None, shading=None, background=None,
                   up: str | None = None, root=None, exposure=None,
-                  tone_map=None) -> SceneSource:
+                  tone_map=None, shadows=False) -> SceneSource:
         """A 3D file (or 'demo') every worker loads from the same path (``up``: its up
         axis, ``root``: the folder its references may be read from, as
         ``engine.io.load`` takes them); see the module docstring for what must be
@@ -99,7 +100,7 @@ class SceneSource:
             root = str(Path(root).expanduser().resolve())
         bg = None if background is None else tuple(float(v) for v in np.ravel(background))
         return cls(file=s, draw=draw, shading=shading, background=bg, up=up, root=root,
-                   exposure=exposure, tone_map=tone_map)
+                   exposure=exposure, tone_map=tone_map, shadows=bool(shadows))
 
     @classmethod
     def from_scene(cls, scene, camera, motion=None) -> SceneSource:
@@ -119,7 +120,7 @@ class SceneSource:
 
         scene, camera = load_source(self.file, aspect, self.up, self.root)
         apply_look(scene, self.draw, self.shading, self.background,
-                   exposure=self.exposure, tone_map=self.tone_map)
+                   exposure=self.exposure, tone_map=self.tone_map, shadows=self.shadows)
         return scene, camera, None
 
     def describe(self) -> str:

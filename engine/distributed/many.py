@@ -84,8 +84,8 @@ class ManySpec:
     size: (width, height). format: png/jpg (a still) or mp4/gif (a turntable).
     turntable: seconds of one turn (clips only); fps: clip frame rate. camera:
     (azimuth, elevation, distance or None) or None for the default framing.
-    backend, point_size, draw, shading, background, exposure, tone_map: as ``frustum
-    render``. msaa: samples per pixel (engine.render.msaa), 4: anti-aliased images and
+    backend, point_size, draw, shading, background, exposure, tone_map, shadows: as
+    ``frustum render``. msaa: samples per pixel (engine.render.msaa), 4: anti-aliased images and
     clips.
     numba_threads: Numba threads per task; None: 1 on Dask workers (so they do not
     oversubscribe the cores), Numba's own default in this process. root: the folder
@@ -107,6 +107,7 @@ class ManySpec:
     msaa: int = 4
     exposure: float | None = None
     tone_map: str | None = None
+    shadows: bool = False
 
     @property
     def clip(self) -> bool:
@@ -306,7 +307,7 @@ def render_item(spec: ManySpec, source: str) -> dict:
     try:
         scene, camera = load_source(source, w / h, root=spec.root)
         apply_look(scene, spec.draw, spec.shading, spec.background, exposure=spec.exposure,
-                   tone_map=spec.tone_map)
+                   tone_map=spec.tone_map, shadows=spec.shadows)
         if spec.camera is not None:
             az, el, dist = spec.camera
             camera.frame(scene.bounds(), azimuth=az, elevation=el, distance=dist)

@@ -40,7 +40,7 @@ from ..errors import as_number
 from .graph import Node
 
 __all__ = ["DEFAULT_SHADOW_MAP_SIZE", "MAX_SHADOW_MAP_SIZE", "AmbientLight",
-           "DirectionalLight", "Light", "PointLight", "SpotLight"]
+           "DirectionalLight", "Light", "PointLight", "SpotLight", "enable_shadows"]
 
 DEFAULT_SHADOW_MAP_SIZE = 1024
 MAX_SHADOW_MAP_SIZE = 8192
@@ -195,3 +195,13 @@ class SpotLight(PointLight):
 
 class AmbientLight(Light):
     """Uniform light added to every lit surface (its position and direction do not matter)."""
+
+
+def enable_shadows(root: Node, on: bool = True) -> int:
+    """``shadows = on`` for every DirectionalLight and SpotLight under ``root`` (itself
+    included; hidden ones too). Returns how many lights that was (0: a scene lit only by
+    the default headlight, which casts no shadows). The CLI's ``--shadows``."""
+    lights = [n for n in root.traverse() if isinstance(n, (DirectionalLight, SpotLight))]
+    for light in lights:
+        light.shadows = bool(on)
+    return len(lights)
