@@ -7,8 +7,10 @@ light, before the camera's pass, the backend runs its own stages with the light'
 the vertex stage (the light's view-projection in place of the camera's), the triangle
 setup and raster into a key buffer of ``shadow_map_size`` squared texels, no shading;
 the map is the window depth of each texel's key (1.0 where nothing was drawn). Only the
-triangles of nodes with ``cast_shadow`` go in, every face drawn whatever its side (no
-back-face culling: an open mesh shadows from both sides). Alpha: a MASK material
+triangles of nodes with ``cast_shadow`` go in, culled as the camera culls them: the
+faces of a single-sided material turned away from the light are left out (they are
+unlit anyway; a single-sided open mesh, a plane, casts from its front side only), a
+double-sided material's faces all go in. Alpha: a MASK material
 (``alpha_cutoff``) casts where its alpha passes the cutoff, a BLEND one (``blend``)
 where alpha >= BLEND_SHADOW_CUTOFF, per texel, as the camera's raster tests MASK.
 
@@ -70,10 +72,26 @@ from ..scene.light import DirectionalLight, Light, PointLight, SpotLight
 from .culling import run_bounds
 from .frame import EMPTY_KEY
 
-__all__ = ["BIAS_CONSTANT", "BIAS_SLOPE", "BLEND_SHADOW_CUTOFF", "MAX_SLOPE",
-           "MAX_SPOT_HALF_ANGLE", "NO_SHADOWS", "PCF_RADIUS", "ShadowMap", "ShadowSet",
-           "caster_cutoffs", "depth_of_keys", "fit_directional", "fit_spot",
-           "shadow_tables", "plan_shadows", "scene_box", "shadowed_lights", "visibility"]
+__all__ = [
+    "BIAS_CONSTANT",
+    "BIAS_SLOPE",
+    "BLEND_SHADOW_CUTOFF",
+    "MAX_SLOPE",
+    "MAX_SPOT_HALF_ANGLE",
+    "NO_SHADOWS",
+    "PCF_RADIUS",
+    "ShadowMap",
+    "ShadowSet",
+    "caster_cutoffs",
+    "depth_of_keys",
+    "fit_directional",
+    "fit_spot",
+    "plan_shadows",
+    "scene_box",
+    "shadow_tables",
+    "shadowed_lights",
+    "visibility",
+]
 
 BIAS_CONSTANT = 0.5  # texels
 BIAS_SLOPE = 2.5  # texels per unit of tan(theta)
@@ -377,6 +395,8 @@ def shadow_tables(shadows: ShadowSet, n_directional: int, n_point: int, xp=np):
         table[k, 20:23], table[k, 23:26] = m.origin, m.axis
         parts.append(xp.ascontiguousarray(m.depth, np.float32).reshape(-1))
         offset += m.size * m.size
-    texels = xp.concatenate(parts) if parts else xp.ones(1, np.float32)
+    # one map (the common case): its own array, no copy
+    texels = (parts[0] if len(parts) == 1 else xp.concatenate(parts) if parts
+              else xp.ones(1, np.float32))
     return (texels, table, dir_map, point_map,
             np.ascontiguousarray(shadows.receive, np.uint8))

@@ -10,7 +10,7 @@ triangles; frames with lines run on the backend's host fallback):
     (atomicMin into the same keys; raster_masked_triangles for the pieces of alpha-cutoff
     materials, with the alpha test) -> resolve_surfaces (shade each pixel once)
     shadow maps (``shadow_depth``, before the camera's pass): the same vertex stage,
-    classify, clip and raster kernels on the casters with the light's view, no culling,
+    classify, clip and raster kernels on the casters with the light's view,
     into a key buffer of their own; the depth stays on the device for the resolve
 
 then the frame is copied to the host. Triangles that cross a clip plane (status 2) are
@@ -195,7 +195,7 @@ class CudaSurfaces:
 
     def _upload_casters(self, prims):
         """The shadow casters' device arrays (``Primitives.tri_cast``), per assembly: their
-        triangles, materials, no culling, and material records whose alpha cutoff is the
+        triangles, materials, back-face culling, and material records whose alpha cutoff is the
         shadow pass's (engine.render.shadows.caster_cutoffs: BLEND casts at 0.5)."""
         if self._casters_key == (prims.key, id(prims)):
             return
@@ -208,7 +208,9 @@ class CudaSurfaces:
         mats = np.ascontiguousarray(prims.tri_material[sel], np.int32)
         self.c_tris = xp.asarray(np.ascontiguousarray(prims.triangles[sel], np.int64))
         self.c_material = xp.asarray(mats)
-        self.c_no_cull = xp.zeros(len(sel), np.uint8)
+        double = np.array([m.double_sided for m in prims.materials], bool)
+        self.c_cull_back = xp.asarray((~double[mats]).astype(np.uint8)) if len(sel) \
+            else xp.zeros(0, np.uint8)
         self.c_records = xp.asarray(records.view(np.uint8))
         masked = cutoffs >= 0
         self.c_masked = xp.asarray(masked[mats]) if masked.any() and len(sel) else None
@@ -223,8 +225,8 @@ class CudaSurfaces:
         self._launch("clear_keys", size * size, keys, np.int64(size * size))
         t = int(self.c_tris.shape[0])
         if t:
-            piece_tri, px, py, adj, zc, wc, _ = self._pieces(clip, self.c_tris, self.c_no_cull,
-                                                             (size, size))
+            piece_tri, px, py, adj, zc, wc, _ = self._pieces(clip, self.c_tris,
+                                                             self.c_cull_back, (size, size))
             groups = [("raster_triangles", None)] if self.c_masked is None else [
                 ("raster_triangles", xp.flatnonzero(~self.c_masked[piece_tri])),
                 ("raster_masked_triangles", xp.flatnonzero(self.c_masked[piece_tri]))]

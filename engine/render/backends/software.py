@@ -116,10 +116,11 @@ class SoftwareBackend(Backend):
             self._mark_culled(clip, screen[1].visible if points else None, culled)
         return clip, vary, (screen[1] if points else None)
 
-    def shadow_depth(self, batch, prims, shadow_map):
+    def shadow_depth(self, batch, prims, shadow_map, slot):
         """One light's depth pass on this backend's own stages (engine.render.shadows):
-        the vertex stage with the light's view, the casters' triangles set up with no
-        culling and rasterized into the shadow key buffer, alpha-tested where their
+        the vertex stage with the light's view, the casters' triangles set up (back faces
+        of single-sided materials culled, as for the camera) and rasterized into the
+        shadow key buffer, alpha-tested where their
         material asks (the NumPy raster's keep). Returns (S, S) float32 depth."""
         casters = _Casters.of(prims)
         size = (shadow_map.size, shadow_map.size)
@@ -131,7 +132,7 @@ class SoftwareBackend(Backend):
                                                   self.attributes(batch, prims), masked,
                                                   points=False,
                                                   deform=self.deformation(batch, prims))
-            setup = self._setup(clip, casters.triangles, casters.no_cull, size,
+            setup = self._setup(clip, casters.triangles, casters.cull_back, size,
                                 self._shadow_workspace)
             if not masked:
                 self._raster_triangles(keys, setup, size, 0)
@@ -141,7 +142,11 @@ class SoftwareBackend(Backend):
                 shader = SurfaceShader(casters, setup, vary, np.zeros(3), None, size)
                 raster_triangles(keys, setup, size, 0, np.flatnonzero(cut),
                                  keep=casters.keep(shader))
-        return depth_of_keys(keys, shadow_map.size)
+        return self._depth_of_keys(keys, shadow_map.size, slot)
+
+    def _depth_of_keys(self, keys, size, slot):
+        """The NumPy reference's depth_of_keys (new arrays every frame)."""
+        return depth_of_keys(keys, size)
 
     def rasterize(self, inputs, view):
         """Points, triangles and lines into one (W * H,) uint64 key buffer (host)."""
@@ -272,6 +277,17 @@ class NumbaBackend(SoftwareBackend):
         from .numba_msaa import sample_layers_numba
 
         self.sample_layers = sample_layers_numba  # engine.render.msaa's layers, compiled
+        self._shadow_depths = {}  # slot -> (S, S) float32, reused (16 MB at 2048^2)
+
+    def _depth_of_keys(self, keys, size, slot):
+        """depth_of_keys compiled (numba_kernels.key_depths) into this slot's array."""
+        from .numba_kernels import key_depths
+
+        out = self._shadow_depths.get(slot)
+        if out is None or out.shape != (size, size):
+            out = self._shadow_depths[slot] = np.empty((size, size), np.float32)
+        key_depths(keys, out.reshape(-1).view(np.uint32))
+        return out
 
 
 class _Casters:
@@ -284,7 +300,9 @@ class _Casters:
         self.triangles = np.ascontiguousarray(prims.triangles[sel])
         self.tri_material = np.ascontiguousarray(prims.tri_material[sel])
         self.materials = prims.materials
-        self.no_cull = np.zeros(len(sel), np.bool_)
+        double = np.array([m.double_sided for m in prims.materials], bool)
+        self.cull_back = np.ascontiguousarray(~double[self.tri_material]) if len(sel) \
+            else np.zeros(0, np.bool_)
         self.cutoffs = caster_cutoffs(prims.materials)
         used = np.unique(self.tri_material)
         self.masked_pieces = (True if len(used) and (self.cutoffs[used] >= 0).any()

@@ -205,12 +205,15 @@ class Backend:
             return NO_SHADOWS
         plan = plan_shadows(view.scene, batch, prims, view.view_projection,
                             self._scene_box(batch, prims))
-        maps = tuple(m._replace(depth=self.shadow_depth(batch, prims, m)) for m in plan)
+        maps = tuple(m._replace(depth=self.shadow_depth(batch, prims, m, k))
+                     for k, m in enumerate(plan))
         return ShadowSet(maps, prims.tri_receive)
 
-    def shadow_depth(self, batch, prims, shadow_map) -> np.ndarray:
+    def shadow_depth(self, batch, prims, shadow_map, slot: int) -> np.ndarray:
         """(S, S) float32 window depth of the casters seen from ``shadow_map``'s view
-        (engine.render.shadows.depth_of_keys); each compute backend implements it."""
+        (engine.render.shadows.depth_of_keys), the frame's map number ``slot`` (a
+        backend may keep each slot's array from frame to frame); each compute backend
+        implements it."""
         raise NotImplementedError(f"the {self.name} backend renders no shadow maps")
 
     def light_view(self, batch, shadow_map) -> FrameView:
