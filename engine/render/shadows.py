@@ -76,6 +76,7 @@ __all__ = [
     "BIAS_CONSTANT",
     "BIAS_SLOPE",
     "BLEND_SHADOW_CUTOFF",
+    "MAP_COLUMNS",
     "MAX_SLOPE",
     "MAX_SPOT_HALF_ANGLE",
     "NO_SHADOWS",

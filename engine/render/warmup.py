@@ -22,6 +22,7 @@ import numpy as np
 from ..scene.camera import PerspectiveCamera
 from ..scene.geometry import Lines, Mesh, PointCloud
 from ..scene.graph import Node, Scene
+from ..scene.light import DirectionalLight
 from ..scene.material import Material, Texture
 from ..scene.procedural import box, icosphere
 
@@ -32,7 +33,8 @@ log = logging.getLogger("engine")
 
 def _surfaces() -> Scene:
     """Lit (with normals and specular), flat, unlit, textured and vertex-coloured
-    triangles, each material once: the resolve's every shading branch."""
+    triangles, each material once: the resolve's every shading branch; under a light
+    with shadows, so the shadow pass's kernels are compiled too."""
     scene = Scene("warm-up surfaces")
     ball, faces = icosphere(1)
     checker = np.kron(np.indices((4, 4)).sum(axis=0) % 2, np.ones((4, 4)))[..., None]
@@ -47,6 +49,8 @@ def _surfaces() -> Scene:
     scene.add(Node("textured", position=(0, 1.5, 0), geometry=box(
         material=Material(texture=Texture(image)))))
     scene.add(Node("bare", position=(0, -1.5, 0), geometry=Mesh(ball, faces)))  # no normals
+    sun = scene.add(DirectionalLight(shadows=True, shadow_map_size=64, position=(1, 2, 3)))
+    sun.look_at((0, 0, 0))
     return scene
 
 

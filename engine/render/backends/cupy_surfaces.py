@@ -36,7 +36,7 @@ from ..frame import Frame, background_rgba
 from ..materials import TEXTURE_COLUMNS, pack_materials
 from ..points import splat_sizes
 from ..shading import light_arrays, point_light_arrays
-from ..shadows import caster_cutoffs, depth_of_keys, shadow_tables
+from ..shadows import MAP_COLUMNS, caster_cutoffs, depth_of_keys, shadow_tables
 from ..surface_vertices import mvp_matrices, normal_matrices
 from ..triangles import TriangleSetup
 from .base import OutputBuffers
@@ -84,6 +84,7 @@ class CudaSurfaces:
             ("triangles.cu", "raster_masked_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
         self._casters_key = None
+        self._no_shadows = None  # the resolve's shadow arguments in frames without maps
         self._attrs_host = None
         self._static_deform = self._deform_key = None
         self._deform_rev, self._deform_on = -1, False
@@ -319,11 +320,18 @@ class CudaSurfaces:
         prims, shader, setup = inputs.prims, inputs.shader, self.setup
         npix = w * h
         ambient, dl, de, pp, pe = light_arrays(shader.lights)
-        n_point = len(point_light_arrays(pp, pe, shader.spots)[0])
-        sh_texels, sh_table, sh_dir, sh_point, sh_receive = shadow_tables(
-            shader.shadows, len(dl), n_point, xp)
-        if not shader.shadows.maps:
-            sh_receive = np.zeros(1, np.uint8)
+        if shader.shadows.maps:
+            n_point = len(point_light_arrays(pp, pe, shader.spots)[0])
+            texels, table, dir_map, point_map, receive = shadow_tables(
+                shader.shadows, len(dl), n_point, xp)
+            shadow_args = (texels, xp.asarray(table), xp.asarray(dir_map),
+                           xp.asarray(point_map), xp.asarray(receive))
+        else:  # never read (n_maps 0): placeholders made once
+            if self._no_shadows is None:
+                self._no_shadows = (xp.ones(1, np.float32), xp.zeros((1, MAP_COLUMNS)),
+                                    xp.zeros(1, np.int64), xp.zeros(1, np.int64),
+                                    xp.zeros(1, np.uint8))
+            shadow_args = self._no_shadows
         ortho = shader.view_dir is not None
         view_dir = np.asarray(shader.view_dir if ortho else np.zeros(3), np.float64)
         color = xp.empty(npix, np.uint32)
@@ -339,7 +347,6 @@ class CudaSurfaces:
                      self.texels, self.tex_info, dev(ambient),
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
-                     color, depth, sh_texels, dev(sh_table), dev(sh_dir), dev(sh_point),
-                     dev(sh_receive), np.int32(len(shader.shadows.maps)))
+                     color, depth, *shadow_args, np.int32(len(shader.shadows.maps)))
         out = to_host(color).view(np.uint8).reshape(h, w, 4)
         return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))
