@@ -83,3 +83,26 @@ def test_shadows_without_a_light_to_cast_them_warn(tmp_path, capsys):
                  "--shadows"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert any("--shadows" in line and "no directional or spot light" in line for line in err)
+
+
+def test_example_runner_shadows_turn_on_the_apps_lights(tmp_path):
+    # the option every example shares: the App's directional and spot lights get maps,
+    # and its headless frames show the roof's shadow as the renderer's do
+    from engine import DirectionalLight, PerspectiveCamera, Scene, SpotLight
+    from engine.cli.examples import example_parser, run_example
+    from engine.game.app import App
+    from engine.io import load
+
+    scene = Scene(background="transparent")
+    scene.add(load(_roof_scene(tmp_path / "roof.gltf")))
+    cam = scene.add(PerspectiveCamera(position=(0, 4, 3))).look_at((0, 0, 0))
+    spot = scene.add(SpotLight(intensity=0.0, position=(0, 3, 0)))
+    app = App(scene, cam, (160, 120), backend="numpy")
+    out = tmp_path / "app.png"
+    args = example_parser("test").parse_args(["--headless", "--frames", "1", "--shadows",
+                                              "--out", str(out)])
+    assert run_example(app, args) == 0
+    sun = next(n for n in scene.traverse() if isinstance(n, DirectionalLight))
+    assert sun.shadows and spot.shadows
+    _, black = _black_ground(out)
+    assert black > 150
