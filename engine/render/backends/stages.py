@@ -6,6 +6,8 @@ on whichever backend it holds and never asks which one that is::
     stages = backend.for_frame(prims)          # this backend, or its documented fallback
     inputs = stages.vertex_stage(batch, prims, view)   # ONE pass over every vertex:
                                                 # points projected, surfaces to clip space
+                                                # (first, per light with shadows, a depth
+                                                # pass of its own: shadow_maps)
     keys   = stages.rasterize(inputs, view)    # visibility: (depth | primitive id) keys
     frame  = stages.resolve(keys, inputs, view)  # shade each visible pixel once
     frame  = stages.read(frame, depth, host, copy)  # where the caller wants the frame
