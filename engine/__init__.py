@@ -17,6 +17,7 @@ from .render.batch import VertexBatch
 from .render.frame import Frame
 from .render.points import rasterize_points
 from .render.renderer import Renderer
+from .scene.atmosphere import Fog, Sky
 from .scene.camera import Camera, OrthographicCamera, PerspectiveCamera
 from .scene.geometry import Lines, Mesh, PointCloud
 from .scene.graph import Node, Scene, get_transforms, set_transforms
@@ -58,6 +59,7 @@ __all__ = [
     "CameraScript",
     "DirectionalLight",
     "FlyController",
+    "Fog",
     "Frame",
     "Instances",
     "Keyframe",
@@ -74,6 +76,7 @@ __all__ = [
     "RenderWidget",
     "Renderer",
     "Scene",
+    "Sky",
     "SpotLight",
     "Texture",
     "VertexBatch",

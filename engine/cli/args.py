@@ -205,3 +205,47 @@ def background_arg(text: str):
     if text.strip().lower() == "transparent":
         return (0.0, 0.0, 0.0, 0.0)
     return color_arg(text)
+
+
+def fog_arg(text: str):
+    """argparse type of --fog -> engine.scene.Fog: ``linear:START:END[:COLOR]``,
+    ``exp:DENSITY[:COLOR]`` or ``exp2:DENSITY[:COLOR]`` (distances in world units,
+    density in 1 / world units; COLOR a CSS name or #rrggbb, default: the sky's colour
+    in each pixel's direction, or the background)."""
+    from ..scene.atmosphere import FOG_MODES, Fog
+
+    mode, *rest = text.strip().split(":")
+    counts = {"linear": 2, "exp": 1, "exp2": 1}
+    if mode not in FOG_MODES or len(rest) not in (counts[mode], counts[mode] + 1):
+        raise argparse.ArgumentTypeError(
+            f"--fog must be linear:START:END[:COLOR], exp:DENSITY[:COLOR] or "
+            f"exp2:DENSITY[:COLOR], got {text!r}")
+    n = counts[mode]
+    try:
+        nums = [float(v) for v in rest[:n]]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--fog {text!r}: {':'.join(rest[:n])!r} is not "
+                                         "a number") from None
+    color = rest[n] if len(rest) > n else None
+    try:
+        if mode == "linear":
+            return Fog(mode, start=nums[0], end=nums[1], color=color)
+        return Fog(mode, density=nums[0], color=color)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--fog {text!r}: {e}") from None
+
+
+def sky_arg(text: str):
+    """argparse type of --sky -> engine.scene.Sky: ``HORIZON,ZENITH[,GROUND]`` colours
+    (CSS names or #rrggbb)."""
+    from ..scene.atmosphere import Sky
+
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) not in (2, 3) or not all(parts):
+        raise argparse.ArgumentTypeError(
+            f"--sky must be HORIZON,ZENITH[,GROUND] colours (CSS names or #rrggbb), "
+            f"got {text!r}")
+    try:
+        return Sky(*parts)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--sky {text!r}: {e}") from None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import EngineError
 from ..render.backends import BACKENDS
-from ..render.msaa import SAMPLE_COUNTS
+from ..render.msaa import IMAGE_MSAA, SAMPLE_COUNTS
 from ..render.renderer import RASTER_MODES
 from ..scene.exposure import TONE_MAPS
 from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
@@ -32,12 +32,14 @@ from .args import (
     color_arg,
     count_arg,
     exposure_arg,
+    fog_arg,
     folder_arg,
     indices_arg,
     non_negative_seconds_arg,
     out_arg,
     seconds_arg,
     size_arg,
+    sky_arg,
 )
 
 log = logging.getLogger("engine")
@@ -94,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--pad", action="store_true",
                    help="MP4 with an odd width/height: pad one edge row/column instead of "
                         "refusing (frames are never rescaled)")
-    _msaa_option(r, 4)
+    _msaa_option(r, IMAGE_MSAA)
     r.add_argument("--raster", choices=RASTER_MODES, default="software",
                    help="how points are drawn: 'software' = the engine's z-buffered "
                         "rasterizer, no GL needed (default); 'gl' = GL_POINTS on an "
@@ -131,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="splat size in pixels (default: per geometry)")
     m.add_argument("--backend", choices=BACKENDS, default=None,
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
-    _msaa_option(m, 4)
+    _msaa_option(m, IMAGE_MSAA)
     m.add_argument("--draw", choices=DRAW_MODES, default=None, help="how meshes are drawn")
     m.add_argument("--shading", choices=SHADINGS, default=None, help="mesh shading")
     m.add_argument("--background", type=background_arg, default=None, metavar="COLOR",
@@ -352,6 +354,13 @@ def _add_scene_options(p: argparse.ArgumentParser):
                    help="background colour: a CSS name or #rrggbb, or R,G,B floats in "
                         "[0, 1]; or 'transparent': image pixels with nothing drawn get "
                         "alpha 0 in PNG (JPEG, MP4 and GIF show them black)")
+    p.add_argument("--fog", type=fog_arg, default=None, metavar="MODE:...",
+                   help="distance fog: linear:START:END[:COLOR], exp:DENSITY[:COLOR] or "
+                        "exp2:DENSITY[:COLOR] (world units; default colour: the sky's, or "
+                        "the background)")
+    p.add_argument("--sky", type=sky_arg, default=None, metavar="HORIZON,ZENITH",
+                   help="a vertical sky gradient behind the scene instead of the "
+                        "background: HORIZON,ZENITH[,GROUND] colours")
     p.add_argument("--line-color", type=color_arg, default=None, metavar="COLOR",
                    help="colour of wireframe and other lines (default: the mesh's colour, "
                         "or black/white where that would not stand out from the background)")
@@ -436,6 +445,10 @@ def _apply_look(args, scene):
         named = getattr(args, "source", None) or ", ".join(map(str, args.files))
         print(f"frustum: --shadows: {named} has no directional or spot light, and the "
               f"default headlight casts no shadows", file=sys.stderr)
+    if getattr(args, "fog", None) is not None:
+        scene.fog = args.fog
+    if getattr(args, "sky", None) is not None:
+        scene.sky = args.sky
 
 
 def _file_options(args, scene, camera):

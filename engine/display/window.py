@@ -150,6 +150,7 @@ class Viewer:
             self._points = PointPainter(self.ctx) if raster == "gl" else None
             self._surfaces = None  # the SurfacePainter, made when a frame has surfaces
             self._multisample = None  # GL raster with renderer.msaa > 1 (gl.multisample)
+            self._atmosphere = None  # GL raster with fog or a sky (gl.atmosphere)
             self._blit = ImageBlit(self.ctx) if raster == "software" else None
             self._overlay_blit = None  # made when a GL-raster frame has an overlay
             self._skipped_overlays: set[int] = set()  # warned about once
@@ -278,6 +279,7 @@ class Viewer:
         self.ctx.screen.use()
         self.ctx.viewport = (0, 0, w, h)
         if self.raster == "gl":
+            from ..render.atmosphere import atmosphere_parameters
             from ..render.frame import background_rgba
             from ..render.gl import SurfacePainter, draw_frame
 
@@ -285,14 +287,20 @@ class Viewer:
             if inputs.prims.has_surfaces and self._surfaces is None:
                 self._surfaces = SurfacePainter(self.ctx)
             ms = self._multisample_target((w, h), r.msaa)
-            if ms is not None:  # drawn multisampled, resolved into the back buffer
-                ms.fbo.use()
+            fog = atmosphere_parameters(r.scene, r.camera)
+            # with fog or a sky the frame is drawn into textures, then the fog pass
+            # draws it into the back buffer (engine.render.gl.atmosphere)
+            fogged = None if fog is None else self._atmosphere_target((w, h))
+            scene_fbo = self.ctx.screen if fogged is None else fogged.fbo
+            (scene_fbo if ms is None else ms.fbo).use()
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
                        self._surfaces, colors_revision=r.batch.vertex_revision)
-            if ms is not None:
-                ms.resolve_into(self.ctx.screen)
-                self.ctx.viewport = (0, 0, w, h)
+            if ms is not None:  # drawn multisampled, resolved
+                ms.resolve_into(scene_fbo)
+            if fogged is not None:
+                fogged.apply_into(self.ctx.screen, fog)
+            self.ctx.viewport = (0, 0, w, h)
             self._draw_overlays()
         else:
             # host=False: on the cupy backend the frame stays on the device and reaches
@@ -311,6 +319,19 @@ class Viewer:
 
             ms = self._multisample = MultisampleTarget(self.ctx, size, samples)
         return ms
+
+    def _atmosphere_target(self, size):
+        """The window's AtmospherePass for GL raster frames with fog or a sky (kept
+        while the size stays)."""
+        ap = self._atmosphere
+        if ap is not None and ap.size != tuple(size):
+            ap.release()
+            ap = self._atmosphere = None
+        if ap is None:
+            from ..render.gl.atmosphere import AtmospherePass
+
+            ap = self._atmosphere = AtmospherePass(self.ctx, size)
+        return ap
 
     def _draw_overlays(self):
         """GL raster: the renderer's overlays that give an image and a rect (the
@@ -403,7 +424,7 @@ class Viewer:
             return
         self.window.switch_to()
         for obj in (self._points, self._surfaces, self._blit, self._overlay_blit,
-                    getattr(self, "_multisample", None)):
+                    getattr(self, "_multisample", None), getattr(self, "_atmosphere", None)):
             if obj is not None:
                 obj.release()
         self.window.close()

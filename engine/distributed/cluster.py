@@ -116,6 +116,15 @@ def dask_setup(worker):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Tasks cancelled by a stopped render are expected: not a warning per task.
     logging.getLogger("distributed.worker.state_machine").setLevel(logging.ERROR)
+    logging.getLogger("distributed.worker").addFilter(_peer_gone_filter)
+
+
+def _peer_gone_filter(record: logging.LogRecord) -> bool:
+    """False (drop) for a worker's "failed during get data" error with its traceback:
+    a peer worker of the same local cluster closed while a result was fetched from it,
+    which happens when an interrupted render shuts the cluster down (Dask then runs the
+    task elsewhere, so it is no fault of the render). Every other record passes."""
+    return not str(record.msg).startswith("failed during get data")
 
 
 @contextlib.contextmanager
@@ -334,9 +343,27 @@ def dask_client(client=None, scheduler: str | None = None, workers: int | None =
         check_workers(c, connect_timeout)
         yield c
     finally:
-        with _sigint_ignored():
+        with _sigint_ignored(), _nanny_kills_quiet():
             c.close()
             cluster.close()
+
+
+@contextlib.contextmanager
+def _nanny_kills_quiet():
+    """The nannies' "Worker process still alive after 4.0 seconds, killing" warning
+    off while our own local cluster closes: a worker still busy with a frame (an
+    interrupted render on a loaded machine) is killed then by design, its work
+    discarded; any other nanny warning or error still shows."""
+    nanny = logging.getLogger("distributed.nanny")
+    nanny.addFilter(_not_a_kill_at_close)
+    try:
+        yield
+    finally:
+        nanny.removeFilter(_not_a_kill_at_close)
+
+
+def _not_a_kill_at_close(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Worker process still alive after")
 
 
 def _value(x):

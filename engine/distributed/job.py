@@ -42,6 +42,7 @@ from ..animation.camera_path import CameraScript
 from ..arrays import to_host
 from ..errors import EngineError
 from ..io.image import composite
+from ..render.msaa import IMAGE_MSAA
 from ..render.renderer import Renderer, check_size
 
 __all__ = ["RenderJob", "SceneSource", "camera_state", "render_frame", "render_frames",
@@ -195,7 +196,7 @@ class RenderJob:
     point_size: float | None = None
     raster: str = "software"
     numba_threads: int | None = 1
-    msaa: int = 4  # a video's default, as render_video's (engine.render.msaa)
+    msaa: int = IMAGE_MSAA  # a video's default, as render_video's (engine.render.msaa)
     token: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
 
     def __post_init__(self):

@@ -50,6 +50,7 @@ from pathlib import Path
 from ..errors import EngineError, OutputError
 from ..io.output import Output, PartialFile, check_output_name
 from ..progress import Progress
+from ..render.msaa import IMAGE_MSAA
 from .cluster import (
     DEFAULT_CONNECT_TIMEOUT,
     check_address,
@@ -104,7 +105,7 @@ class ManySpec:
     background: tuple | None = None
     numba_threads: int | None = None
     root: str | None = None
-    msaa: int = 4
+    msaa: int = IMAGE_MSAA
     exposure: float | None = None
     tone_map: str | None = None
     shadows: bool = False

@@ -35,6 +35,7 @@ import tempfile
 from ..errors import EngineError
 from ..io.output import Output, RenderResult
 from ..progress import Progress
+from ..render.msaa import IMAGE_MSAA
 from .cluster import check_workers, dask_client, require_dask, share
 from .job import RenderJob, render_frames, take_frame
 
@@ -191,7 +192,7 @@ def render_video(scene, camera=None, out=None, motion=None, *, fps: float = 30.0
                  progress: bool = False, on_frame=None, client=None,
                  scheduler: str | None = None, workers: int | None = None,
                  threads_per_worker: int = 1, numba_threads: int | None = 1,
-                 draw=None, shading=None, background=None, msaa: int = 4) -> RenderResult:
+                 draw=None, shading=None, background=None, msaa: int = IMAGE_MSAA) -> RenderResult:
     """``engine.render_video``: render ``scene`` seen by ``camera`` along ``motion`` into
     the video ``out``, in this process, or with its frames spread over Dask workers when
     ``client``, ``scheduler`` or ``workers`` is given; both write the same file, byte for

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..render.msaa import IMAGE_MSAA
+
 __all__ = ["MEDIA_SUFFIXES", "Media", "render_still", "show", "to_scene"]
 
 MEDIA_SUFFIXES = (".mp4", ".gif", ".png", ".jpg", ".jpeg")
@@ -96,7 +98,7 @@ def to_scene(x, aspect: float = 16 / 9, camera=None, background=None):
 
 
 def render_still(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None,
-                 draw=None, shading=None, background=None, msaa: int = 4,
+                 draw=None, shading=None, background=None, msaa: int = IMAGE_MSAA,
                  shadows: bool = False):
     """The ``Frame`` that ``show(x)`` displays for a scene, node, geometry or file
     (``msaa`` samples per pixel, engine.render.msaa: 4 by default for a still;
@@ -132,7 +134,7 @@ def _is_media(x) -> bool:
 
 
 def show(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None, draw=None,
-         shading=None, background=None, width: int | None = None, msaa: int = 4,
+         shading=None, background=None, width: int | None = None, msaa: int = IMAGE_MSAA,
          shadows: bool = False):
     """Display ``x`` inline in Jupyter (see the module docstring for what ``x`` may be).
 

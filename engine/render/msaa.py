@@ -44,7 +44,7 @@ from ..arrays import to_host
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from .frame import EMPTY_KEY, Frame
 
-__all__ = ["SAMPLE_COUNTS", "SAMPLE_POSITIONS", "check_msaa", "render_multisampled",
+__all__ = ["IMAGE_MSAA", "SAMPLE_COUNTS", "SAMPLE_POSITIONS", "check_msaa", "render_multisampled",
            "sample_keys", "sample_layers", "sample_offsets", "shifted_inputs"]
 
 SAMPLE_POSITIONS = {
@@ -54,6 +54,9 @@ SAMPLE_POSITIONS = {
     8: ((1, -3), (-1, 3), (5, 1), (-3, -5), (-5, 5), (-7, -1), (3, 7), (7, -7)),
 }
 SAMPLE_COUNTS = tuple(SAMPLE_POSITIONS)
+# samples per pixel of images and videos by default (frustum render, render-many,
+# engine.show, render_video); windows, App and Renderer default to 1
+IMAGE_MSAA = 4
 _LOW = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
 # 8-bit sRGB -> linear light, the decode of a resolved colour byte

@@ -238,8 +238,9 @@ class Renderer:
         return self.batch.point_size if self.point_size is None else self.point_size
 
     def render(self, *, depth: bool = True, host: bool = True, copy: bool = True) -> Frame:
-        """One frame: Frame(color (H, W, 4) uint8, depth (H, W) float32), then each of
-        ``overlays`` drawn into its colour (the depth stays the scene's).
+        """One frame: Frame(color (H, W, 4) uint8, depth (H, W) float32), the scene's fog
+        and sky applied to it (engine.render.atmosphere), then each of ``overlays``
+        drawn into its colour (the depth stays the scene's).
 
         Points, triangles and lines share one key buffer and one resolve on every
         backend: the backend's stages run in order (engine.render.backends.stages), so
@@ -264,16 +265,22 @@ class Renderer:
         stages = self._stages(prims)
         self.drawn_by = stages.name
         inputs = stages.vertex_stage(self.batch, prims, view)
+        atmosphere = self.scene.fog is not None or self.scene.sky is not None
         if self.msaa > 1 and self.raster != "gl":
             # S rasters at the sample positions, each primitive shaded once per pixel
             frame, keys = render_multisampled(stages, inputs, view, self.msaa)
             self._visibility = (keys, self.size)
-            frame = frame if depth else Frame(frame.color, None)
         else:
             keys = stages.rasterize(inputs, view)
             frame = stages.resolve(keys, inputs, view)
             self._visibility = None if keys is None else (keys, self.size)
-            frame = stages.read(frame, depth=depth, host=host, copy=copy)
+            # fog and sky need the depth (engine.render.atmosphere), asked for or not
+            frame = stages.read(frame, depth=depth or (atmosphere and stages.atmosphere_reads_depth),
+                                host=host, copy=copy)
+        if atmosphere:
+            stages.atmosphere(frame, view)
+        if not depth and frame.depth is not None:
+            frame = Frame(frame.color, None)
         for overlay in self.overlays:
             overlay.draw(frame.color, self.camera)
         return frame

@@ -19,14 +19,16 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..scene.atmosphere import Fog, Sky
 from ..scene.camera import PerspectiveCamera
 from ..scene.geometry import Lines, Mesh, PointCloud
 from ..scene.graph import Node, Scene
 from ..scene.light import DirectionalLight
 from ..scene.material import Material, Texture
 from ..scene.procedural import box, icosphere
+from .msaa import IMAGE_MSAA
 
-__all__ = ["SCENES", "preload", "warm_up"]
+__all__ = ["SCENES", "WARM_MSAA", "preload", "warm_up"]
 
 log = logging.getLogger("engine")
 
@@ -55,7 +57,8 @@ def _surfaces() -> Scene:
 
 
 def _lines_and_points() -> Scene:
-    scene = Scene("warm-up lines and points")
+    """Points of two sizes and lines, under fog and a sky (the atmosphere pass)."""
+    scene = Scene("warm-up lines and points", fog=Fog("exp2", density=0.2), sky=Sky())
     rng = np.random.default_rng(0)
     pts = rng.uniform(-1, 1, (2000, 3)).astype(np.float32)
     scene.add(Node("points", geometry=PointCloud(pts, colors=(pts + 1) / 2, point_size=2)))
@@ -64,6 +67,10 @@ def _lines_and_points() -> Scene:
     scene.add(Node("lines", geometry=Lines(corners, [[0, 1], [1, 2], [2, 3], [3, 0]])))
     return scene
 
+
+#: samples per pixel each scene is drawn with: windows' 1 and images' default 4, whose
+#: multisample layers have their own kernel (engine.render.backends.numba_msaa)
+WARM_MSAA = (1, IMAGE_MSAA)
 
 #: (name shown in the progress line, scene builder)
 SCENES: tuple[tuple[str, Callable[[], Scene]], ...] = (
@@ -91,11 +98,12 @@ def warm_up(progress: Callable[[str], None] | None = None, size=(160, 120)) -> f
         scene = build()
         camera = scene.add(PerspectiveCamera(fov_y=50, aspect=size[0] / size[1]))
         camera.frame(scene.bounds(), azimuth=30, elevation=20)
-        renderer = Renderer(scene, camera, size, backend="numba")
-        try:
-            renderer.render()
-        finally:
-            renderer.close()
+        for msaa in WARM_MSAA:
+            renderer = Renderer(scene, camera, size, backend="numba", msaa=msaa)
+            try:
+                renderer.render()
+            finally:
+                renderer.close()
     return time.perf_counter() - start
 
 
@@ -117,7 +125,7 @@ def preload() -> threading.Thread:
             camera.frame(scene.bounds())
             from .renderer import Renderer
 
-            renderer = Renderer(scene, camera, (32, 24), backend="numba")
+            renderer = Renderer(scene, camera, (32, 24), backend="numba", msaa=IMAGE_MSAA)
             try:
                 renderer.render(depth=False)
             finally:

@@ -9,6 +9,7 @@ Imports: nothing of the engine outside ``engine.scene`` but the small helpers
 (``engine.errors``, ``engine.arrays``); never a render, GL or GPU module.
 """
 
+from .atmosphere import Fog, Sky
 from .camera import Camera, OrthographicCamera, PerspectiveCamera
 from .clips import Clip, TransformTrack
 from .geometry import Geometry, Lines, Mesh, PointCloud
@@ -19,8 +20,8 @@ from .material import Material, Sampler, Texture
 from .model import Model
 from .world import WorldMatrices, compose_world
 
-__all__ = ["AmbientLight", "Camera", "Clip", "DirectionalLight", "Geometry", "Instances",
-           "Light", "Lines", "Material", "Mesh", "Model", "Node", "OrthographicCamera",
-           "PerspectiveCamera", "PointCloud", "PointLight", "Sampler", "Scene", "SpotLight",
-           "Texture",
-           "TransformTrack", "WorldMatrices", "compose_world"]
+__all__ = ["AmbientLight", "Camera", "Clip", "DirectionalLight", "Fog", "Geometry",
+           "Instances", "Light", "Lines", "Material", "Mesh", "Model", "Node",
+           "OrthographicCamera", "PerspectiveCamera", "PointCloud", "PointLight", "Sampler",
+           "Scene", "Sky", "SpotLight", "Texture", "TransformTrack", "WorldMatrices",
+           "compose_world"]

@@ -21,10 +21,12 @@ def srgb_to_linear(c):
     return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
 
 
-def linear_to_srgb(lin):
-    """Linear values -> sRGB-encoded in [0, 1], same shape, float64."""
-    lin = np.clip(np.asarray(lin, np.float64), 0.0, 1.0)
-    return np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055)
+def linear_to_srgb(lin, xp=np):
+    """Linear values -> sRGB-encoded in [0, 1], same shape, float64 (or the input's
+    float type when it is an ``xp`` array: a CuPy frame stays on its device)."""
+    lin = (xp.clip(lin, 0.0, 1.0) if isinstance(lin, xp.ndarray) and lin.dtype.kind == "f"
+           else xp.clip(xp.asarray(lin, xp.float64), 0.0, 1.0))
+    return xp.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055)
 
 
 def to_unorm8(c):

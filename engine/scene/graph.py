@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from .atmosphere import Fog, Sky
 from .color import as_rgba
 from .deform import is_deformed, posed_vertices
 from .exposure import check_exposure, check_tone_map
@@ -815,17 +816,22 @@ class Scene(Node):
     or a CSS name / "#rrggbb"). ``exposure`` (linear factor > 0) and ``tone_map``
     ("none" or "pbr-neutral") map the surfaces' linear radiance to the display
     (engine.render.tonemap); the defaults 1 and "none" leave colours as they are.
+    ``fog`` is an engine.scene.atmosphere.Fog or None; ``sky`` an
+    engine.scene.atmosphere.Sky drawn instead of the background, or None.
 
     Raises:
         ValueError: a bad background, exposure or tone map.
+        TypeError: ``fog`` or ``sky`` set to anything but its class or None.
     """
 
     def __init__(self, name: str = "scene", background=(0.0, 0.0, 0.0, 1.0),
-                 exposure: float = 1.0, tone_map: str = "none"):
+                 exposure: float = 1.0, tone_map: str = "none", fog=None, sky=None):
         super().__init__(name)
         self.background = as_rgba(background, "background")
         self.exposure = exposure
         self.tone_map = tone_map
+        self.fog = fog
+        self.sky = sky
 
     @property
     def exposure(self) -> float:
@@ -844,6 +850,28 @@ class Scene(Node):
     @tone_map.setter
     def tone_map(self, value):
         self._tone_map = check_tone_map(value)
+
+    @property
+    def fog(self):
+        """The scene's Fog, or None (no fog)."""
+        return self._fog
+
+    @fog.setter
+    def fog(self, value):
+        if value is not None and not isinstance(value, Fog):
+            raise TypeError(f"Scene.fog must be an engine.scene.Fog or None, got {value!r}")
+        self._fog = value
+
+    @property
+    def sky(self):
+        """The scene's Sky behind the geometry, or None (the background colour)."""
+        return self._sky
+
+    @sky.setter
+    def sky(self, value):
+        if value is not None and not isinstance(value, Sky):
+            raise TypeError(f"Scene.sky must be an engine.scene.Sky or None, got {value!r}")
+        self._sky = value
 
     def bounds(self):
         """(2, 3) float64 world-space bounding box of the visible finite geometry, or None

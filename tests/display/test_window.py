@@ -118,6 +118,31 @@ def test_gl_window_draws_the_tone_map_as_offscreen_gl(tmp_path):
     assert (np.abs(ref.astype(int) - plain).max(axis=-1) > 3).sum() > 500  # it tone-maps
 
 
+@pytest.mark.timeout(120)
+def test_gl_window_draws_fog_and_sky_as_offscreen_gl(tmp_path):
+    # the GL fog pass (engine.render.gl.atmosphere) in a window: the screenshot equals
+    # offscreen GL's frame, which is the NumPy reference's within GL's float rounding
+    result = _run_probe(tmp_path, "gl+fog", False)
+    assert result["first"]["raster"] == "gl" and result["first"]["frames"] == 2
+    shot = np.asarray(Image.open(tmp_path / "frame.png").convert("RGBA"))
+    scene, camera = probe_scene(fogged=True)
+    with Renderer(scene, camera, SIZE, backend="numpy", raster="gl") as r:
+        gl_frame = r.render()
+    gl = gl_frame.color
+    np.testing.assert_array_equal(shot, gl)
+    scene, camera = probe_scene(fogged=True)
+    with Renderer(scene, camera, SIZE, backend="numpy") as r:
+        ref = r.render()
+    both_sky = (ref.depth >= 1) & (gl_frame.depth >= 1)  # GL's points cover their own pixels
+    assert both_sky.mean() > 0.3
+    assert np.abs(gl[..., :3].astype(int) - ref.color[..., :3])[both_sky].max() <= 2
+    plain = _reference("software")
+    sky = ref.depth >= 1
+    assert (np.abs(gl.astype(int) - plain).max(axis=-1)[sky] > 20).mean() > 0.9  # a sky
+    fogged = (ref.depth < 1) & (np.abs(ref.color.astype(int) - plain).max(axis=-1) > 10)
+    assert fogged.sum() > 200  # and fog on the drawn pixels
+
+
 # --- automatic fallback --------------------------------------------------------------
 def _no_display(monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)

@@ -20,10 +20,11 @@ import numpy as np
 SIZE = (161, 120)  # odd width on purpose: exercises alignment-1 reads
 
 
-def probe_scene(tone_mapped: bool = False):
+def probe_scene(tone_mapped: bool = False, fogged: bool = False):
     """(scene, camera): 3000 random coloured points of sizes 1-4 around a lit, partly
     textured mesh (a surface and points in one depth buffer), in front of a camera;
-    ``tone_mapped``: exposure 1.5 and the PBR Neutral tone map, which GLSL does not draw."""
+    ``tone_mapped``: exposure 1.5 and the PBR Neutral tone map, which GLSL does not draw;
+    ``fogged``: linear fog into a sky gradient (engine.render.gl.atmosphere in GL)."""
     import trimesh
 
     from engine import Mesh, Node, PerspectiveCamera, PointCloud, Scene
@@ -46,6 +47,11 @@ def probe_scene(tone_mapped: bool = False):
     camera.look_at((0, 0, 0))
     if tone_mapped:
         scene.exposure, scene.tone_map = 1.5, "pbr-neutral"
+    if fogged:
+        from engine import Fog, Sky
+
+        scene.fog = Fog("linear", start=2.0, end=4.5)
+        scene.sky = Sky("#ffa040", "#2040c0", ground="#204020")
     return scene, camera
 
 
@@ -85,7 +91,7 @@ def main(out_dir: str, raster: str) -> int:
 
     out = Path(out_dir)
     raster, _, variant = raster.partition("+")  # "gl+tonemap": the tone-mapped scene
-    scene, camera = probe_scene(tone_mapped=variant == "tonemap")
+    scene, camera = probe_scene(tone_mapped=variant == "tonemap", fogged=variant == "fog")
     # PROBE_MSAA: samples per pixel (the test's msaa cases)
     renderer = Renderer(scene, camera, SIZE, backend="numpy",
                         msaa=int(os.environ.get("PROBE_MSAA", "1")))

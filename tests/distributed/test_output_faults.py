@@ -329,3 +329,28 @@ def test_embedded_workers_ignore_sigint_also_after_dask_restarts_them():
     finally:
         cluster.close()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_shutdown_noise_of_an_interrupted_local_cluster_is_dropped(caplog):
+    # under load an interrupted render's own cluster shutdown logged a worker's
+    # "failed during get data" traceback and the nanny's kill warning: both dropped,
+    # every other record of those loggers kept
+    from engine.distributed import cluster
+
+    def record(name, level, msg, args=()):
+        return logging.LogRecord(name, level, __file__, 1, msg, args, None)
+
+    assert not cluster._peer_gone_filter(record(
+        "distributed.worker", logging.ERROR, "failed during get data with %s -> %s",
+        ("tcp://127.0.0.1:1", "tcp://127.0.0.1:2")))
+    assert cluster._peer_gone_filter(record("distributed.worker", logging.ERROR,
+                                            "Compute Failed"))
+    nanny = logging.getLogger("distributed.nanny")
+    with caplog.at_level(logging.WARNING, logger="distributed.nanny"):
+        with cluster._nanny_kills_quiet():
+            nanny.warning("Worker process still alive after 4.0 seconds, killing")
+            nanny.warning("Restarting worker")
+        nanny.warning("Worker process still alive after 4.0 seconds, killing")
+    said = [r.getMessage() for r in caplog.records if r.name == "distributed.nanny"]
+    assert said == ["Restarting worker",
+                    "Worker process still alive after 4.0 seconds, killing"]

@@ -30,6 +30,7 @@ import pytest
 import stand_in_device
 
 from engine import (
+    Fog,
     Instances,
     Mesh,
     Node,
@@ -38,6 +39,7 @@ from engine import (
     PointCloud,
     Renderer,
     Scene,
+    Sky,
 )
 from engine.io import load
 from engine.render.frame import EMPTY_KEY, background_rgba
@@ -730,6 +732,57 @@ def mipmaps():
     return scene, cam, lambda f: np.abs(f.color[52:62, :, 0].astype(int) - 188).max() <= 1
 
 
+def _fog_ball(fog):
+    scene = _lit_ball(DirectionalLight(intensity=2.0, rotation=(-30, 20, 0)))
+    scene.background = (0.0, 0.0, 0.0)
+    scene.fog = fog
+    return scene
+
+
+def fog_linear():
+    # the ball's nearest point is 2 from the eye, its rim about 2.83: linear fog from 2
+    # to 3.5 to white leaves the centre its lit colour and turns the rim mostly white
+    scene = _fog_ball(Fog("linear", start=2.0, end=3.5, color="white"))
+    plain = Renderer(_fog_ball(None), _camera(_fog_ball(None)), SIZE,
+                     backend="numpy").render()
+
+    def check(f):
+        centre_kept = np.abs(f.color[48, 64, :3].astype(int)
+                             - plain.color[48, 64, :3]).max() <= 6
+        ys, xs = np.nonzero(f.depth < 1)
+        rim = f.color[ys[xs.argmin()], xs.min(), :3]
+        return centre_kept and int(rim.min()) > 180 and (f.color[0, 0, :3] == 0).all()
+
+    return scene, _camera(scene), check
+
+
+def fog_exp2():
+    density = 0.3
+    scene = _fog_ball(Fog("exp2", density=density, color="#8080ff"))
+    scene.find("ball").geometry.material.color = (0.0, 0.0, 0.0)
+    scene.find("ball").geometry.material.shading = "unlit"
+    # the centre pixel sees the sphere at distance 2 (camera at 3, unit sphere): black
+    # kept by f = exp(-(0.3 * 2)^2), the rest the fog's linear colour
+    f_c = np.exp(-(density * 2.0) ** 2)
+    fog_lin = ((128 / 255 + 0.055) / 1.055) ** 2.4
+    want = [round(255 * (1.055 * ((1 - f_c) * c) ** (1 / 2.4) - 0.055))
+            for c in (fog_lin, fog_lin, 1.0)]
+    return scene, _camera(scene), lambda f: np.abs(
+        f.color[48, 64, :3].astype(int) - want).max() <= 1
+
+
+def sky_gradient():
+    scene = Scene(background=(0, 0, 0), sky=Sky(horizon="#ffa040", zenith="#2040c0"))
+    scene.add(Node("ball", geometry=_sphere(color=(0.8, 0.6, 0.3))))
+    # looking level: the horizon between the middle rows, the zenith's blue growing upwards
+    def check(f):
+        top, mid = f.color[0, 2].astype(int), f.color[47, 2].astype(int)
+        return (abs(mid[0] - 255) <= 2 and top[2] > mid[2] + 20 and top[0] < mid[0] - 20
+                and (f.color[95, 2] == f.color[48, 2]).all() and (f.color[..., 3] == 255).all())
+
+    return scene, _camera(scene), check
+
+
 FEATURES = {
     "points": points, "lines": lines, "perspective": perspective,
     "orthographic": orthographic, "flat_shading": flat_shading,
@@ -753,6 +806,7 @@ FEATURES = {
     "pbr_metal": pbr_metal, "pbr_dielectric": pbr_dielectric, "emissive": emissive,
     "spot_light": spot_light, "tone_mapping": tone_mapping,
     "mipmaps": mipmaps, "shadow_directional": shadow_directional, "shadow_spot": shadow_spot,
+    "fog_linear": fog_linear, "fog_exp2": fog_exp2, "sky_gradient": sky_gradient,
 }
 # Features drawn with more than one sample per pixel (Renderer(msaa=...)): their
 # visibility keys are sample 0's and their depth each pixel's nearest sample
@@ -864,7 +918,8 @@ def test_parity(backend, feature, monkeypatch, native_dir, tmp_path, request):
     key_depth = (want_keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
     if msaa == 1:
         np.testing.assert_array_equal(key_depth[~empty], want.depth[~empty])
-        assert (want.color[empty] == background_rgba(scene.background)).all()
+        if scene.sky is None:  # a sky is drawn where nothing covers a pixel
+            assert (want.color[empty] == background_rgba(scene.background)).all()
     else:  # sample 0's keys; the depth is the nearest of all samples
         assert (want.depth[~empty] <= key_depth[~empty]).all()
         assert (want.depth[~empty] < 1).all()
@@ -889,6 +944,8 @@ def test_parity(backend, feature, monkeypatch, native_dir, tmp_path, request):
         return
     if backend == "gl":
         covered = (want.depth < 1) | (got.depth < 1)
+        if scene.sky is not None:  # the sky's pixels are compared too
+            covered = np.ones_like(covered)
         diff = np.abs(want.color.astype(int) - got.color.astype(int)).max(axis=-1)
         agree = 1 - (covered & (diff > GL_COLOR_TOLERANCE.get(feature, 2))).sum() / covered.sum()
         assert agree >= 0.995, f"{feature}: GL agrees on {agree:.2%} of covered pixels"

@@ -89,6 +89,16 @@ class CudaBackend(Backend):
         colors = self.xp.ascontiguousarray(inputs.colors, np.uint8)
         return default_rasterizer().resolve(keys, colors, view.size, view.background)
 
+    def atmosphere(self, frame, view):
+        """Fog and sky: CuPy for a frame kept on the device (the base stage), the
+        compiled host pass (engine.render.backends.numba_atmosphere) for the host frames
+        the surface resolve writes and ``read`` copies out."""
+        if hasattr(frame.color, "get"):
+            return super().atmosphere(frame, view)
+        from .numba_atmosphere import apply_atmosphere_numba
+
+        apply_atmosphere_numba(frame.color, frame.depth, view.scene, view.camera)
+
     def read(self, frame, depth: bool = True, host: bool = True, copy: bool = True):
         """Device frames (points only): as they are with ``host=False``, else copied into
         the rasterizer's pinned buffers (and out of them unless ``copy`` is False)."""

@@ -41,6 +41,23 @@ EXTRAS = {12: "gpu", 13: "gpu-cuda13"}
 NVRTC_PACKAGES = {12: "nvidia-cuda-nvrtc-cu12", 13: "nvidia-cuda-nvrtc==13.0.*"}
 
 _CUPY_WHEEL = re.compile(r"^cupy-cuda(\d+)x$")
+# the CUDA majors whose cupy-cudaNNx wheel is looked for (11x-13x exist today)
+_CUPY_MAJORS = range(10, 21)
+
+
+def _installed_cupy_wheels() -> list[str]:
+    """The cupy-cudaNNx distributions installed, each looked up by name: reading every
+    installed distribution's metadata instead took about 0.25 s of each command's
+    start-up (334 distributions in the development environment)."""
+    names = []
+    for major in _CUPY_MAJORS:
+        name = f"cupy-cuda{major}x"
+        try:
+            importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        names.append(name)
+    return names
 
 
 def cupy_wheel_major(distributions=None) -> int | None:
@@ -51,7 +68,7 @@ def cupy_wheel_major(distributions=None) -> int | None:
     import is broken then; uninstall one).
     """
     if distributions is None:
-        distributions = (d.metadata["Name"] or "" for d in importlib.metadata.distributions())
+        distributions = _installed_cupy_wheels()
     majors = set()
     for name in distributions:
         m = _CUPY_WHEEL.match(str(name).strip().lower().replace("_", "-"))

@@ -329,6 +329,13 @@ class _Casters:
             return out
         return keep
 
+    def atmosphere(self, frame, view):
+        """The scene's fog and sky in one compiled pass over the frame
+        (engine.render.backends.numba_atmosphere)."""
+        from .numba_atmosphere import apply_atmosphere_numba
+
+        apply_atmosphere_numba(frame.color, frame.depth, view.scene, view.camera)
+
 
 def _fragments_named(lines, keys, first_line_id):
     """The LineFragments whose pixel's key in ``keys`` holds their own segment."""

@@ -11,6 +11,7 @@ on whichever backend it holds and never asks which one that is::
     keys   = stages.rasterize(inputs, view)    # visibility: (depth | primitive id) keys
     frame  = stages.resolve(keys, inputs, view)  # shade each visible pixel once
     frame  = stages.read(frame, depth, host, copy)  # where the caller wants the frame
+    stages.atmosphere(frame, view)             # the scene's fog and sky, when it has them
 
 Backends: ``software.NumpyBackend`` (the reference: NumPy in every stage),
 ``software.NumbaBackend`` (the CPU fast path), ``cuda_backend.CudaBackend`` (the GPU) and
@@ -30,6 +31,7 @@ import numpy as np
 
 from ...arrays import to_host
 from ...scene.camera import OrthographicCamera
+from ..atmosphere import apply_atmosphere
 from ..attributes import pack_attributes
 from ..deform import deform_tables
 from ..lines import line_colors
@@ -279,6 +281,15 @@ class Backend:
                 self.attribute_changes = (version, [(r[1], r[2]) for r in rows])
             self._attributes_key = key
         return self._attributes
+
+    # the atmosphere stage reads the frame's depth (``read`` must return it)
+    atmosphere_reads_depth = True
+
+    def atmosphere(self, frame, view: FrameView) -> None:
+        """Apply the scene's fog and sky to the read frame (colour and depth, on the
+        host or, for a frame kept on a device, there), in place: this base is the NumPy
+        (or CuPy) stage engine.render.atmosphere.apply_atmosphere, the reference."""
+        apply_atmosphere(frame.color, frame.depth, view.scene, view.camera)
 
     def read(self, frame, depth: bool = True, host: bool = True, copy: bool = True):
         """The resolved frame as the caller asked: host arrays (this base: the frame is

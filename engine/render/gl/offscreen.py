@@ -60,6 +60,7 @@ class OffscreenGL:
         self._fbo = None
         self._size = None
         self._ms = None  # the MultisampleTarget of msaa frames (engine.render.gl.multisample)
+        self._atmosphere = None  # the AtmospherePass of fog/sky frames (gl.atmosphere)
         # the finalizer holds this object's attribute dict, never the object itself
         self._release = weakref.finalize(self, _release_gl, self.__dict__)
 
@@ -108,22 +109,39 @@ class OffscreenGL:
             return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
 
     def draw_frame(self, inputs, size, point_size=1.0, background=(0.0, 0.0, 0.0, 1.0),
-                   colors_revision=None, samples: int = 1):
+                   colors_revision=None, samples: int = 1, atmosphere=None):
         """Clear the framebuffer of ``size`` and draw one frame of vertex-stage output
         (``FrameInputs``: surfaces and points) into it; ``read_frame`` reads it back.
         With ``samples`` > 1 the frame is drawn multisampled and resolved into it
-        (engine.render.gl.multisample)."""
+        (engine.render.gl.multisample). With ``atmosphere`` (the frame's
+        engine.render.atmosphere.AtmosphereParameters) the fog and sky are applied by
+        a full-screen pass (engine.render.gl.atmosphere)."""
         w, h = (int(v) for v in size)
         with self.ctx:
             fbo = self._framebuffer((w, h))
+            fogged = None if atmosphere is None else self._atmosphere_pass((w, h))
+            scene_fbo = fbo if fogged is None else fogged.fbo
             ms = self._multisample((w, h), samples) if samples > 1 else None
-            draw_into = fbo if ms is None else ms.fbo
+            draw_into = scene_fbo if ms is None else ms.fbo
             draw_into.use()
             draw_into.clear(*(background_rgba(background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), point_size, self.painter, self._surface_painter,
                        colors_revision)
             if ms is not None:
-                ms.resolve_into(fbo)
+                ms.resolve_into(scene_fbo)
+            if fogged is not None:
+                fogged.apply_into(fbo, atmosphere)
+
+    def _atmosphere_pass(self, size):
+        """The AtmospherePass of ``size``, kept between frames."""
+        ap = self._atmosphere
+        if ap is None or ap.size != size:
+            from .atmosphere import AtmospherePass
+
+            if ap is not None:
+                ap.release()
+            ap = self._atmosphere = AtmospherePass(self.ctx, size)
+        return ap
 
     def _multisample(self, size, samples):
         """The MultisampleTarget of ``size`` and ``samples``, kept between frames."""
@@ -177,8 +195,9 @@ def _release_gl(state: dict):
         state["painter"].release()
         if state["_surfaces"] is not None:
             state["_surfaces"].release()
-        if state["_ms"] is not None:
-            state["_ms"].release()
+        for target in (state["_ms"], state["_atmosphere"]):
+            if target is not None:
+                target.release()
         fbo = state["_fbo"]
         if fbo is not None:
             for att in (*fbo.color_attachments, fbo.depth_attachment):

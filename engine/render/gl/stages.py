@@ -7,6 +7,7 @@ it works (engine.render.gl.interop)."""
 
 from __future__ import annotations
 
+from ..atmosphere import atmosphere_parameters
 from ..backends.stages import Backend
 
 __all__ = ["GLStages"]
@@ -21,6 +22,7 @@ class GLStages(Backend):
     """
 
     name = "gl"
+    atmosphere_reads_depth = False  # the fog and sky are drawn in GL (rasterize)
     samples = 1  # GL multisampling (Renderer.msaa), engine.render.gl.multisample
 
     def __init__(self, compute: Backend, offscreen):
@@ -34,16 +36,22 @@ class GLStages(Backend):
         return self.compute.vertex_stage(batch, prims, view)
 
     def rasterize(self, inputs, view):
-        """Draw the frame into the framebuffer; GL keeps its depth buffer there, so there
+        """Draw the frame into the framebuffer, the scene's fog and sky applied by a
+        full-screen pass (engine.render.gl.atmosphere); GL keeps its depth buffer there, so there
         are no visibility keys to return (None)."""
         self.offscreen.draw_frame(inputs, view.size, view.point_size, view.background,
-                                  colors_revision=view.vertex_revision, samples=self.samples)
+                                  colors_revision=view.vertex_revision, samples=self.samples,
+                                  atmosphere=atmosphere_parameters(view.scene, view.camera))
 
     def resolve(self, keys, inputs, view):
         """The fragments GL shaded while drawing: the colour read back as a host Frame
         (depth None; ``read`` reads it when the caller wants it)."""
         self._size = view.size
         return self.offscreen.read_frame(view.size, depth=False)
+
+    def atmosphere(self, frame, view):
+        """Nothing: GL applied the fog and sky while drawing (``rasterize``,
+        engine.render.gl.atmosphere), so the frame read back has them."""
 
     def read(self, frame, depth: bool = True, host: bool = True, copy: bool = True):
         """The frame, with GL's depth buffer read back only when ``depth`` is True (about

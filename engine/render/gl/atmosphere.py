@@ -1,0 +1,79 @@
+"""The scene's fog and sky on GL frames (``Renderer(raster="gl")`` and GL windows): the
+frame is drawn into a colour + depth texture target, then one full-screen pass
+(``shaders/atmosphere.frag``) writes the fogged colour, the sky where nothing was drawn,
+and the same depth into the framebuffer that is read back or shown. The formulas are
+engine.render.atmosphere's, evaluated per pixel in GLSL floats; the parameters come from
+``atmosphere_parameters``, the same as the compiled host pass's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .glsl import load_glsl
+
+__all__ = ["AtmospherePass"]
+
+
+class AtmospherePass:
+    """A texture target of one size that frames are drawn into, and the pass that
+    applies the fog and sky from it.
+
+    Args:
+        ctx: the moderngl context (current while any method runs).
+        size: (width, height) in pixels.
+    """
+
+    def __init__(self, ctx, size):
+        self.ctx, self.size = ctx, tuple(size)
+        self.color = ctx.texture(self.size, 4)
+        self.depth = ctx.depth_texture(self.size)
+        self.depth.compare_func = ""  # read as values, not as a shadow comparison
+        self.fbo = ctx.framebuffer(color_attachments=[self.color], depth_attachment=self.depth)
+        self.program = ctx.program(vertex_shader=load_glsl("blit.vert"),
+                                   fragment_shader=load_glsl("atmosphere.frag"))
+        self.program["u_color"].value = 0
+        self.program["u_depth"].value = 1
+        self.vao = ctx.vertex_array(self.program, [])
+
+    def apply_into(self, target, parameters) -> None:
+        """Draw the fogged frame (and its depth) from this target into ``target``.
+
+        Args:
+            target: the single-sample moderngl framebuffer written (colour and depth).
+            parameters: engine.render.atmosphere.AtmosphereParameters of the frame.
+        """
+        import moderngl
+
+        p, prog = parameters, self.program
+        values = {
+            "u_size": self.size,
+            "u_inverse_projection": tuple(p.inverse_projection.astype(np.float32).T.ravel()),
+            "u_camera_rotation": tuple(p.camera_rotation.astype(np.float32).T.ravel()),
+            "u_orthographic": bool(p.orthographic),
+            "u_fog_mode": int(p.fog_mode),
+            "u_fog": tuple(float(v) for v in p.fog),
+            "u_fog_color": tuple(float(v) for v in p.fog_color),
+            "u_fog_to_sky": bool(p.fog_to_sky),
+            "u_sky": len(p.sky) > 0,
+        }
+        if len(p.sky):
+            for name, row in zip(("u_sky_horizon", "u_sky_zenith", "u_sky_ground"), p.sky):
+                values[name] = tuple(float(v) for v in row)
+        for name, value in values.items():
+            uniform = prog.get(name, None)  # the GLSL compiler drops unused uniforms
+            if uniform is not None:
+                uniform.value = value
+        target.use()
+        self.color.use(0)
+        self.depth.use(1)
+        self.ctx.enable(moderngl.DEPTH_TEST)
+        self.ctx.depth_func = "1"  # every pixel written, its depth too
+        try:
+            self.vao.render(moderngl.TRIANGLE_STRIP, vertices=4)
+        finally:
+            self.ctx.depth_func = "<"
+
+    def release(self):
+        for obj in (self.vao, self.program, self.fbo, self.color, self.depth):
+            obj.release()

@@ -1,0 +1,73 @@
+#version 330 core
+// The scene's fog and sky (engine.render.atmosphere: the formulas, in linear light) as a
+// full-screen pass over a drawn frame: its colour (8-bit sRGB) and depth textures in,
+// the fogged colour and the same depth out (engine.render.gl.atmosphere).
+// sRGB transfer functions: IEC 61966-2-1.
+uniform sampler2D u_color;
+uniform sampler2D u_depth;
+uniform vec2 u_size;              // (width, height) in pixels
+uniform mat4 u_inverse_projection;
+uniform mat3 u_camera_rotation;   // view -> world directions (unit columns)
+uniform bool u_orthographic;
+uniform int u_fog_mode;           // -1 none, 0 linear, 1 exp, 2 exp2 (engine.scene.atmosphere.FOG_MODES)
+uniform vec2 u_fog;               // (start, end) for linear, (density, 0) otherwise
+uniform vec3 u_fog_color;         // linear; unused when u_fog_to_sky
+uniform bool u_fog_to_sky;        // the fog takes the sky's colour in the pixel's direction
+uniform bool u_sky;
+uniform vec3 u_sky_horizon;       // linear
+uniform vec3 u_sky_zenith;
+uniform vec3 u_sky_ground;
+out vec4 f_color;
+
+vec3 srgb_decode(vec3 c) {
+    return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), step(0.04045, c));
+}
+
+vec3 srgb_encode(vec3 l) {
+    l = clamp(l, 0.0, 1.0);
+    return mix(l * 12.92, 1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055, step(0.0031308, l));
+}
+
+float fog_factor(float d) {
+    float f;
+    if (u_fog_mode == 0) {
+        f = (u_fog.y - d) / (u_fog.y - u_fog.x);
+    } else if (u_fog_mode == 1) {
+        f = exp(-u_fog.x * d);
+    } else {
+        f = exp(-(u_fog.x * d) * (u_fog.x * d));
+    }
+    return clamp(f, 0.0, 1.0);
+}
+
+vec3 sky_color(vec2 ndc) {
+    vec3 ray = vec3(0.0, 0.0, -1.0);
+    if (!u_orthographic) {  // towards the far plane's point through the pixel centre
+        vec4 far = u_inverse_projection * vec4(ndc, 1.0, 1.0);
+        ray = far.xyz / far.w;
+    }
+    vec3 world = normalize(u_camera_rotation * ray);
+    float e = asin(clamp(world.y, -1.0, 1.0)) * (2.0 / 3.14159265358979);  // over 90 degrees
+    return e >= 0.0 ? mix(u_sky_horizon, u_sky_zenith, e) : mix(u_sky_horizon, u_sky_ground, -e);
+}
+
+void main() {
+    ivec2 p = ivec2(gl_FragCoord.xy);
+    vec4 c = texelFetch(u_color, p, 0);
+    float z = texelFetch(u_depth, p, 0).r;
+    gl_FragDepth = z;
+    vec2 ndc = 2.0 * gl_FragCoord.xy / u_size - 1.0;  // GL rows run bottom-up, as NDC y
+    if (z >= 1.0) {
+        f_color = u_sky ? vec4(srgb_encode(sky_color(ndc)), 1.0) : c;
+        return;
+    }
+    if (u_fog_mode < 0) {
+        f_color = c;
+        return;
+    }
+    vec4 q = u_inverse_projection * vec4(ndc, 2.0 * z - 1.0, 1.0);
+    vec3 view = q.xyz / q.w;
+    float f = fog_factor(u_orthographic ? -view.z : length(view));
+    vec3 fog = u_fog_to_sky ? sky_color(ndc) : u_fog_color;
+    f_color = vec4(srgb_encode(f * srgb_decode(c.rgb) + (1.0 - f) * fog), c.a);
+}
