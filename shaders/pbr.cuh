@@ -6,6 +6,7 @@
 #pragma once
 #include "shading.cuh"
 #include "ibl.cuh"
+#include "shadow.cuh"
 
 namespace frustum {
 
@@ -48,7 +49,8 @@ __host__ __device__ inline void pbr_light(const double n[3], const double v[3],
 // Linear radiance of a "pbr" pixel: unit normal n, unit view vector v, batch-frame
 // position w, linear base colour base, the interpolated varyings vals (uv0 for the
 // maps: uv0 or uv1 each), the scene's ambient, directional and point lights, its
-// environment (ibl.cuh).
+// environment (ibl.cuh); `shadows`: the frame's shadow maps where the pixel receives
+// them (shadow.cuh), else null.
 __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const double v[3], const double w[3],
                                           const double base[3], const double* vals,
@@ -60,7 +62,8 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const double* __restrict__ dir_e, int n_pt,
                                           const double* __restrict__ pt_pos,
                                           const double* __restrict__ pt_e,
-                                          const Environment& env, double out[3]) {
+                                          const Environment& env, double out[3],
+                                          const ShadowMaps* shadows = nullptr) {
     double metallic = M.metallic, rough = M.roughness, occlusion = 1.0;
     double em[3] = {M.emissive[0], M.emissive[1], M.emissive[2]};
     double s[4];  // the maps at their full-size level (level of detail 0), as the host does
@@ -100,6 +103,7 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
             const double ll = sqrt(r2);
             for (int r = 0; r < 3; ++r) { l[r] /= ll; e[r] = pt_e[3 * q + r] / r2; }
         }
+        shadow_scale(shadows, li, n_dir, w, n, l, e);  // shadow.cuh: null when not received
         pbr_light(n, v, l, base, metallic, a2, f);
         for (int ch = 0; ch < 3; ++ch) out[ch] += f[ch] * e[ch];
     }

@@ -13,6 +13,7 @@
 #include "shading.cuh"
 #include "pbr.cuh"
 #include "normal_map.cuh"
+#include "shadow.cuh"
 
 // materials: one frustum::Material record each (material.cuh)
 extern "C" __global__ void resolve_surfaces(
@@ -33,9 +34,14 @@ extern "C" __global__ void resolve_surfaces(
     unsigned int* __restrict__ color_out, float* __restrict__ depth_out,
     const float* __restrict__ env_texels, const long long* __restrict__ env_info,
     const double* __restrict__ env_sh, const float* __restrict__ env_lut, int env_lut_n,
-    int has_env)                                 // the environment (ibl.cuh), has_env 0: none
+    int has_env,                                 // the environment (ibl.cuh), has_env 0: none
+    // the shadow maps (shadow.cuh ShadowMaps): read only when n_maps > 0
+    const float* __restrict__ sh_texels, const double* __restrict__ sh_table,
+    const long long* __restrict__ sh_dir, const long long* __restrict__ sh_point,
+    const unsigned char* __restrict__ sh_receive, int n_maps)
 {
     const frustum::Environment env = {env_texels, env_info, env_sh, env_lut, env_lut_n, has_env};
+    const frustum::ShadowMaps maps = {sh_texels, sh_table, sh_dir, sh_point, sh_receive, n_maps};
     const long long num = (long long)width * height;
     const long long stride = (long long)blockDim.x * gridDim.x;
     for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < num; p += stride) {
@@ -107,10 +113,12 @@ extern "C" __global__ void resolve_surfaces(
             const double vl = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
             if (vl > 0.0) { v[0] /= vl; v[1] /= vl; v[2] /= vl; }
         }
+        // this pixel's shadow maps, or null where there are none or it receives none
+        const frustum::ShadowMaps* shadows = n_maps > 0 && sh_receive[t] ? &maps : nullptr;
         if (shading == 3) {
             double lin[3];
             frustum::pbr_pixel(M, n, v, w3, base, vals, offsets, texels, tex_info, ambient,
-                               n_dir, dir_l, dir_e, n_pt, pt_pos, pt_e, env, lin);
+                               n_dir, dir_l, dir_e, n_pt, pt_pos, pt_e, env, lin, shadows);
             color_out[p] = frustum::unorm8(frustum::srgb_encode(lin[0])) |
                            (frustum::unorm8(frustum::srgb_encode(lin[1])) << 8) |
                            (frustum::unorm8(frustum::srgb_encode(lin[2])) << 16) | (alpha << 24);
@@ -136,6 +144,7 @@ extern "C" __global__ void resolve_surfaces(
                 if (ll > 0.0) { l[0] /= ll; l[1] /= ll; l[2] /= ll; }
                 for (int r = 0; r < 3; ++r) e[r] = pt_e[3 * q + r] / r2;
             }
+            frustum::shadow_scale(shadows, li, n_dir, w3, n, l, e);
             const double ndl = n[0] * l[0] + n[1] * l[1] + n[2] * l[2];
             if (ndl > 0.0) {
                 for (int r = 0; r < 3; ++r) diff[r] += e[r] * ndl;

@@ -51,7 +51,7 @@ uniform vec3 u_view_dir;
 // image-based lighting (engine/render/ibl.py), when u_has_env: the SH coefficients of
 // irradiance / pi, the specular chain as the mip levels of one equirectangular texture
 // (level k: roughness k / 4; u repeats, v clamps) and the split-sum table (A, B) over
-// (N.V, roughness), both on units 4 and 5
+// (N.V, roughness), on units 5 and 6
 uniform bool u_has_env;
 uniform vec3 u_env_sh[9];
 uniform sampler2D u_env_specular;
@@ -64,6 +64,22 @@ uniform sampler2D u_env_lut;
 uniform int u_peel;
 uniform sampler2D u_opaque_depth;
 uniform sampler2D u_peel_depth;
+
+// shadow maps (engine/render/shadows.py): every map's window depths stacked in one R32F
+// texture (map k in rows u_map_row[k] .. + u_map_size[k]); each light's map or -1; the
+// draw's triangles receive them when u_receive
+#define MAX_MAPS 4
+uniform int u_n_maps;
+uniform bool u_receive;
+uniform sampler2D u_shadow_atlas;
+uniform int u_dir_map[MAX_LIGHTS];
+uniform int u_point_map[MAX_LIGHTS];
+uniform mat4 u_map_vp[MAX_MAPS];
+uniform int u_map_row[MAX_MAPS];
+uniform int u_map_size[MAX_MAPS];
+uniform vec2 u_map_texel[MAX_MAPS];   // texel_a, texel_b
+uniform vec3 u_map_origin[MAX_MAPS];
+uniform vec3 u_map_axis[MAX_MAPS];
 
 out vec4 f_color;
 
@@ -122,6 +138,37 @@ float point_window(int q, vec3 l, float r2) {
         k *= w * w;
     }
     return k;
+}
+
+// the fraction of light i's radiance reaching v_position of unit normal n, l the unit
+// direction to the light (engine/render/shadows.py visibility: slope-scaled bias, the
+// light's projection, 3 x 3 percentage-closer filtering); 1 without a map
+float shadow_visibility(int i, vec3 n, vec3 l) {
+    if (u_n_maps == 0 || !u_receive) return 1.0;
+    int k = i < N_DIRECTIONAL ? u_dir_map[i] : u_point_map[i - N_DIRECTIONAL];
+    float ndl = dot(n, l);
+    if (k < 0 || ndl <= 0.0) return 1.0;
+    ndl = min(ndl, 1.0);
+    float nda = dot(n, u_map_axis[k]);
+    float slope = min(sqrt(max(1.0 - nda * nda, 0.0)) / ndl, 10.0);  // MAX_SLOPE
+    float texel = u_map_texel[k].x + u_map_texel[k].y * dot(v_position - u_map_origin[k],
+                                                            u_map_axis[k]);
+    vec3 q = v_position + l * (texel * (0.5 + 2.5 * slope));  // BIAS_CONSTANT, BIAS_SLOPE
+    vec4 c = u_map_vp[k] * vec4(q, 1.0);
+    if (c.w <= 0.0) return 1.0;
+    int s = u_map_size[k];
+    vec2 st = vec2((c.x / c.w + 1.0) * 0.5, (1.0 - c.y / c.w) * 0.5) * float(s);
+    float d = (c.z / c.w) * 0.5 + 0.5;
+    ivec2 i0 = ivec2(floor(clamp(st, -2.0, float(s) + 2.0)));
+    int lit = 0;
+    for (int dj = -1; dj <= 1; ++dj) {  // PCF_RADIUS 1
+        for (int di = -1; di <= 1; ++di) {
+            ivec2 t = i0 + ivec2(di, dj);
+            if (t.x < 0 || t.x >= s || t.y < 0 || t.y >= s ||
+                d <= texelFetch(u_shadow_atlas, ivec2(t.x, u_map_row[k] + t.y), 0).r) ++lit;
+        }
+    }
+    return float(lit) / 9.0;
 }
 
 // linear radiance -> display (engine/render/tonemap.py): exposure, then Khronos PBR Neutral
@@ -245,6 +292,7 @@ vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
             e = u_point_radiance[i - N_DIRECTIONAL] / r2;
             if (u_windowed) e *= point_window(i - N_DIRECTIONAL, l, r2);
         }
+        e *= shadow_visibility(i, n, l);
         out_rgb += pbr_light(n, v, l, c, metallic, a2) * e;
     }
     return out_rgb + emissive;
@@ -329,6 +377,7 @@ void main() {
             e = u_point_radiance[i - N_DIRECTIONAL] / r2;
             if (u_windowed) e *= point_window(i - N_DIRECTIONAL, l, r2);
         }
+        e *= shadow_visibility(i, n, l);
         float ndl = dot(n, l);
         if (ndl > 0.0) {
             diffuse += e * ndl;

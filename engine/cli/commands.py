@@ -20,6 +20,7 @@ from ..scene.exposure import TONE_MAPS
 from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
 from ..scene.geometry import POINT_SHAPES, SIZE_UNITS
 from ..scene.graph import DRAW_MODES
+from ..scene.light import DirectionalLight, SpotLight
 from ..scene.material import SHADINGS
 from .args import (
     ArgumentParser,
@@ -324,6 +325,10 @@ def _add_exposure_options(p: argparse.ArgumentParser):
     p.add_argument("--tone-map", choices=TONE_MAPS, default=None,
                    help="'none' (clamp, the default) or 'pbr-neutral' (Khronos PBR "
                         "Neutral: bright colours compressed, not clipped)")
+    p.add_argument("--shadows", action="store_true",
+                   help="shadow maps for every directional and spot light of the scene "
+                        "(each light's shadow_map_size, default 1024 texels square); the "
+                        "default headlight of a scene without lights casts none")
 
 
 def _add_scene_options(p: argparse.ArgumentParser):
@@ -459,7 +464,12 @@ def _apply_look(args, scene):
     apply_look(scene, draw, args.shading, args.background,
                line_color=getattr(args, "line_color", None), hidden_lines=hidden,
                exposure=args.exposure, tone_map=args.tone_map, point_size=args.point_size,
-               point_shape=args.point_shape, point_units=args.point_units)
+               point_shape=args.point_shape, point_units=args.point_units, shadows=args.shadows)
+    if args.shadows and not any(isinstance(n, (DirectionalLight, SpotLight))
+                                for n in scene.traverse()):
+        named = getattr(args, "source", None) or ", ".join(map(str, args.files))
+        print(f"frustum: --shadows: {named} has no directional or spot light, and the "
+              f"default headlight casts no shadows", file=sys.stderr)
     if getattr(args, "fog", None) is not None:
         scene.fog = args.fog
     if getattr(args, "environment", None) is not None:
@@ -676,7 +686,8 @@ def _render_animation(args, scene, camera, renderer, path, clips=None) -> int:
                                   up=args.up, root=args.root, exposure=args.exposure,
                                   tone_map=args.tone_map, point_size=args.point_size,
                                   point_shape=args.point_shape,
-                                  point_units=args.point_units),
+                                  point_units=args.point_units,
+                                  shadows=args.shadows),
             camera, path, args.fps, n, args.size, backend=args.backend, raster=args.raster,
             numba_threads=args.numba_threads or 1, msaa=args.msaa)
     writer = open_frame_writer(args.out, args.size, args.fps, pad=args.pad)
@@ -735,7 +746,7 @@ def cmd_render_many(args) -> int:
                     point_units=args.point_units, draw=args.draw, shading=args.shading,
                     background=background, numba_threads=args.numba_threads,
                     root=args.root, msaa=args.msaa, exposure=args.exposure,
-                    tone_map=args.tone_map, environment=args.environment)
+                    tone_map=args.tone_map, environment=args.environment, shadows=args.shadows)
     res = render_many(args.patterns, args.out, spec, scheduler=args.scheduler,
                       workers=args.workers, force=args.force,
                       connect_timeout=args.connect_timeout)

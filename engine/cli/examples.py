@@ -1,7 +1,8 @@
 """The examples runner behind ``frustum example`` and the command line every example shares.
 
 ``example_parser`` / ``run_example`` give each script in ``examples/`` the same options
-(--headless, --frames, --out, --size, --seed, --backend, --raster) and one-line errors;
+(--headless, --frames, --out, --size, --seed, --backend, --raster, --shadows) and
+one-line errors;
 ``list_examples`` / ``run_example_script`` find and run those scripts by name.
 """
 
@@ -21,7 +22,7 @@ __all__ = ["example_parser", "examples_folder", "list_examples", "run_example",
 # --- example scripts -----------------------------------------------------------------------
 def example_parser(description: str, size=(960, 540), frames: int = 120) -> argparse.ArgumentParser:
     """The command line every example shares: --headless, --frames N, --out PATH,
-    --size WxH, --seed, --backend, --raster."""
+    --size WxH, --seed, --backend, --raster, --shadows."""
     p = ArgumentParser(description=description)
     p.add_argument("--headless", action="store_true",
                    help="no window: run FRAMES frames with simulated time, write --out")
@@ -36,6 +37,9 @@ def example_parser(description: str, size=(960, 540), frames: int = 120) -> argp
                    help="projection backend (default: $ENGINE_BACKEND or auto)")
     p.add_argument("--raster", choices=("auto", *RASTER_MODES), default="auto",
                    help="window drawing path (see engine.display.Viewer)")
+    p.add_argument("--shadows", action="store_true",
+                   help="shadow maps for the scene's directional and spot lights "
+                        "(engine.scene.light.enable_shadows)")
     p.set_defaults(default_frames=frames)
     return p
 
@@ -45,14 +49,18 @@ def run_example(app, args) -> int:
 
     Headless: ``args.frames`` (or the parser's default) frames, the last written to
     ``args.out`` (default ``<title>.png``). Window: until closed or ``args.frames``;
-    with ``args.out`` the window's last frame is saved there.
+    with ``args.out`` the window's last frame is saved there. ``args.shadows``: every
+    directional and spot light of ``app.scene`` renders shadow maps.
     User errors (engine.errors.EngineError, ValueError, OSError) print one line and
     return 2.
     """
     import sys
 
     from ..errors import EngineError
+    from ..scene.light import enable_shadows
 
+    if getattr(args, "shadows", False):
+        enable_shadows(app.scene)
     try:
         if args.headless:
             frames = args.frames or args.default_frames

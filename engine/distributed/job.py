@@ -72,7 +72,7 @@ class _ScenePickler(pickle.Pickler):
 @dataclass(frozen=True)
 class SceneSource:
     """How a worker gets the scene: ``file`` ('demo' or an absolute 3D file path) with
-    the --draw/--shading/--background/--exposure/--tone-map look, or ``data`` (a pickled ``(scene, camera)``).
+    the --draw/--shading/--background/--exposure/--tone-map/--shadows look, or ``data`` (a pickled ``(scene, camera)``).
     Build one with ``from_file`` or ``from_scene``."""
 
     file: str | None = None
@@ -87,12 +87,13 @@ class SceneSource:
     point_size: float | None = None
     point_shape: str | None = None
     point_units: str | None = None
+    shadows: bool = False
 
     @classmethod
     def from_file(cls, source, draw=None, shading=None, background=None,
                   up: str | None = None, root=None, exposure=None,
                   tone_map=None, point_size=None, point_shape=None,
-                  point_units=None) -> SceneSource:
+                  point_units=None, shadows=False) -> SceneSource:
         """A 3D file (or 'demo') every worker loads from the same path (``up``: its up
         axis, ``root``: the folder its references may be read from, as
         ``engine.io.load`` takes them); see the module docstring for what must be
@@ -105,7 +106,7 @@ class SceneSource:
         bg = None if background is None else tuple(float(v) for v in np.ravel(background))
         return cls(file=s, draw=draw, shading=shading, background=bg, up=up, root=root,
                    exposure=exposure, tone_map=tone_map, point_size=point_size,
-                   point_shape=point_shape, point_units=point_units)
+                   point_shape=point_shape, point_units=point_units, shadows=bool(shadows))
 
     @classmethod
     def from_scene(cls, scene, camera, motion=None) -> SceneSource:
@@ -126,7 +127,8 @@ class SceneSource:
         scene, camera = load_source(self.file, aspect, self.up, self.root)
         apply_look(scene, self.draw, self.shading, self.background,
                    exposure=self.exposure, tone_map=self.tone_map, point_size=self.point_size,
-                   point_shape=self.point_shape, point_units=self.point_units)
+                   point_shape=self.point_shape, point_units=self.point_units,
+                   shadows=self.shadows)
         return scene, camera, None
 
     def describe(self) -> str:

@@ -86,9 +86,9 @@ class ManySpec:
     turntable: seconds of one turn (clips only); fps: clip frame rate. camera:
     (azimuth, elevation, distance or None) or None for the default framing.
     backend, point_size, point_shape, point_units, draw, shading, background, exposure,
-    tone_map: as ``frustum render`` (the point options set every geometry's, through
-    ``engine.io.sources.apply_look``). environment: an engine.scene.Environment lighting
-    every file, or None. msaa: samples per pixel (engine.render.msaa), 4: anti-aliased images and
+    tone_map, shadows: as ``frustum render`` (the point options set every geometry's,
+    through ``engine.io.sources.apply_look``). environment: an engine.scene.Environment
+    lighting every file, or None. msaa: samples per pixel (engine.render.msaa), 4: anti-aliased images and
     clips.
     numba_threads: Numba threads per task; None: 1 on Dask workers (so they do not
     oversubscribe the cores), Numba's own default in this process. root: the folder
@@ -113,6 +113,7 @@ class ManySpec:
     exposure: float | None = None
     tone_map: str | None = None
     environment: object = None
+    shadows: bool = False
 
     @property
     def clip(self) -> bool:
@@ -313,7 +314,8 @@ def render_item(spec: ManySpec, source: str) -> dict:
         scene, camera = load_source(source, w / h, root=spec.root)
         apply_look(scene, spec.draw, spec.shading, spec.background, exposure=spec.exposure,
                    tone_map=spec.tone_map, point_size=spec.point_size,
-                   point_shape=spec.point_shape, point_units=spec.point_units)
+                   point_shape=spec.point_shape, point_units=spec.point_units,
+                   shadows=spec.shadows)
         if spec.environment is not None:
             scene.environment = spec.environment
         if spec.camera is not None:

@@ -17,6 +17,7 @@ from ..scene.framing import (
     VIEW_FOV_Y,
     framed_camera,
 )
+from ..scene.light import enable_shadows
 
 __all__ = ["DEFAULT_BACKGROUND", "VIEW_AZIMUTH", "VIEW_ELEVATION", "VIEW_FOV_Y", "apply_look",
            "framed_camera", "load_source", "load_sources"]
@@ -78,12 +79,13 @@ def load_sources(sources, aspect: float = 1.0, up: str | None = None, root=None)
 
 def apply_look(scene, draw=None, shading=None, background=None, line_color=None,
                hidden_lines=False, exposure=None, tone_map=None, point_size=None,
-               point_shape=None, point_units=None):
+               point_shape=None, point_units=None, shadows=False):
     """The command line's --draw, --shading, --background, --line-color,
-    --hidden-lines, --exposure, --tone-map, --point-size, --point-shape and
-    --point-units applied to a freshly loaded scene
+    --hidden-lines, --exposure, --tone-map, --point-size, --point-shape,
+    --point-units and --shadows applied to a freshly loaded scene
     (None/False leaves each as loaded; exposure and tone map set ``Scene.exposure`` and
-    ``Scene.tone_map``):
+    ``Scene.tone_map``; ``shadows`` turns on every directional and spot light's,
+    engine.scene.light.enable_shadows):
     every node with geometry is drawn as ``draw`` with lines of ``line_color`` (see
     ``Node.line_color``) and ``hidden_line_removal`` on when ``hidden_lines``, and every
     mesh material shaded as ``shading``; every geometry's vertices drawn as points get
@@ -95,6 +97,8 @@ def apply_look(scene, draw=None, shading=None, background=None, line_color=None,
         scene.exposure = exposure
     if tone_map is not None:
         scene.tone_map = tone_map
+    if shadows:
+        enable_shadows(scene)
     for node in scene.traverse():
         if node.geometry is None:
             continue

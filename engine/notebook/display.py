@@ -98,22 +98,26 @@ def to_scene(x, aspect: float = 16 / 9, camera=None, background=None):
 
 
 def render_still(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None,
-                 draw=None, shading=None, background=None, msaa: int = IMAGE_MSAA):
+                 draw=None, shading=None, background=None, msaa: int = IMAGE_MSAA,
+                 shadows: bool = False):
     """The ``Frame`` that ``show(x)`` displays for a scene, node, geometry or file
-    (``msaa`` samples per pixel, engine.render.msaa: 4 by default for a still)."""
+    (``msaa`` samples per pixel, engine.render.msaa: 4 by default for a still;
+    ``shadows``: every directional and spot light renders shadow maps, as ``frustum
+    render --shadows``)."""
     from ..render.renderer import Renderer, check_size
     from ..scene.graph import Scene
 
     w, h = check_size(size)
     scene, cam = to_scene(x, w / h, camera, background)
-    if draw is not None or shading is not None:
+    if draw is not None or shading is not None or shadows:
         if isinstance(x, Scene):
             from ..errors import EngineError
 
-            raise EngineError("draw=/shading= change the scene: set them on its nodes")
+            raise EngineError("draw=/shading=/shadows= change the scene: set them on its "
+                              "nodes (shadows: light.shadows = True)")
         from ..io.sources import apply_look
 
-        apply_look(scene, draw, shading)
+        apply_look(scene, draw, shading, shadows=shadows)
     renderer = Renderer(scene, cam, (w, h), backend=backend, point_size=point_size,
                         msaa=msaa)
     try:
@@ -130,7 +134,8 @@ def _is_media(x) -> bool:
 
 
 def show(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None, draw=None,
-         shading=None, background=None, width: int | None = None, msaa: int = IMAGE_MSAA):
+         shading=None, background=None, width: int | None = None, msaa: int = IMAGE_MSAA,
+         shadows: bool = False):
     """Display ``x`` inline in Jupyter (see the module docstring for what ``x`` may be).
 
     size: (width, height) pixels of a rendered frame (default 800x450). camera: a
@@ -138,7 +143,9 @@ def show(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None, draw=
     point_size: as ``engine.Renderer``. draw, shading, background: as ``frustum render``
     (draw/shading for files, nodes and geometry; a Scene keeps its own). width: display
     width of a clip in CSS pixels. msaa: samples per pixel of a rendered still (1, 2, 4
-    or 8; default 4, anti-aliased: engine.render.msaa).
+    or 8; default 4, anti-aliased: engine.render.msaa). shadows: shadow maps for every
+    directional and spot light of a file, node or geometry shown (``frustum render
+    --shadows``; a Scene's lights say for themselves: ``light.shadows``).
 
     Returns None (the output is displayed, like ``print``); for the Frame itself use
     ``render_still``. Raises EngineError for something it cannot show, and when
@@ -165,5 +172,5 @@ def show(x, size=DEFAULT_SIZE, camera=None, backend=None, point_size=None, draw=
         obj = Media(x, width)
     else:
         obj = render_still(x, size, camera, backend, point_size, draw, shading, background,
-                           msaa)
+                           msaa, shadows)
     display(obj)

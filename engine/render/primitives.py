@@ -27,6 +27,8 @@ image, a material's field assigned), never per frame: moving or recolouring obje
                   the surface vertex stage transforms)
     meshes        [(geometry, start, stop, copies)]: the meshes drawn as surfaces, for
                   the vertex attributes (engine.render.attributes.pack_attributes)
+    tri_cast      (T,) bool: the triangle's node casts shadows (``Node.cast_shadow``)
+    tri_receive   (T,) bool: the triangle's node receives them (``Node.receive_shadow``)
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class Primitives:
         self.meshes: list = []
         self.key = None
         self.derived: dict = {}  # per-assembly arrays derived by a backend (e.g. packed materials)
+        self.tri_cast = np.zeros(0, bool)
+        self.tri_receive = np.zeros(0, bool)
 
     @property
     def has_surfaces(self) -> bool:
@@ -73,6 +77,7 @@ class Primitives:
         n = batch.vertex_count
         out = cls(n)
         tris, mats, lines, occluders = [], [], [], []
+        shadow_flags = []  # per triangle group: (count, cast, receive)
         line_info = []  # per line group: (count, rgba or None, tint, mesh edge, on faces)
         index_of: dict[int, int] = {}
         for node, (start, stop) in batch.ranges.items():
@@ -110,6 +115,7 @@ class Primitives:
                     out.materials.append(g.material)
                 tris.append(faces)
                 mats.append(np.full(len(faces), m, np.int32))
+                shadow_flags.append((len(faces), node.cast_shadow, node.receive_shadow))
             if "wireframe" in mode and len(faces):
                 e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
                 lines.append(np.unique(np.sort(e, axis=1), axis=0))
@@ -120,6 +126,9 @@ class Primitives:
         if tris:
             out.triangles = np.concatenate(tris)
             out.tri_material = np.concatenate(mats)
+            count, cast, receive = zip(*shadow_flags)
+            out.tri_cast = np.repeat(np.array(cast, bool), count)
+            out.tri_receive = np.repeat(np.array(receive, bool), count)
         if lines:
             out.lines = np.concatenate(lines)
             count, rgba, tint, edge, on_face = zip(*line_info)

@@ -49,7 +49,7 @@ import numpy as np
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear, to_unorm8
 from ..scene.light import AmbientLight, DirectionalLight, Light, PointLight, SpotLight
 from ..scene.sampling import level_of_detail, sample
-from . import ibl, pbr
+from . import ibl, pbr, shadows
 from .attributes import VARYINGS, material_span
 from .frame import EMPTY_KEY, Frame, background_rgba
 from .materials import FRAME_ALPHA
@@ -195,15 +195,19 @@ class SurfaceShader:
         exposure, tone_map: the scene's (engine.render.tonemap).
         environment: the scene's environment prefiltered (engine.render.ibl.Prefiltered),
             or None.
+        shadow_set: the frame's engine.render.shadows.ShadowSet (its maps hide their
+            lights from the receiving triangles).
     """
 
     def __init__(self, prims, setup, varyings, eye, lights, size, view_dir=None, spots=(),
-                 exposure=1.0, tone_map="none", environment=None):
+                 exposure=1.0, tone_map="none", environment=None,
+                 shadow_set=shadows.NO_SHADOWS):
         self.prims, self.setup, self.varyings = prims, setup, varyings
         self.eye, self.lights, self.size = np.asarray(eye, np.float64), lights, size
         self.view_dir = None if view_dir is None else np.asarray(view_dir, np.float64)
         self.spots, self.exposure, self.tone_map = list(spots), exposure, tone_map
         self.environment = environment
+        self.shadows = shadow_set
 
     def barycentrics(self, t, px, py):
         """(M, 3) perspective-correct barycentrics of triangles t at pixel centres."""
@@ -340,6 +344,24 @@ class SurfaceShader:
             sources.append((to_light, e * k[:, None]))
         return sources
 
+    def _shadowed(self, sources, p, n, t):
+        """``sources`` with each shadowed light's radiance times its visibility
+        (engine.render.shadows.visibility) at the receiving triangles t."""
+        if not self.shadows.maps:
+            return sources
+        out = list(sources)
+        receive = self.shadows.receive[t]
+        n_dir = len(self.lights[1])
+        for m in self.shadows.maps:
+            k = self.shadows.source(m, n_dir)
+            to_light, e = out[k]
+            vis = np.ones(len(t))
+            if receive.any():
+                vis[receive] = shadows.visibility(m, p[receive], n[receive],
+                                                  to_light[receive])
+            out[k] = (to_light, e * vis[:, None])
+        return out
+
     def _light(self, mat, t, vals, base):
         n, view, p = self._normal_view(mat, t, vals)
         ambient = self.lights[0]
@@ -347,7 +369,7 @@ class SurfaceShader:
         if self.environment is not None:  # the environment joins the ambient (engine.render.ibl)
             diffuse += ibl.ambient_lit(self.environment, n)
         spec = np.zeros_like(base)
-        for to_light, e in self._sources(p):
+        for to_light, e in self._shadowed(self._sources(p), p, n, t):
             ndl = np.einsum("ij,ij->i", n, to_light)[:, None]
             diffuse += e * np.maximum(ndl, 0.0)
             if mat.specular > 0:
@@ -374,7 +396,7 @@ class SurfaceShader:
         if self.environment is not None:
             rgb = rgb + ibl.ambient_pbr(self.environment, n, view, base, metallic, roughness,
                                         occlusion)
-        for to_light, e in self._sources(p):
+        for to_light, e in self._shadowed(self._sources(p), p, n, t):
             ndl = np.maximum(np.einsum("ij,ij->i", n, to_light), 0.0)[:, None]
             f = pbr.brdf(n, view, to_light, base, metallic, roughness)
             rgb = rgb + np.pi * f * e * ndl

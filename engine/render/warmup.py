@@ -23,6 +23,7 @@ from ..scene.atmosphere import Fog, Sky
 from ..scene.camera import PerspectiveCamera
 from ..scene.geometry import Lines, Mesh, PointCloud
 from ..scene.graph import Node, Scene
+from ..scene.light import DirectionalLight
 from ..scene.material import Material, Texture
 from ..scene.procedural import box, icosphere
 from .msaa import IMAGE_MSAA
@@ -34,8 +35,9 @@ log = logging.getLogger("engine")
 
 def _surfaces() -> Scene:
     """Lit (with normals and specular), flat, unlit, textured and vertex-coloured
-    triangles, each material once: the resolve's every shading branch; and a BLEND
-    sheet over them (engine.render.transparency)."""
+    triangles, each material once: the resolve's every shading branch; a BLEND sheet over
+    them (engine.render.transparency); under a light with shadows, so the shadow pass's
+    kernels are compiled too."""
     scene = Scene("warm-up surfaces")
     ball, faces = icosphere(1)
     checker = np.kron(np.indices((4, 4)).sum(axis=0) % 2, np.ones((4, 4)))[..., None]
@@ -54,6 +56,8 @@ def _surfaces() -> Scene:
     sheet = np.array([[-2, -2, 1.2], [2, -2, 1.2], [2, 2, 1.2], [-2, 2, 1.2]], np.float32)
     scene.add(Node("glass", geometry=Mesh(sheet, [[0, 1, 2], [0, 2, 3]], material=Material(
         color=(0.6, 0.8, 1.0, 0.3), shading="unlit", blend=True, double_sided=True))))
+    sun = scene.add(DirectionalLight(shadows=True, shadow_map_size=64, position=(1, 2, 3)))
+    sun.look_at((0, 0, 0))
     return scene
 
 

@@ -564,6 +564,38 @@ class Node:
             self._hidden_lines = bool(value)
             self._structure_changed()
 
+    # shadows (engine.render.shadows): class defaults, so every node starts with both on
+    _cast_shadow = True
+    _receive_shadow = True
+
+    @property
+    def cast_shadow(self) -> bool:
+        """This node's triangles go into the shadow maps of the lights with ``shadows``
+        on (default True). Per node, not per subtree; a light is a node too, but this
+        flag is about geometry: a light's own switch is ``Light.shadows``."""
+        return self._cast_shadow
+
+    @cast_shadow.setter
+    def cast_shadow(self, value: bool):
+        self._set_shadow_flag("cast_shadow", value)
+
+    @property
+    def receive_shadow(self) -> bool:
+        """This node's triangles are darkened where a shadow map says a light is hidden
+        (default True); False lights them as if no shadow fell on them."""
+        return self._receive_shadow
+
+    @receive_shadow.setter
+    def receive_shadow(self, value: bool):
+        self._set_shadow_flag("receive_shadow", value)
+
+    def _set_shadow_flag(self, name: str, value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{self._label()}: {name} must be True or False, got {value!r}")
+        if bool(value) != getattr(self, "_" + name):
+            setattr(self, "_" + name, bool(value))
+            self._structure_changed()  # the assembly's per-triangle flags follow
+
     @property
     def skin(self):
         """The ``engine.scene.deform.Skin`` placing this node's skinned Mesh, or None.

@@ -19,6 +19,13 @@ the units of glTF KHR_lights_punctual a directional light's intensity is an illu
 (lux) and a point or spot light's a luminous intensity (candela): the loader keeps the
 file's numbers, and ``Scene.exposure`` scales the result (engine.render.tonemap).
 
+Shadows: ``light.shadows = True`` on a DirectionalLight or a SpotLight makes it render a
+shadow map each frame (``light.shadow_map_size`` texels square, default
+DEFAULT_SHADOW_MAP_SIZE) that hides it from the surfaces behind an object's
+``cast_shadow`` triangles (engine.render.shadows: fitting, bias and filtering). Point
+lights and ambient lights cast no shadows (a point light would need six maps, a cube:
+not drawn yet), so asking one for them raises ValueError.
+
 Point and spot lights take an optional ``range`` (world units, None = unlimited): the
 light is zero beyond it, with KHR_lights_punctual's recommended window
 ``clamp(1 - (d / range) ** 4, 0, 1) ** 2`` times the inverse square law
@@ -32,17 +39,23 @@ import math
 from ..errors import as_number
 from .graph import Node
 
-__all__ = ["AmbientLight", "DirectionalLight", "Light", "PointLight", "SpotLight"]
+__all__ = ["DEFAULT_SHADOW_MAP_SIZE", "MAX_SHADOW_MAP_SIZE", "AmbientLight",
+           "DirectionalLight", "Light", "PointLight", "SpotLight", "enable_shadows"]
+
+DEFAULT_SHADOW_MAP_SIZE = 1024
+MAX_SHADOW_MAP_SIZE = 8192
 
 
 class Light(Node):
-    """Base class: ``color`` (3 floats in [0, 1], linear RGB) times ``intensity`` (>= 0).
+    """Base class: ``color`` (3 floats in [0, 1], linear RGB) times ``intensity`` (>= 0);
+    ``shadows`` and ``shadow_map_size`` as the properties of those names.
 
     Raises:
         ValueError: a colour outside [0, 1] or a negative / non-finite intensity.
     """
 
     def __init__(self, name: str = "light", color=(1.0, 1.0, 1.0), intensity: float = 1.0,
+                 *, shadows: bool = False, shadow_map_size: int = DEFAULT_SHADOW_MAP_SIZE,
                  **node_kwargs):
         super().__init__(name, **node_kwargs)
         self.color = color
@@ -50,6 +63,8 @@ class Light(Node):
         if not (math.isfinite(i) and i >= 0):
             raise ValueError(f"{name}: intensity must be a finite number >= 0, got {intensity!r}")
         self.intensity = i
+        self.shadows = shadows
+        self.shadow_map_size = shadow_map_size
 
     @property
     def color(self) -> tuple[float, float, float]:
@@ -70,6 +85,50 @@ class Light(Node):
     def radiance(self) -> tuple[float, float, float]:
         """color x intensity, linear RGB."""
         return tuple(c * self.intensity for c in self.color)
+
+    # the shadow switches (module docstring): class defaults, set through the properties
+    _shadows = False
+    _shadow_map_size = DEFAULT_SHADOW_MAP_SIZE
+
+    @property
+    def casts_shadows(self) -> bool:
+        """Whether this kind of light can render a shadow map (directional and spot)."""
+        return isinstance(self, (DirectionalLight, SpotLight))
+
+    @property
+    def shadows(self) -> bool:
+        """True: this light renders a shadow map every frame (engine.render.shadows).
+
+        Raises:
+            ValueError: set True on a point or ambient light (no shadow maps for them).
+            TypeError: not a bool.
+        """
+        return self._shadows
+
+    @shadows.setter
+    def shadows(self, value: bool):
+        if not isinstance(value, bool):
+            raise TypeError(f"{self.name}: shadows must be True or False, got {value!r}")
+        if value and not self.casts_shadows:
+            raise ValueError(f"{self.name}: only directional and spot lights cast shadows, "
+                             f"not a {type(self).__name__}")
+        self._shadows = value
+
+    @property
+    def shadow_map_size(self) -> int:
+        """Side of the square shadow map in texels, a whole number in
+        [16, MAX_SHADOW_MAP_SIZE] (default DEFAULT_SHADOW_MAP_SIZE). Raises ValueError
+        otherwise."""
+        return self._shadow_map_size
+
+    @shadow_map_size.setter
+    def shadow_map_size(self, value: int):
+        v = as_number(value, f"{self.name}: shadow_map_size")
+        if isinstance(value, bool) or not (float(v).is_integer()
+                                           and 16 <= v <= MAX_SHADOW_MAP_SIZE):
+            raise ValueError(f"{self.name}: shadow_map_size must be a whole number of texels "
+                             f"in [16, {MAX_SHADOW_MAP_SIZE}], got {value!r}")
+        self._shadow_map_size = int(v)
 
 
 class DirectionalLight(Light):
@@ -136,3 +195,13 @@ class SpotLight(PointLight):
 
 class AmbientLight(Light):
     """Uniform light added to every lit surface (its position and direction do not matter)."""
+
+
+def enable_shadows(root: Node, on: bool = True) -> int:
+    """``shadows = on`` for every DirectionalLight and SpotLight under ``root`` (itself
+    included; hidden ones too). Returns how many lights that was (0: a scene lit only by
+    the default headlight, which casts no shadows). The CLI's ``--shadows``."""
+    lights = [n for n in root.traverse() if isinstance(n, (DirectionalLight, SpotLight))]
+    for light in lights:
+        light.shadows = bool(on)
+    return len(lights)

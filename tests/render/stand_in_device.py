@@ -219,7 +219,7 @@ def make_cupy():
     cp.ones = lambda shape, dtype=np.float64: _filled(shape, 1, dtype)
     cp.full = lambda shape, value, dtype=None: _filled(shape, value, dtype)
     for name in ("concatenate", "broadcast_to", "repeat", "all", "any", "isfinite", "clip",
-                 "rint", "arange", "flatnonzero", "tile"):
+                 "rint", "arange", "flatnonzero", "tile", "where"):
         setattr(cp, name, getattr(np, name))
     cuda = types.SimpleNamespace(
         is_available=lambda: True, Device=_Device, Stream=_Stream, Event=_Event,

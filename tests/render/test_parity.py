@@ -768,6 +768,49 @@ def msaa4_lines():
     return _white_points_lines(True)
 
 
+def _shadow_check(scene, cam, light):
+    """The frame with the light's shadows against the same frame without: a region of
+    the plane darker by far (the shadow, about a world unit square: > 150 pixels here),
+    and no pixel brighter."""
+    light.shadows = False
+    plain = Renderer(scene, cam, SIZE, backend="numpy").render().color[..., :3].astype(int)
+    light.shadows = True
+
+    def check(f):
+        d = plain - f.color[..., :3].astype(int)
+        return (d.max(axis=-1) > 30).sum() > 150 and d.min() >= 0
+    return check
+
+
+def _shadow_scene(light):
+    """A PBR plane and a lit box standing on it under ``light`` (with shadows), seen from
+    above and in front."""
+    from engine.scene.procedural import box
+
+    scene = Scene(background=(0, 0, 0))
+    pos = np.array([[-3, 0, -3], [3, 0, -3], [3, 0, 3], [-3, 0, 3]], np.float32)
+    scene.add(Node("plane", geometry=Mesh(pos, [[0, 2, 1], [0, 3, 2]], material=Material(
+        color=(0.8, 0.8, 0.8), shading="pbr", metallic=0.0, roughness=0.7))))
+    scene.add(Node("box", geometry=box(material=Material(color=(0.8, 0.3, 0.2),
+                                                         specular=0.3)),
+                   position=(0.3, 0.5, 0)))
+    light = scene.add(light)
+    light.look_at((0.0, 0.0, 0.0))
+    scene.add(AmbientLight(intensity=0.2))
+    cam = _camera(scene, position=(0.0, 3.5, 4.0))
+    return scene, cam, _shadow_check(scene, cam, light)
+
+
+def shadow_directional():
+    return _shadow_scene(DirectionalLight(intensity=2.0, shadows=True, shadow_map_size=256,
+                                          position=(1.0, 1.0, 0.3)))
+
+
+def shadow_spot():
+    return _shadow_scene(SpotLight(intensity=20.0, outer_cone_angle=0.9, shadows=True,
+                                   shadow_map_size=256, position=(2.0, 3.0, 0.5)))
+
+
 def mipmaps():
     """A checker floor to the horizon under trilinear filtering (mip_floor): grey, sRGB
     188, where a texel is well under a pixel (the far floor, rows 50-60 of 96 here)."""
@@ -1042,6 +1085,7 @@ FEATURES = {
     "blend_two_quads": blend_two_quads,
     "blend_two_quads_reversed": lambda: blend_two_quads(reverse=True),
     "blend_over_background": blend_over_background,
+    "shadow_directional": shadow_directional, "shadow_spot": shadow_spot,
     "fog_linear": fog_linear, "fog_exp2": fog_exp2, "sky_gradient": sky_gradient,
     "round_points": round_points, "world_size_points": world_size_points,
     "lit_points": lit_points, "lit_points_and_surfaces": lit_points_and_surfaces,
@@ -1077,6 +1121,7 @@ GAPS = {
                            "major-axis walks",
     ("cuda", "spot_light"): "no spot and ranged lights in resolve.cu: such frames run on the host path",
     ("cuda", "tone_mapping"): "no exposure and tone maps in resolve.cu: such frames run on the host path",
+    ("cuda", "shadow_spot"): "no spot and ranged lights in resolve.cu: such frames run on the host path",
 }
 
 

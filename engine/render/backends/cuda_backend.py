@@ -5,7 +5,8 @@ device from the batch to the resolved frame::
                    surface_vertices (surface_vertices.cu) for surfaces
     rasterize      points only: clear_keys, splat_points (splat_sprites for discs and
                    world sizes; cupy_raster.CudaRasterizer, its buffers reused); with surfaces: cupy_surfaces.CudaSurfaces (points,
-                   classify_triangles, raster_triangles / raster_masked_triangles)
+                   classify_triangles, raster_triangles / raster_masked_triangles); the
+                   lights' shadow maps first, through the same kernels (shadow_depth)
     resolve        resolve_keys, or resolve_surfaces
     BLEND layers   raster_layer_triangles (cupy_surfaces.CudaSurfaces.raster_layers), then
                    resolve_surfaces per layer (engine.render.transparency)
@@ -32,7 +33,7 @@ class CudaBackend(Backend):
     engine.errors.BackendUnavailable when CuPy, a device or NVRTC is missing."""
 
     name = "cupy"
-    features = frozenset({"points", "triangles", "pbr", "environment"})
+    features = frozenset({"points", "triangles", "pbr", "environment", "shadows"})
 
     def __init__(self):
         super().__init__()
@@ -62,6 +63,14 @@ class CudaBackend(Backend):
         self.surfaces.upload(prims, batch.colors, attributes, deform, self.attribute_changes)
         return self.surfaces.vertex_stage(batch, view.view_projection,
                                           view.size if points else None)
+
+    def shadow_depth(self, batch, prims, shadow_map, slot):
+        """One light's depth pass on the device (cupy_surfaces.CudaSurfaces.shadow_depth):
+        (S, S) float32 device array."""
+        view = self.light_view(batch, shadow_map)
+        clip, vary, _ = self.surface_vertices(batch, prims, view, self.attributes(batch, prims),
+                                              True, False, self.deformation(batch, prims))
+        return self.surfaces.shadow_depth(prims, clip, vary, shadow_map.size)
 
     def rasterize(self, inputs, view):
         if inputs.prims.has_surfaces:

@@ -12,7 +12,9 @@ triangles; frames with lines run on the backend's host fallback):
     materials, with the alpha test) -> resolve_surfaces (shade each pixel once); BLEND
     pieces: raster_layer_triangles into the transparency pass's k-buffer
     (``raster_layers``, engine.render.transparency), each layer then through
-    resolve_surfaces
+    resolve_surfaces; shadow maps (``shadow_depth``, before the camera's pass): the
+    same vertex stage, classify, clip and raster kernels on the casters with the light's
+    view, into a key buffer of their own; the depth stays on the device for the resolve
 
 then the frame is copied to the host. Triangles that cross a clip plane (status 2) are
 clipped on the device too (clip_triangles: up to 8 pieces each, the empty slots
@@ -37,7 +39,8 @@ from ..frame import Frame, background_rgba
 from ..ibl import environment_arrays
 from ..materials import TEXTURE_COLUMNS, pack_materials
 from ..points import splat_sizes
-from ..shading import light_arrays
+from ..shading import light_arrays, point_light_arrays
+from ..shadows import MAP_COLUMNS, caster_cutoffs, depth_of_keys, shadow_tables
 from ..surface_vertices import mvp_matrices, normal_matrices
 from ..triangles import TriangleSetup
 from .base import OutputBuffers
@@ -88,6 +91,8 @@ class CudaSurfaces:
             ("triangles.cu", "raster_layer_triangles"), ("resolve.cu", "resolve_surfaces"))}
         self._static_key = None
         self._env_key = self._env_ref = self._env_args = None
+        self._casters_key = None
+        self._no_shadows = None  # the resolve's shadow arguments in frames without maps
         self._attrs_host = None
         self._static_deform = self._deform_key = None
         self._deform_rev, self._deform_on = -1, False
@@ -201,6 +206,88 @@ class CudaSurfaces:
             self._deform_rev = rev
         self._deform_on = deform is not None
 
+    def _upload_casters(self, prims):
+        """The shadow casters' device arrays (``Primitives.tri_cast``), per assembly: their
+        triangles, materials, back-face culling, and material records whose alpha cutoff is the
+        shadow pass's (engine.render.shadows.caster_cutoffs: BLEND casts at 0.5)."""
+        if self._casters_key == (prims.key, id(prims)):
+            return
+        xp = self.xp
+        sel = np.flatnonzero(prims.tri_cast)
+        records = pack_materials(prims.materials)[0].copy()
+        cutoffs = caster_cutoffs(prims.materials)
+        if len(records):
+            records["alpha_cutoff"] = cutoffs
+        mats = np.ascontiguousarray(prims.tri_material[sel], np.int32)
+        self.c_tris = xp.asarray(np.ascontiguousarray(prims.triangles[sel], np.int64))
+        self.c_material = xp.asarray(mats)
+        double = np.array([m.double_sided for m in prims.materials], bool)
+        self.c_cull_back = xp.asarray((~double[mats]).astype(np.uint8)) if len(sel) \
+            else xp.zeros(0, np.uint8)
+        self.c_records = xp.asarray(records.view(np.uint8))
+        masked = cutoffs >= 0
+        self.c_masked = xp.asarray(masked[mats]) if masked.any() and len(sel) else None
+        self._casters_key = (prims.key, id(prims))
+
+    def shadow_depth(self, prims, clip, vary, size):
+        """(S, S) float32 device depth of the casters in ``clip`` (the vertex stage's
+        output with a light's view-projection, ``vary`` its varyings) on an S x S map."""
+        xp = self.xp
+        self._upload_casters(prims)
+        keys = xp.empty(size * size, np.uint64)
+        self._launch("clear_keys", size * size, keys, np.int64(size * size))
+        t = int(self.c_tris.shape[0])
+        if t:
+            piece_tri, px, py, adj, zc, wc, _ = self._pieces(clip, self.c_tris,
+                                                             self.c_cull_back, (size, size))
+            groups = [("raster_triangles", None)] if self.c_masked is None else [
+                ("raster_triangles", xp.flatnonzero(~self.c_masked[piece_tri])),
+                ("raster_masked_triangles", xp.flatnonzero(self.c_masked[piece_tri]))]
+            for name, sel in groups:
+                extra = () if name == "raster_triangles" else (
+                    self.c_tris, self.c_material, self.c_records, vary,
+                    np.int32(VARYING_COUNT), self.offsets, self.texels, self.tex_info)
+                pt, x, y = (piece_tri, px, py) if sel is None else (
+                    piece_tri[sel], px[sel], py[sel])
+                self._raster(name, pt, x, y, adj, zc, wc, (size, size), 0, keys, *extra)
+        return depth_of_keys(keys, size, xp)
+
+    def _pieces(self, clip, tris, cull_back, size):
+        """classify_triangles (and clip_triangles where some cross a clip plane) of
+        ``tris``: (piece_tri, px, py, adj, zc, wc, det) device arrays, pieces in the
+        reference's order."""
+        xp = self.xp
+        w, h = size
+        t = int(tris.shape[0])
+        adj = xp.empty((t, 3, 3), np.float64)
+        det = xp.empty(t, np.float64)
+        zc, wc = xp.empty((t, 3), np.float64), xp.empty((t, 3), np.float64)
+        status = xp.empty(t, np.int8)
+        x, y = xp.empty((t, 3), np.int64), xp.empty((t, 3), np.int64)
+        area = xp.empty(t, np.int64)
+        self._launch("classify_triangles", t, clip, tris, cull_back, np.int64(t),
+                     np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
+        whole = xp.flatnonzero((status == 1) & (area != 0))
+        piece_tri, px, py = [whole], [x[whole]], [y[whole]]
+        to_clip = status == 2
+        n_cut = int(to_clip.sum())  # the one value that travels back (a wait)
+        if n_cut:
+            cut = xp.flatnonzero(to_clip)
+            slots = MAX_PIECES * n_cut
+            cx, cy = xp.empty((slots, 3), np.int64), xp.empty((slots, 3), np.int64)
+            ctri, carea = xp.empty(slots, np.int64), xp.empty(slots, np.int64)
+            self._launch("clip_triangles", n_cut, clip, tris,
+                         xp.ascontiguousarray(cut, np.int64), np.int64(n_cut), np.float64(w),
+                         np.float64(h), cx, cy, ctri, carea)
+            keep = xp.flatnonzero(carea != 0)  # slot order: the reference's piece order
+            piece_tri.append(ctri[keep])
+            px.append(cx[keep])
+            py.append(cy[keep])
+        piece_tri = xp.ascontiguousarray(xp.concatenate(piece_tri).astype(np.int64))
+        px = xp.ascontiguousarray(xp.concatenate(px))
+        py = xp.ascontiguousarray(xp.concatenate(py))
+        return piece_tri, px, py, adj, zc, wc, det
+
     def rasterize(self, inputs, view):
         """Points and triangles of ``inputs`` (the CUDA vertex stage's output: device
         ``clip``) into a fresh (W * H,) uint64 device key buffer."""
@@ -227,34 +314,8 @@ class CudaSurfaces:
                          xp.ascontiguousarray(p.depth, np.float32), vis, sizes, stride,
                          np.int64(n), np.int32(w), np.int32(h), keys)
         clip = inputs.clip
-        t = len(prims.triangles)
-        adj = xp.empty((t, 3, 3), np.float64)
-        det = xp.empty(t, np.float64)
-        zc, wc = xp.empty((t, 3), np.float64), xp.empty((t, 3), np.float64)
-        status = xp.empty(t, np.int8)
-        x, y = xp.empty((t, 3), np.int64), xp.empty((t, 3), np.int64)
-        area = xp.empty(t, np.int64)
-        self._launch("classify_triangles", t, clip, self.tris, self.cull_back, np.int64(t),
-                     np.float64(w), np.float64(h), adj, det, zc, wc, status, x, y, area)
-        whole = xp.flatnonzero((status == 1) & (area != 0))
-        piece_tri, px, py = [whole], [x[whole]], [y[whole]]
-        to_clip = status == 2
-        n_cut = int(to_clip.sum())  # the one value that travels back (a wait)
-        if n_cut:
-            cut = xp.flatnonzero(to_clip)
-            slots = MAX_PIECES * n_cut
-            cx, cy = xp.empty((slots, 3), np.int64), xp.empty((slots, 3), np.int64)
-            ctri, carea = xp.empty(slots, np.int64), xp.empty(slots, np.int64)
-            self._launch("clip_triangles", n_cut, clip, self.tris,
-                         xp.ascontiguousarray(cut, np.int64), np.int64(n_cut), np.float64(w),
-                         np.float64(h), cx, cy, ctri, carea)
-            keep = xp.flatnonzero(carea != 0)  # slot order: the reference's piece order
-            piece_tri.append(ctri[keep])
-            px.append(cx[keep])
-            py.append(cy[keep])
-        piece_tri = xp.ascontiguousarray(xp.concatenate(piece_tri).astype(np.int64))
-        px = xp.ascontiguousarray(xp.concatenate(px))
-        py = xp.ascontiguousarray(xp.concatenate(py))
+        piece_tri, px, py, adj, zc, wc, det = self._pieces(clip, self.tris, self.cull_back,
+                                                           size)
         if self.tri_masked is None and self.tri_blend is None:
             self._raster("raster_triangles", piece_tri, px, py, adj, zc, wc, size, n, keys)
         else:
@@ -312,6 +373,18 @@ class CudaSurfaces:
         prims, shader, setup = inputs.prims, inputs.shader, self.setup
         npix = w * h
         ambient, dl, de, pp, pe = light_arrays(shader.lights)
+        if shader.shadows.maps:
+            n_point = len(point_light_arrays(pp, pe, shader.spots)[0])
+            texels, table, dir_map, point_map, receive = shadow_tables(
+                shader.shadows, len(dl), n_point, xp)
+            shadow_args = (texels, xp.asarray(table), xp.asarray(dir_map),
+                           xp.asarray(point_map), xp.asarray(receive))
+        else:  # never read (n_maps 0): placeholders made once
+            if self._no_shadows is None:
+                self._no_shadows = (xp.ones(1, np.float32), xp.zeros((1, MAP_COLUMNS)),
+                                    xp.zeros(1, np.int64), xp.zeros(1, np.int64),
+                                    xp.zeros(1, np.uint8))
+            shadow_args = self._no_shadows
         ortho = shader.view_dir is not None
         view_dir = np.asarray(shader.view_dir if ortho else np.zeros(3), np.float64)
         color = xp.empty(npix, np.uint32)
@@ -329,6 +402,7 @@ class CudaSurfaces:
                      self.texels, self.tex_info, dev(ambient),
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
-                     color, depth, *self._environment(shader.environment))
+                     color, depth, *self._environment(shader.environment), *shadow_args,
+                     np.int32(len(shader.shadows.maps)))
         out = to_host(color).view(np.uint8).reshape(h, w, 4)
         return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))

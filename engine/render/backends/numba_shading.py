@@ -45,6 +45,10 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
 - Exposure and tone map (engine.render.tonemap) before the encode (``_display``).
 - Image-based lighting (engine.render.ibl): a "pbr" pixel adds ``numba_ibl._ibl_pbr``
   (compiled on its own), a "lit" one the environment's irradiance to its ambient.
+- Shadows: each light's row in the frame's shadow tables (engine.render.shadows.
+  shadow_tables; -1: unshadowed) and, where it has a map and the triangle receives,
+  its radiance times ``_shadow``'s visibility (the bias, projection and 3 x 3 PCF of
+  engine.render.shadows.visibility), a function of its own like ``_sample``.
 
 Depth comes from the key unchanged; colours match the NumPy resolve within 1/255.
 """
@@ -62,6 +66,14 @@ from ..frame import background_rgba
 from ..ibl import environment_arrays
 from ..materials import FRAME_ALPHA, pack_materials
 from ..shading import light_arrays, point_light_arrays
+from ..shadows import (
+    BIAS_CONSTANT,
+    BIAS_SLOPE,
+    MAX_SLOPE,
+    NO_SHADOWS,
+    PCF_RADIUS,
+    shadow_tables,
+)
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 from .numba_ibl import _ibl_irradiance, _ibl_pbr
@@ -277,13 +289,14 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
              tris, tri_material, adj, front, vary, offsets, mat_f, mat_i, spec_table, texels,
              tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range,
              windowed, eye, ortho, view_dir, exposure, tone, encode, scratch, color_out,
-             depth_out, env_texels, env_info, env_sh, env_lut, has_env):
+             depth_out, env_texels, env_info, env_sh, env_lut, has_env, sh_texels, sh_table,
+             sh_dir, sh_point, sh_receive, n_maps):
     empty = np.uint64(0xFFFFFFFFFFFFFFFF)
     low_mask = np.uint64(0xFFFFFFFF)
     n_surface = n_points + n_tris
     n_dir = dir_l.shape[0]
     n_light = n_dir + pt_pos.shape[0]
-    needs_position = pt_pos.shape[0] > 0
+    needs_position = pt_pos.shape[0] > 0 or n_maps > 0  # shadow lookups need p too
     x_scale, x_offset = 2.0 / width, 1.0 / width - 1.0
     y_scale = 2.0 / height
     po, no, uo, co = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0], offsets[_COLOR_LINEAR]
@@ -348,11 +361,13 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
                     continue
                 if shading == _PBR:
+                    receives = n_maps > 0 and sh_receive[t] != 0
                     lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
                                             flags, front, mat_f, mat_i, texels, tex_info,
                                             tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                                             pt_cone, pt_range, windowed, eye, ortho, view_dir,
-                                            env_texels, env_info, env_sh, env_lut, has_env)
+                                            env_texels, env_info, env_sh, env_lut, has_env,
+                                            sh_texels, sh_table, sh_dir, sh_point, receives)
                     lr, lg, lb = _display(lr, lg, lb, exposure, tone)
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
@@ -397,6 +412,12 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                                                  wx, wy, wz)
                         er, eg, eb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
                     ndl = nx * lx + ny * ly + nz * lz
+                    if ndl > 0 and n_maps > 0 and sh_receive[t] != 0:
+                        sm = sh_dir[li] if li < n_dir else sh_point[li - n_dir]
+                        if sm >= 0:
+                            vis = _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz,
+                                          ndl, lx, ly, lz)
+                            er, eg, eb = er * vis, eg * vis, eb * vis
                     if ndl > 0:
                         dr += er * ndl
                         dg += eg * ndl
@@ -505,8 +526,9 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels, env_info,
-               env_sh, env_lut, has_env):
-    """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr)."""
+               env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir, sh_point, receives):
+    """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr);
+    ``receives``: the shadow maps apply to this pixel."""
     po, no = offsets[_POSITION], offsets[_NORMAL]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                   _at(plane, no + 2, xn, inv))
@@ -569,11 +591,58 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
             qi = li - n_dir
             lx, ly, lz, k_l = _point(pt_pos, pt_cone, pt_range, windowed, qi, wx, wy, wz)
             cr, cg, cb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
+        if receives:
+            sm = sh_dir[li] if li < n_dir else sh_point[li - n_dir]
+            ndl = nx * lx + ny * ly + nz * lz
+            if sm >= 0 and ndl > 0:
+                vis = _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz, ndl, lx, ly,
+                              lz)
+                cr, cg, cb = cr * vis, cg * vis, cb * vis
         fr, fg, fb = _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2)
         lr += fr * cr
         lg += fg * cg
         lb += fb * cb
     return lr + er, lg + eg, lb + eb
+
+
+@numba.njit(**_opts)
+def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz):
+    """Visibility in [0, 1] of shadow map k at batch-frame point (wx, wy, wz) of unit
+    normal (nx, ny, nz), for N.L ``ndl`` > 0 and unit direction to the light (lx, ly,
+    lz): the slope-scaled bias, the light's projection and the 3 x 3 PCF of
+    engine.render.shadows.visibility."""
+    ndl = min(ndl, 1.0)
+    nda = nx * table[k, 23] + ny * table[k, 24] + nz * table[k, 25]
+    slope = min(math.sqrt(max(1.0 - nda * nda, 0.0)) / ndl, MAX_SLOPE)
+    texel = table[k, 18] + table[k, 19] * ((wx - table[k, 20]) * table[k, 23]
+                                           + (wy - table[k, 21]) * table[k, 24]
+                                           + (wz - table[k, 22]) * table[k, 25])
+    b = texel * (BIAS_CONSTANT + BIAS_SLOPE * slope)
+    qx, qy, qz = wx + lx * b, wy + ly * b, wz + lz * b
+    # the rows of the view-projection (no array per pixel)
+    cx = table[k, 2] * qx + table[k, 3] * qy + table[k, 4] * qz + table[k, 5]
+    cy = table[k, 6] * qx + table[k, 7] * qy + table[k, 8] * qz + table[k, 9]
+    cz = table[k, 10] * qx + table[k, 11] * qy + table[k, 12] * qz + table[k, 13]
+    w = table[k, 14] * qx + table[k, 15] * qy + table[k, 16] * qz + table[k, 17]
+    if not w > 0:
+        return 1.0
+    s = np.int64(table[k, 1])
+    sx = (cx / w + 1.0) * 0.5 * s
+    sy = (1.0 - cy / w) * 0.5 * s
+    d = (cz / w) * 0.5 + 0.5
+    if not (math.isfinite(sx) and math.isfinite(sy)):
+        return 1.0
+    ix = np.int64(math.floor(min(max(sx, -2.0), s + 2.0)))
+    iy = np.int64(math.floor(min(max(sy, -2.0), s + 2.0)))
+    off = np.int64(table[k, 0])
+    lit = 0
+    for dj in range(-PCF_RADIUS, PCF_RADIUS + 1):
+        y = iy + dj
+        for di in range(-PCF_RADIUS, PCF_RADIUS + 1):
+            x = ix + di
+            if x < 0 or x >= s or y < 0 or y >= s or d <= texels[off + y * s + x]:
+                lit += 1
+    return lit / ((2 * PCF_RADIUS + 1) ** 2)
 
 
 @numba.njit(inline="always")
@@ -745,6 +814,10 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
     pp, pe, cone, ranges, windowed = point_light_arrays(pp, pe, shader.spots)
     ortho = shader.view_dir is not None
     view_dir = shader.view_dir if ortho else np.zeros(3)
+    sh = shader.shadows
+    sh_texels, sh_table, sh_dir, sh_point, sh_receive = shadow_tables(sh, len(dl), len(pp))
+    if not sh.maps:  # the flag per triangle is read only with maps
+        sh_receive = np.zeros(1, np.uint8)
     # bands handed out one at a time (balanced on a busy machine); only this call: the
     # other kernels keep Numba's static split
     with numba.parallel_chunksize(1):
@@ -755,7 +828,8 @@ def resolve_numba(keys, size, n_points, point_colors, background, shader, n_tria
                  shader.eye, ortho, np.asarray(view_dir, np.float64),
                  float(shader.exposure), TONE_MAPS.index(shader.tone_map), _ENCODE, _scratch(prims, h), color.reshape(-1, 4).view(np.uint32).reshape(-1),
                  depth.reshape(-1).view(np.uint32),
-                 *environment_arrays(getattr(shader, "environment", None)))
+                 *environment_arrays(getattr(shader, "environment", None)), sh_texels, sh_table,
+                 sh_dir, sh_point, sh_receive, np.int64(len(sh.maps)))
     return Frame(color, depth)
 
 
@@ -768,6 +842,7 @@ class _EmptyShader:
         self.lights = (np.zeros(3), [], [])
         self.spots, self.exposure, self.tone_map = [], 1.0, "none"
         self.view_dir = self.environment = None
+        self.shadows = NO_SHADOWS
         self.varyings = np.zeros((1, VARYING_COUNT))
         self.eye = np.zeros(3)
 

@@ -30,7 +30,9 @@ from ..culling import FrustumCuller, mark_culled
 from ..frame import EMPTY_KEY, Frame, cleared_keys
 from ..lines import fragment_colors, occluder_clip, raster_lines
 from ..points import check_points, resolve_keys, splat_keys
+from ..shading import SurfaceShader
 from ..shading import resolve as resolve_surfaces
+from ..shadows import caster_cutoffs, depth_of_keys
 from ..sprites import splat_sprites
 from ..surface_vertices import surface_vertices
 from ..transparency import blended_pieces
@@ -62,6 +64,9 @@ class SoftwareBackend(Backend):
         self._culler = FrustumCuller()
         self._frame_out = None  # points-only frames of render(copy=False)
         self._layers = None  # the transparency pass's k-buffer and overflow, reused
+        # the shadow passes' own key buffer and setup arrays (the camera's stay its own)
+        self._shadow_keys = None
+        self._shadow_workspace = Workspace() if self.reuses_setup else None
 
     # stage functions (NumPy reference; NumbaBackend replaces them)
     _surface_vertices = staticmethod(surface_vertices)
@@ -118,6 +123,38 @@ class SoftwareBackend(Backend):
         if len(culled):
             self._mark_culled(clip, screen[1].visible if points else None, culled)
         return clip, vary, (screen[1] if points else None)
+
+    def shadow_depth(self, batch, prims, shadow_map, slot):
+        """One light's depth pass on this backend's own stages (engine.render.shadows):
+        the vertex stage with the light's view, the casters' triangles set up (back faces
+        of single-sided materials culled, as for the camera) and rasterized into the
+        shadow key buffer, alpha-tested where their
+        material asks (the NumPy raster's keep). Returns (S, S) float32 depth."""
+        casters = _Casters.of(prims)
+        size = (shadow_map.size, shadow_map.size)
+        keys = self._shadow_keys = cleared_keys(self._shadow_keys, size)
+        if len(casters.triangles):
+            view = self.light_view(batch, shadow_map)
+            masked = casters.masked_pieces is not None
+            clip, vary, _ = self.surface_vertices(batch, prims, view,
+                                                  self.attributes(batch, prims), masked,
+                                                  points=False,
+                                                  deform=self.deformation(batch, prims))
+            setup = self._setup(clip, casters.triangles, casters.cull_back, size,
+                                self._shadow_workspace)
+            if not masked:
+                self._raster_triangles(keys, setup, size, 0)
+            else:
+                cut = casters.cutoffs[casters.tri_material[setup.piece_tri]] >= 0
+                self._raster_triangles(keys, setup, size, 0, np.flatnonzero(~cut))
+                shader = SurfaceShader(casters, setup, vary, np.zeros(3), None, size)
+                raster_triangles(keys, setup, size, 0, np.flatnonzero(cut),
+                                 keep=casters.keep(shader))
+        return self._depth_of_keys(keys, shadow_map.size, slot)
+
+    def _depth_of_keys(self, keys, size, slot):
+        """The NumPy reference's depth_of_keys (new arrays every frame)."""
+        return depth_of_keys(keys, size)
 
     def rasterize(self, inputs, view):
         """Points, triangles and lines into one (W * H,) uint64 key buffer (host)."""
@@ -284,6 +321,57 @@ class NumbaBackend(SoftwareBackend):
         from .numba_msaa import sample_layers_numba
 
         self.sample_layers = sample_layers_numba  # engine.render.msaa's layers, compiled
+        self._shadow_depths = {}  # slot -> (S, S) float32, reused (16 MB at 2048^2)
+
+    def _depth_of_keys(self, keys, size, slot):
+        """depth_of_keys compiled (numba_kernels.key_depths) into this slot's array."""
+        from .numba_kernels import key_depths
+
+        out = self._shadow_depths.get(slot)
+        if out is None or out.shape != (size, size):
+            out = self._shadow_depths[slot] = np.empty((size, size), np.float32)
+        key_depths(keys, out.reshape(-1).view(np.uint32))
+        return out
+
+
+class _Casters:
+    """The assembly's shadow casters (``Primitives.tri_cast``), kept in its ``derived``:
+    their triangles, materials (what SurfaceShader.interpolate and _base read) and
+    shadow-pass alpha cutoffs (engine.render.shadows.caster_cutoffs)."""
+
+    def __init__(self, prims):
+        sel = np.flatnonzero(prims.tri_cast)
+        self.triangles = np.ascontiguousarray(prims.triangles[sel])
+        self.tri_material = np.ascontiguousarray(prims.tri_material[sel])
+        self.materials = prims.materials
+        double = np.array([m.double_sided for m in prims.materials], bool)
+        self.cull_back = np.ascontiguousarray(~double[self.tri_material]) if len(sel) \
+            else np.zeros(0, np.bool_)
+        self.cutoffs = caster_cutoffs(prims.materials)
+        used = np.unique(self.tri_material)
+        self.masked_pieces = (True if len(used) and (self.cutoffs[used] >= 0).any()
+                              else None)
+
+    @classmethod
+    def of(cls, prims):
+        c = prims.derived.get("shadow_casters")
+        if c is None:
+            c = prims.derived["shadow_casters"] = cls(prims)
+        return c
+
+    def keep(self, shader):
+        """The raster's ``keep(t, px, py)``: base alpha >= the caster cutoff."""
+        def keep(t, px, py):
+            out = np.ones(len(t), bool)
+            mats = self.tri_material[t]
+            for m in np.unique(mats):
+                sel = np.flatnonzero(mats == m)
+                mat = self.materials[m]
+                vals = shader.interpolate(t[sel], shader.barycentrics(t[sel], px[sel],
+                                                                      py[sel]), mat)
+                out[sel] = shader._base(mat, vals)[:, 3] >= self.cutoffs[m]
+            return out
+        return keep
 
     def atmosphere(self, frame, view):
         """The scene's fog and sky in one compiled pass over the frame

@@ -6,6 +6,8 @@ on whichever backend it holds and never asks which one that is::
     stages = backend.for_frame(prims)          # this backend, or its documented fallback
     inputs = stages.vertex_stage(batch, prims, view)   # ONE pass over every vertex:
                                                 # points projected, surfaces to clip space
+                                                # (first, per light with shadows, a depth
+                                                # pass of its own: shadow_maps)
     keys   = stages.rasterize(inputs, view)    # visibility: (depth | primitive id) keys
     frame  = stages.resolve(keys, inputs, view)  # shade each visible pixel once
     frame  = stages.read(frame, depth, host, copy)  # where the caller wants the frame
@@ -40,6 +42,7 @@ from ..deform import deform_tables
 from ..ibl import scene_environment
 from ..lines import line_colors
 from ..shading import SurfaceShader, punctual_lights, scene_lights
+from ..shadows import NO_SHADOWS, SceneBox, ShadowSet, plan_shadows, shadowed_lights
 from ..sprites import lit_point_colors, point_style, sprites_for_frame
 
 __all__ = ["FEATURES", "LIGHTING", "Backend", "FrameInputs", "FrameView", "frame_features"]
@@ -49,9 +52,10 @@ log = logging.getLogger("engine")
 # what a frame can need: vertices drawn as points, filled triangles, line segments; the
 # glTF metallic-roughness shading ("pbr"), spot or ranged lights ("punctual_lights") and a
 # scene exposure or tone map other than 1 / "none" ("tone_mapping"), image-based lighting
-# ("environment"): LIGHTING, which the NumPy, Numba and GL resolves draw, CUDA "pbr" and
-# "environment" so far
-LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping", "environment"})
+# ("environment"), lights with shadow maps ("shadows", engine.render.shadows): LIGHTING,
+# which the NumPy, Numba and GL resolves draw, CUDA "pbr", "environment" and "shadows" so
+# far
+LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping", "environment", "shadows"})
 FEATURES = frozenset({"points", "triangles", "lines"}) | LIGHTING
 
 
@@ -132,6 +136,8 @@ def frame_features(prims, scene=None) -> frozenset:
             need.add("punctual_lights")
         if scene.environment is not None and len(prims.triangles):
             need.add("environment")
+        if len(prims.triangles) and shadowed_lights(scene):
+            need.add("shadows")
     if prims.point_mask.any() or not prims.has_surfaces:
         need.add("points")
     if len(prims.triangles):
@@ -166,6 +172,7 @@ class Backend:
         self._fallback = None
         self._fallback_logged = False
         self._point_style = None  # engine.render.sprites.PointStyle of the last frame
+        self._scene_box = SceneBox()  # the shadow maps' fit (engine.render.shadows)
 
     # --- the fallback rule: the one place a missing feature is decided ---------------
     def make_fallback(self) -> Backend:
@@ -195,6 +202,8 @@ class Backend:
             return self.point_sprites(batch, view, FrameInputs(
                 prims, batch.colors, self.project_points(batch, view), None, None, None, None))
         with_shading = len(prims.triangles) > 0
+        # the lights' depth passes first: they reuse the vertex stage's buffers
+        shadows = self.shadow_maps(batch, prims, view) if with_shading else NO_SHADOWS
         # one pass over the vertices: clip space, varyings, and the points' projection
         # when some vertices are drawn as points
         clip, varyings, projection = self.surface_vertices(
@@ -211,7 +220,7 @@ class Backend:
                                    scene_lights(view.scene, view.camera, batch.origin),
                                    view.size, ortho, punctual_lights(view.scene, batch.origin),
                                    view.scene.exposure, view.scene.tone_map,
-                                   scene_environment(view.scene))
+                                   scene_environment(view.scene), shadows)
         line_rgba = line_colors(col, prims, view.background) if len(prims.lines) else None
         return self.point_sprites(batch, view, FrameInputs(prims, batch.colors, projection,
                                                            clip, shader, line_rgba, col))
@@ -238,6 +247,31 @@ class Backend:
         if sprites is None and rgba is None:
             return inputs
         return inputs._replace(sprites=sprites, point_rgba=rgba)
+
+    def shadow_maps(self, batch, prims, view) -> ShadowSet:
+        """The frame's shadow maps (engine.render.shadows): for each light with
+        ``shadows``, its fitted view through this backend's own vertex stage and raster
+        (``shadow_depth``), depth only. NO_SHADOWS when no light has them."""
+        if not shadowed_lights(view.scene):
+            return NO_SHADOWS
+        plan = plan_shadows(view.scene, batch, prims, view.view_projection,
+                            self._scene_box(batch, prims))
+        maps = tuple(m._replace(depth=self.shadow_depth(batch, prims, m, k))
+                     for k, m in enumerate(plan))
+        return ShadowSet(maps, prims.tri_receive)
+
+    def shadow_depth(self, batch, prims, shadow_map, slot: int) -> np.ndarray:
+        """(S, S) float32 window depth of the casters seen from ``shadow_map``'s view
+        (engine.render.shadows.depth_of_keys), the frame's map number ``slot`` (a
+        backend may keep each slot's array from frame to frame); each compute backend
+        implements it."""
+        raise NotImplementedError(f"the {self.name} backend renders no shadow maps")
+
+    def light_view(self, batch, shadow_map) -> FrameView:
+        """The FrameView of a shadow pass: the light's view-projection, the map's size."""
+        s = shadow_map.size
+        return FrameView(None, None, (s, s), shadow_map.view_projection, 1.0, None,
+                         batch.vertex_revision)
 
     def deformation(self, batch, prims):
         """The frame's engine.render.deform.DeformTables (skins and morph targets, built

@@ -17,6 +17,10 @@ from host memory, or, on the cupy backend, device to device by CUDA-GL interop
 once).
 Textures are uploaded once per ``Texture`` object as SRGB8_ALPHA8 (GL decodes before
 filtering, as engine.scene.sampling does, for lit and unlit materials).
+Shadows: the compute backend's own shadow maps (engine.render.shadows, rendered by its
+raster) are uploaded every frame as one R32F texture, the maps' rows stacked, and read
+with texelFetch by the same bias and 3 x 3 PCF in surface.frag; the draw groups are
+split by ``Node.receive_shadow`` (a uniform per draw).
 """
 
 from __future__ import annotations
@@ -39,14 +43,16 @@ from ..shading import point_light_arrays
 from .glsl import load_glsl
 from .interop import InteropSlot, InteropUnavailable, is_device_array
 
-__all__ = ["MAX_LIGHTS", "PEEL_UNITS", "SurfacePainter", "variant_defines"]
+__all__ = ["MAX_LIGHTS", "MAX_SHADOW_MAPS", "PEEL_UNITS", "SurfacePainter", "variant_defines"]
 
 MAX_LIGHTS = 8
+MAX_SHADOW_MAPS = 4  # MAX_MAPS of shaders/surface.frag
 # texture units: 0 the base colour texture, 1-3 the "pbr" maps, then these
 NORMAL_UNIT = 4  # the "normal" map
 ENV_UNIT = 5  # the environment's specular chain (5) and split-sum table (6)
 # the transparency passes' depth textures (opaque, previous layer)
 PEEL_UNITS = (7, 8)
+SHADOW_UNIT = 9  # the shadow maps' atlas
 # lines: unlit, white, times the vertex colour each end carries
 _LINE_MATERIAL = pack_materials([Material(shading="unlit")])[0][0]
 
@@ -75,7 +81,9 @@ class SurfacePainter:
         self._occluder_vao = None
         self._textures: dict[int, object] = {}
         self._samplers: dict[tuple[str, str, str], object] = {}
-        self._groups: list[tuple[int, int, int]] = []  # (material, first index, count)
+        # (material, first index, count, receives shadows)
+        self._groups: list[tuple[int, int, int, bool]] = []
+        self._atlas = None  # the shadow maps' R32F texture
         self._env_key = self._env_ref = None
         self._env_textures: tuple = ()
 
@@ -148,17 +156,21 @@ class SurfacePainter:
         key = (prims.key, id(prims))
         if key == self._static_key:
             return
-        order = np.argsort(prims.tri_material, kind="stable")
+        # by material, then receivers of shadows first (one draw per material and flag)
+        order = np.lexsort((~prims.tri_receive, prims.tri_material))
         tris = prims.triangles[order].astype(np.uint32)
         mats = prims.tri_material[order]
+        receive = prims.tri_receive[order]
         self._groups = []
         if len(mats):
-            starts = np.flatnonzero(np.r_[True, mats[1:] != mats[:-1]])
+            starts = np.flatnonzero(np.r_[True, (mats[1:] != mats[:-1])
+                                          | (receive[1:] != receive[:-1])])
             ends = np.r_[starts[1:], len(mats)]
-            self._groups = [(int(mats[s]), int(s) * 3, int(e - s) * 3) for s, e in zip(starts, ends)]
+            self._groups = [(int(mats[s]), int(s) * 3, int(e - s) * 3, bool(receive[s]))
+                            for s, e in zip(starts, ends)]
         self._records = pack_materials(prims.materials)[0]  # the MATERIAL records
         self._sorted_triangles = tris
-        self._facts = (None, {})  # (host colours, {material: _group_facts})
+        self._facts = (None, {})  # (host colours, {(material, first): _group_facts})
         self._buffer("index", tris.reshape(-1))
         self._static_key = key
 
@@ -246,8 +258,13 @@ class SurfacePainter:
         if len(directional) > MAX_LIGHTS or n_point > MAX_LIGHTS:
             raise ValueError(f"the GL path draws at most {MAX_LIGHTS} directional and "
                              f"{MAX_LIGHTS} point and spot lights")
+        maps = shader.shadows.maps
+        if len(maps) > MAX_SHADOW_MAPS:
+            raise ValueError(f"the GL path draws at most {MAX_SHADOW_MAPS} lights with shadows")
+        if maps:
+            self._shadow_atlas(maps).use(SHADOW_UNIT)
         ready = set()  # programs whose frame uniforms are set
-        for m, first, count in self._groups:
+        for m, first, count, receive in self._groups:
             mat = prims.materials[m]
             if mat.blend != bool(peel):
                 continue
@@ -258,11 +275,13 @@ class SurfacePainter:
             prog = self._program(defines)
             if defines not in ready:
                 self._set_frame_uniforms(prog, shader)
+                self._set_shadow_uniforms(prog, shader, len(directional), n_point)
                 _set(prog, "u_depth_bias", 0.0)
                 _set(prog, "u_peel", peel)
                 _set(prog, "u_opaque_depth", PEEL_UNITS[0])
                 _set(prog, "u_peel_depth", PEEL_UNITS[1])
                 ready.add(defines)
+            _set(prog, "u_receive", receive)
             self._set_material(prog, mat, self._records[m])
             if mat.double_sided:
                 self.ctx.disable(mgl.CULL_FACE)
@@ -286,13 +305,13 @@ class SurfacePainter:
         if self._facts[0] is not host_colors:
             self._facts = (host_colors, {})
         known = self._facts[1]
-        if material not in known:
+        if (material, first) not in known:
             used = self._sorted_triangles[first // 3:(first + count) // 3].reshape(-1)
             start, width = VARYINGS["normal"]
             normals = to_host(inputs.shader.varyings)[used, start:start + width]
-            known[material] = (bool((host_colors[used] == 255).all()),
-                               bool((np.abs(normals).max(axis=1) > 0).all()))
-        return known[material]
+            known[material, first] = (bool((host_colors[used] == 255).all()),
+                                      bool((np.abs(normals).max(axis=1) > 0).all()))
+        return known[material, first]
 
     def _triangle_vao(self, defines, prog):
         """The vertex array of the triangles for ``prog``: attributes its variant does not
@@ -422,6 +441,55 @@ class SurfacePainter:
         if "u_env_sh" in prog:
             prog["u_env_sh"].value = [tuple(float(c) for c in row) for row in pre.sh]
 
+    def _shadow_atlas(self, maps):
+        """The R32F texture of this frame's shadow maps, rows stacked (map k from row
+        sum of the earlier maps' sizes), written every frame; nearest, no mipmaps."""
+        width = max(m.size for m in maps)
+        height = sum(m.size for m in maps)
+        if self._atlas is None or self._atlas.size != (width, height):
+            if self._atlas is not None:
+                self._atlas.release()
+            self._atlas = self.ctx.texture((width, height), 1, dtype="f4")
+            self._atlas.filter = (self._mgl.NEAREST, self._mgl.NEAREST)
+        data = np.ones((height, width), np.float32)
+        row = 0
+        for m in maps:
+            # GL's texture row 0 is the first written: the maps' row 0 (the top) first
+            data[row:row + m.size, :m.size] = to_host(m.depth)
+            row += m.size
+        self._atlas.write(data.tobytes(), alignment=1)
+        return self._atlas
+
+    def _set_shadow_uniforms(self, prog, shader, n_directional, n_point):
+        """The shadow maps' views and each light's map (shaders/surface.frag)."""
+        maps = shader.shadows.maps
+        _set(prog, "u_n_maps", len(maps))
+        if not maps:
+            return
+        _set(prog, "u_shadow_atlas", SHADOW_UNIT)
+        dir_map, point_map = [-1] * MAX_LIGHTS, [-1] * MAX_LIGHTS
+        rows, row = [], 0
+        for k, m in enumerate(maps):
+            (dir_map if m.kind == "directional" else point_map)[m.index] = k
+            rows.append(row)
+            row += m.size
+        pad = MAX_SHADOW_MAPS - len(maps)
+        values = {
+            "u_dir_map": dir_map, "u_point_map": point_map,
+            "u_map_row": rows + [0] * pad, "u_map_size": [m.size for m in maps] + [1] * pad,
+            "u_map_texel": [(m.texel_a, m.texel_b) for m in maps] + [(0.0, 0.0)] * pad,
+            "u_map_origin": [tuple(m.origin) for m in maps] + [(0.0,) * 3] * pad,
+            "u_map_axis": [tuple(m.axis) for m in maps] + [(0.0,) * 3] * pad}
+        for name, v in values.items():
+            if name in prog:
+                n = prog[name].array_length
+                prog[name].value = v[:n] if n > 1 else v[0]
+        if "u_map_vp" in prog:  # column-major mat4s
+            vps = [np.asarray(m.view_projection, np.float32).T for m in maps]
+            vps += [np.eye(4, dtype=np.float32)] * pad
+            n = prog["u_map_vp"].array_length
+            prog["u_map_vp"].write(np.ascontiguousarray(vps[:n]).tobytes())
+
     def _use_material(self, record):
         """Write one MATERIAL record into the std140 block and bind it."""
         self._material_ubo.write(std140_record(record))
@@ -464,6 +532,9 @@ class SurfacePainter:
         for obj in [*self._buffers.values(), *self._textures.values(), *self._env_textures,
                     *self._samplers.values(), self._material_ubo, *self._programs.values()]:
             obj.release()
+        if self._atlas is not None:
+            self._atlas.release()
+            self._atlas = None
         self._programs.clear()
         self._buffers.clear()
         self._textures.clear()
