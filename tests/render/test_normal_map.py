@@ -269,6 +269,23 @@ def test_bad_tangents_and_texture_sets_are_refused():
         Material(normal_scale=float("nan"))
 
 
+def test_a_texture_on_uvs1_of_a_mesh_without_them_is_an_error():
+    # it would read zeros (the normal map silently dropped); the glTF loader leaves such
+    # a texture out and says so, the API names the node and the role when drawn
+    nmap = normal_texel([math.sin(T30), 0, math.cos(T30)])
+    for material in (matte(maps={"normal": nmap}, tex_coords={"normal": 1}),
+                     matte(texture=nmap, tex_coords={"base_color": 1})):
+        role = "normal" if material.maps else "base_color"
+        with pytest.raises(ValueError, match=f"node 'quad': its material's '{role}' "
+                                             "texture reads uvs1 .* has no uvs1"):
+            render_centre(material, [0, 0, 1])
+    # with the second set given, the same material draws the map: cos 30 of the flat quad
+    tilted = render_centre(matte(maps={"normal": nmap}, tex_coords={"normal": 1}), [0, 0, 1],
+                           uvs1=QUAD_UV)
+    assert tilted / render_centre(matte(), [0, 0, 1]) == pytest.approx(
+        [math.cos(T30)] * 3, rel=0.03)
+
+
 def test_a_gltf_with_tangent_normal_texture_and_texcoord_1(tmp_path):
     """A quad built by hand: TANGENT along +y (w = +1), a normalTexture (scale 0.5) on
     TEXCOORD_1 tilting 30 degrees along X, and a base colour texture on TEXCOORD_0."""
