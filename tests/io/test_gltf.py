@@ -212,7 +212,11 @@ def test_huge_buffer_view_offset(tmp_path):
     (lambda d: d["accessors"][1].pop("componentType"),
      ["accessors[1]: 'componentType' is required"]),
     (lambda d: d["nodes"][0].update(rotation=[0, 0, 0]),
-     ["nodes[0].rotation: must be an array of 4 numbers"]),
+     ["nodes[0].rotation: must be an array of 4 numbers, got an array of 3"]),
+    (lambda d: (d.update(extensionsUsed=["KHR_lights_punctual"], extensions={
+        "KHR_lights_punctual": {"lights": [{"type": "point", "color": [1, 0]}]}}),
+        d["nodes"][0].update(extensions={"KHR_lights_punctual": {"light": 0}})),
+     ["lights[0].color: must be an array of 3 numbers, got an array of 2"]),
     (lambda d: d["nodes"][0].update(children=[0]), ["nodes[0].children[0]: a node cannot be"]),
     (lambda d: d.update(nodes=[{"children": [1]}, {"children": [0]}]),
      ["the node hierarchy has a cycle"]),
