@@ -205,10 +205,14 @@ vec2 wrapped_uv(bvec2 mirror, int bit) {
 
 // the unit normal n through the "normal" map (engine/render/normal_map.py): the map's
 // stored RGB c, n_t = normalize((2c - 1)(scale, scale, 1)), the frame T' = normalize(T -
-// n (n.T)), B = cross(n, T') sign(w), n; n kept where the tangent is zero or parallel
+// n (n.T)), B = cross(n, T') sign(w), n; n kept where the tangent is zero or parallel.
+// For |scale| > 1 the same direction is taken as (2c - 1)(sign(scale), sign(scale),
+// 1 / |scale|): float32 squares of (2c - 1) scale overflow for a huge scale (1e30)
 vec3 mapped_normal(vec3 n) {
     vec3 c = texture(u_normal_map, wrapped_uv(u_normal_mirror, UV_NORMAL)).rgb;
-    vec3 ts = (2.0 * c - 1.0) * vec3(u_material.normal_scale, u_material.normal_scale, 1.0);
+    float s = u_material.normal_scale;
+    vec3 k = abs(s) > 1.0 ? vec3(sign(s), sign(s), 1.0 / abs(s)) : vec3(s, s, 1.0);
+    vec3 ts = (2.0 * c - 1.0) * k;
     float tl = dot(ts, ts);
     ts = tl > 0.0 ? ts * inversesqrt(tl) : vec3(0.0, 0.0, 1.0);
     vec3 t = v_tangent.xyz - n * dot(n, v_tangent.xyz);

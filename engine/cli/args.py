@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 
 # float32 depth has 24 bits of mantissa: beyond this the scene is a point at any size.
@@ -128,25 +129,23 @@ def out_arg(text: str) -> str:
 
 def seconds_arg(text: str) -> float:
     """argparse type: a finite number of seconds > 0 ('inf' and 'nan' refused)."""
-    v = _positive(text)
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, got {text!r}")
-    return v
+    return _positive(text, "a finite number of seconds > 0")
 
 
 def exposure_arg(text: str) -> float:
-    """argparse type of --exposure: a finite number > 0."""
-    v = _positive(text)
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return v
+    """argparse type of --exposure: a finite number > 0 ('inf' and 'nan' refused)."""
+    return _positive(text, "a finite number > 0")
 
 
-def _positive(text: str) -> float:
+def _positive(text: str, finite: str | None = None) -> float:
+    """argparse type: a number > 0; with ``finite`` (the wording, e.g. "a finite number
+    > 0") also finite, every refused value ('nan', 'inf', '-1') given that one wording."""
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    if finite is not None and not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"must be {finite}, got {text!r}")
     if not v > 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
     return v
@@ -154,7 +153,15 @@ def _positive(text: str) -> float:
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with one-line errors: ``PROG: error: MESSAGE (see PROG --help)``, exit 2,
-    instead of the usage block first."""
+    instead of the usage block first; a value starting with '-' and a digit is a value,
+    not an option (``--size -5x10`` gets the size error, ``--camera -30,20`` works), as
+    argparse already does for plain negative numbers (``--fps -3``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse's own matcher takes only "-3" and "-.5" as values; no option of the
+        # engine's looks like "-<digit>", so every such word is a value
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -207,6 +214,20 @@ def background_arg(text: str):
     return color_arg(text)
 
 
+def _css_colour(text: str, where: str):
+    """Refuse a colour of --fog/--sky that Pillow's ImageColor does not know (CSS names,
+    #rgb, #rrggbb): the only forms there, where ':' and ',' separate the fields."""
+    from PIL import ImageColor
+
+    if text.strip().lower() == "transparent":
+        return
+    try:
+        ImageColor.getcolor(text, "RGBA")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{where}: unknown colour {text!r} (use a CSS name "
+                                         "or #rrggbb)") from None
+
+
 def fog_arg(text: str):
     """argparse type of --fog -> engine.scene.Fog: ``linear:START:END[:COLOR]``,
     ``exp:DENSITY[:COLOR]`` or ``exp2:DENSITY[:COLOR]`` (distances in world units,
@@ -227,6 +248,8 @@ def fog_arg(text: str):
         raise argparse.ArgumentTypeError(f"--fog {text!r}: {':'.join(rest[:n])!r} is not "
                                          "a number") from None
     color = rest[n] if len(rest) > n else None
+    if color is not None:
+        _css_colour(color, f"--fog {text!r}: fog color")
     try:
         if mode == "linear":
             return Fog(mode, start=nums[0], end=nums[1], color=color)
@@ -273,6 +296,8 @@ def sky_arg(text: str):
         raise argparse.ArgumentTypeError(
             f"--sky must be HORIZON,ZENITH[,GROUND] colours (CSS names or #rrggbb), "
             f"got {text!r}")
+    for part, field in zip(parts, ("horizon", "zenith", "ground")):
+        _css_colour(part, f"--sky {text!r}: sky {field}")
     try:
         return Sky(*parts)
     except ValueError as e:

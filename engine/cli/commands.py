@@ -797,11 +797,12 @@ def cmd_view(args) -> int:
     try:
         path = present(renderer, raster=args.raster, out=args.out, max_frames=args.frames,
                        controller=controls, aids=aids)
+        drawn = _contents(renderer)  # as `frustum render` says it: vertices, triangles
     finally:
         renderer.close()
     if path is not None:
-        print(f"wrote {path.resolve()} ({renderer.size[0]}x{renderer.size[1]}, "
-              f"{renderer.batch.vertex_count} points, raster {renderer.raster})")
+        print(f"wrote {path.resolve()} ({renderer.size[0]}x{renderer.size[1]}, {drawn}, "
+              f"raster {renderer.raster})")
     return 0
 
 

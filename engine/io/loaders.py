@@ -203,6 +203,7 @@ def _load_obj(path: Path, point_size: float, refs: References) -> Model:
         model.add(Node(str(name), geometry=geom))
     if len(model.children) == 1:  # one part (one material): the root itself
         model.geometry = model.remove(model.children[0]).geometry
+    note_non_finite(model, notes)
     notes.emit(model)
     return model
 
@@ -391,6 +392,7 @@ def _load_ply(path: Path, point_size: float, refs: References) -> Model:
             raise
         raise LoadError(f"{path}: a face refers to vertex {int(m[1]):,}, but the file has "
                         f"{int(m[2]):,} vertices") from None
+    note_non_finite(model, notes)
     notes.emit(model)
     return model
 
@@ -516,7 +518,42 @@ def _load_stl(path: Path, point_size: float, refs: References) -> Model:
     # STL stores every triangle's corners separately: merge them (process=True) so each
     # surface point is drawn once
     obj = trimesh.load(io.BytesIO(data), file_type="stl", process=True)
-    return _from_trimesh_object(path, obj, point_size)
+    model = _from_trimesh_object(path, obj, point_size)
+    notes = Notes(path)
+    note_non_finite(model, notes)
+    notes.emit(model)
+    return model
+
+
+def note_non_finite(model: Model, notes: Notes):
+    """Note (``notes.left_out``) each mesh of ``model`` with vertices that are not finite
+    (a ``nan`` coordinate, an OBJ ``w = 0`` point at infinity): how many, and the
+    triangles using them, which no renderer can draw (they are culled when drawn).
+    Vertices and triangles are numbered from 1 in the mesh's order (an OBJ or PLY of
+    triangles: the file's ``v`` and ``f`` order)."""
+    for node in model.traverse():
+        g = node.geometry
+        faces = getattr(g, "faces", None)
+        if faces is None:
+            continue
+        bad = ~np.isfinite(np.asarray(g.positions)).all(axis=1)
+        if not bad.any():
+            continue
+        verts = np.flatnonzero(bad) + 1
+        tris = np.flatnonzero(bad[np.asarray(faces)].any(axis=1)) + 1
+        them = "it" if len(verts) == 1 else "them"
+        using = (f"the {_counted(tris, 'triangle', 'triangles')} using {them}" if len(tris)
+                 else f"no triangle uses {them}")
+        where = "" if node is model else f"{node.name}: "
+        notes.left_out(f"{where}{_counted(verts, 'non-finite vertex', 'non-finite vertices')}"
+                       f" and {using}")
+
+
+def _counted(numbers, one: str, many: str) -> str:
+    """'1 triangle (3)' or '5 triangles (1, 2, 4, 7 and 1 more)'."""
+    shown = ", ".join(str(k) for k in numbers[:4])
+    more = f" and {len(numbers) - 4} more" if len(numbers) > 4 else ""
+    return f"{len(numbers)} {one if len(numbers) == 1 else many} ({shown}{more})"
 
 
 # ------------------------------------------------------------------ trimesh -> engine

@@ -36,9 +36,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import to_host
-from ..scene.material import Material, material_epoch
+from ..scene.material import Material, material_epoch, textures_read
 
 __all__ = ["Primitives", "contents"]
+
+
+def _check_uv_sets(node, mesh):
+    """Raise ValueError where the material of ``node``'s mesh samples a texture on the
+    second UV set (``Material.tex_coords`` 1) and the mesh has no ``uvs1``: it would
+    read zeros (the glTF loader leaves such a texture out and says so)."""
+    if getattr(mesh, "uvs1", None) is not None or mesh.material is None:
+        return
+    for role, _ in textures_read(mesh.material):
+        if mesh.material.tex_coords.get(role, 0) == 1:
+            raise ValueError(f"node {node.name!r}: its material's {role!r} texture reads "
+                             "uvs1 (tex_coords) but its mesh has no uvs1")
 
 
 class Primitives:
@@ -110,6 +122,7 @@ class Primitives:
                 faces = faces[:, [0, 2, 1]]
             out.meshes.append((g, start, stop, copies))
             if "solid" in mode and len(faces):
+                _check_uv_sets(node, g)
                 m = index_of.setdefault(id(g.material), len(out.materials))
                 if m == len(out.materials):
                     out.materials.append(g.material)

@@ -499,7 +499,8 @@ class Mesh(Geometry):
             handedness (bitangent = cross(normal, xyz) * w). Without them a material
             with a "normal" map gets generated ones (``vertex_tangents``).
         uvs1: optional (N, 2) float32 second texture coordinates (glTF TEXCOORD_1),
-            read by the textures a material assigns to set 1 (``Material.tex_coords``).
+            read by the textures a material assigns to set 1 (``Material.tex_coords``;
+            drawing such a material on a mesh without ``uvs1`` raises ValueError).
 
     Editing: ``mesh.update(positions=..., normals=..., colors=..., uvs=..., faces=...)``
     (see ``Geometry.update``); the arrays themselves are read-only.

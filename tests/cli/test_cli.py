@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from engine.cli import main
@@ -39,6 +40,21 @@ def test_bad_arguments_exit_2_without_traceback(tmp_path):
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr
         assert "error" in r.stderr
+
+
+def test_values_starting_with_a_minus_are_values(tmp_path, capsys):
+    # "-5x10" and "-30,20" are not options: --size gets its own size error (argparse
+    # said "expected one argument"), --camera takes the negative azimuth as --fps -3 does
+    with pytest.raises(SystemExit) as e:
+        main(["render", "--out", str(tmp_path / "x.png"), "--size", "-5x10"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "frustum render: error: argument --size: size must be between 1x1 and 16384x16384, "
+        "got -5x10 (see frustum render --help)")
+    out = tmp_path / "a.png"
+    assert main(["render", "--out", str(out), "--size", "32x24", "--backend", "numpy",
+                 "--camera", "-30,20"]) == 0
+    assert Image.open(out).size == (32, 24)
 
 
 def test_debug_flag_shows_traceback(tmp_path):

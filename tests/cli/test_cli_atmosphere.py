@@ -44,6 +44,11 @@ def test_render_with_sky_and_fog(tmp_path):
     ("--fog", "mist:1", "--fog must be"),
     ("--sky", "red", "--sky must be"),
     ("--sky", "red,notacolour", "sky zenith"),
+    # colours there are names or #rrggbb only (',' and ':' separate the fields)
+    ("--fog", "exp:0.2:1,0,0", ("--fog 'exp:0.2:1,0,0': fog color: unknown colour '1,0,0' "
+                               "(use a CSS name or #rrggbb)")),
+    ("--sky", "1,0,0", ("--sky '1,0,0': sky horizon: unknown colour '1' (use a CSS name or "
+                       "#rrggbb)")),
 ])
 def test_bad_values_are_one_line(tmp_path, capsys, flag, value, words):
     src = _ply(tmp_path / "cloud.ply")

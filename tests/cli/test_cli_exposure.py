@@ -58,8 +58,10 @@ def test_render_many_takes_the_exposure(tmp_path):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--exposure", "0"], "--exposure: must be > 0"),
-    (["--exposure", "inf"], "--exposure: must be a finite number > 0"),
+    # one wording for every refused number
+    (["--exposure", "0"], "--exposure: must be a finite number > 0, got '0'"),
+    (["--exposure", "nan"], "--exposure: must be a finite number > 0, got 'nan'"),
+    (["--exposure", "inf"], "--exposure: must be a finite number > 0, got 'inf'"),
     (["--tone-map", "aces"], "--tone-map: invalid choice: 'aces'"),
 ])
 def test_bad_exposure_values_are_one_line(tmp_path, capsys, flags, message):

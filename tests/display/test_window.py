@@ -251,6 +251,21 @@ def test_cli_view_without_display_writes_png(monkeypatch, tmp_path, capsys):
     assert img.shape == (64, 96, 4) and len(np.unique(img.reshape(-1, 4), axis=0)) > 10
 
 
+@pytest.mark.timeout(60)
+def test_cli_view_without_display_counts_triangles(monkeypatch, tmp_path, capsys):
+    # a triangle mesh is reported as `frustum render` reports it, not as "4 points"
+    from engine.cli import main
+
+    _no_display(monkeypatch)
+    src = tmp_path / "quad.obj"
+    src.write_text("v -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\nf 1 2 3\nf 1 3 4\n")
+    out = tmp_path / "seen.png"
+    assert main(["view", str(src), "--backend", "numpy", "--size", "32x24",
+                 "--raster", "software", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"wrote {out.resolve()} (32x24, 4 vertices, 2 triangles, raster software)" in said
+
+
 def test_cli_view_rejects_bad_frames(capsys):
     from engine.cli import main
 

@@ -212,7 +212,11 @@ def test_huge_buffer_view_offset(tmp_path):
     (lambda d: d["accessors"][1].pop("componentType"),
      ["accessors[1]: 'componentType' is required"]),
     (lambda d: d["nodes"][0].update(rotation=[0, 0, 0]),
-     ["nodes[0].rotation: must be an array of 4 numbers"]),
+     ["nodes[0].rotation: must be an array of 4 numbers, got an array of 3"]),
+    (lambda d: (d.update(extensionsUsed=["KHR_lights_punctual"], extensions={
+        "KHR_lights_punctual": {"lights": [{"type": "point", "color": [1, 0]}]}}),
+        d["nodes"][0].update(extensions={"KHR_lights_punctual": {"light": 0}})),
+     ["lights[0].color: must be an array of 3 numbers, got an array of 2"]),
     (lambda d: d["nodes"][0].update(children=[0]), ["nodes[0].children[0]: a node cannot be"]),
     (lambda d: d.update(nodes=[{"children": [1]}, {"children": [0]}]),
      ["the node hierarchy has a cycle"]),
@@ -509,7 +513,8 @@ def test_pbr_mapping_and_material_fields(tmp_path):
                    occlusionTexture={"index": tex},
                    extensions={"KHR_materials_emissive_strength": {"emissiveStrength": 2}})
     b = g.material(alphaMode="BLEND")
-    g.mesh({"POSITION": g.accessor([[1, 0, 0], [0, 1, 0], [0, 0, 0]])}, material=m)
+    g.mesh({"POSITION": g.accessor([[1, 0, 0], [0, 1, 0], [0, 0, 0]]),
+            "TEXCOORD_0": g.accessor([[0, 0]] * 3)}, material=m)
     g.mesh({"POSITION": g.accessor([[1, 0, 0], [0, 1, 0], [0, 0, 0]])}, material=b)
     model = load(g.write_gltf(tmp_path / "p.gltf"))
     mesh, blended = geometries(model)
@@ -524,10 +529,44 @@ def test_pbr_mapping_and_material_fields(tmp_path):
     assert blended.material.blend
     # the spec's default material: metallic 1, roughness 1
     assert (blended.material.metallic, blended.material.roughness) == (1.0, 1.0)
-    # the normal map is drawn (engine.render.normal_map) and BLEND is blended; this
-    # primitive has no TEXCOORD_0 for its maps, which the loader says
-    assert model.warnings == [
-        f"{tmp_path / 'p.gltf'}: left out: meshes[0].primitives[0]: texture without TEXCOORD_0"]
+    # the normal map is drawn (engine.render.normal_map) and BLEND is blended (maps on a
+    # missing UV set: test_a_texture_on_a_missing_uv_set_is_left_out_as_noted)
+    assert model.warnings == []
+
+
+def test_a_texture_on_a_missing_uv_set_is_left_out_as_noted(tmp_path):
+    # baseColorTexture (red) on texCoord 1 of a primitive with TEXCOORD_0 only: the quad
+    # is drawn with the factor alone (green), as the "left out" note says, not red
+    g = Gltf()
+    tex = g.image(png_bytes([[RED]]))
+    mat = g.material(pbrMetallicRoughness={"baseColorFactor": [0, 1, 0, 1],
+                                           "baseColorTexture": {"index": tex, "texCoord": 1}},
+                     extensions={"KHR_materials_unlit": {}})
+    g.mesh({"POSITION": g.accessor(QUAD), "TEXCOORD_0": g.accessor([[0.5, 0.5]] * 4)},
+           indices=g.accessor(QUAD_FACES, USHORT), material=mat)
+    g.doc["extensionsUsed"] = ["KHR_materials_unlit"]
+    model = load(g.write_gltf(tmp_path / "t1.gltf"))
+    mesh = geometries(model)[0]
+    assert mesh.material.texture is None and mesh.uvs is None and mesh.uvs1 is None
+    assert _render_center(model)[20, 20].tolist() == GREEN
+    note = "left out: meshes[0].primitives[0]: baseColorTexture without TEXCOORD_1"
+    assert model.warnings == [f"{tmp_path / 't1.gltf'}: {note}"]
+    # every other role alike: each map on texCoord 1 is left out and named
+    g = Gltf()
+    tex = g.image(png_bytes([[RED]]))
+    on1 = {"index": tex, "texCoord": 1}
+    mat = g.material(pbrMetallicRoughness={"metallicRoughnessTexture": on1},
+                     normalTexture=on1, occlusionTexture=on1, emissiveTexture=on1,
+                     emissiveFactor=[1, 1, 1])
+    g.mesh({"POSITION": g.accessor(QUAD), "NORMAL": g.accessor([[0, 0, 1]] * 4),
+            "TEXCOORD_0": g.accessor([[0.5, 0.5]] * 4)},
+           indices=g.accessor(QUAD_FACES, USHORT), material=mat)
+    model = load(g.write_gltf(tmp_path / "maps.gltf"))
+    assert geometries(model)[0].material.maps == {}
+    names = ("metallicRoughnessTexture", "normalTexture", "occlusionTexture",
+             "emissiveTexture")
+    assert model.warnings == [f"{tmp_path / 'maps.gltf'}: left out: " + "; ".join(
+        f"meshes[0].primitives[0]: {n} without TEXCOORD_1" for n in names)]
 
 
 def test_blend_material_renders_blended(tmp_path):

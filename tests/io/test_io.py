@@ -88,6 +88,30 @@ def test_obj_homogeneous_w_divides(tmp_path):
                                atol=1e-6)
 
 
+def test_non_finite_vertices_and_their_triangles_are_noted(tmp_path):
+    # vertex 3 is nan: triangle 1 uses it and cannot be drawn, triangle 2 is drawn
+    f = _write(tmp_path / "nan.obj", "v 0 0 0\nv 1 0 0\nv nan 1 0\nv 0 1 0\nf 1 2 3\nf 1 2 4\n")
+    model = load(f)
+    assert model.warnings == [(f"{f}: left out: 1 non-finite vertex (3) and the 1 triangle "
+                              "(1) using it")]
+    assert model.geometry.faces.tolist() == [[0, 1, 2], [0, 1, 3]]
+    # an OBJ point at infinity (w = 0) is such a vertex too; a quad is two triangles
+    f = _write(tmp_path / "w0.obj", "v 0 0 0\nv 1 0 0\nv 1 1 0 0\nv 0 1 0\nv 2 2 0\n"
+                                    "f 1 2 3 4\nf 1 2 5\n")
+    assert load(f).warnings == [(f"{f}: left out: 1 non-finite vertex (3) and the 2 "
+                                "triangles (1, 2) using it")]
+    # PLY alike (five nan vertices: four named), and a finite file says nothing
+    head = "ply\nformat ascii 1.0\nelement vertex 8\nproperty float x\nproperty float y\n" \
+           "property float z\nelement face 1\nproperty list uchar int vertex_indices\n" \
+           "end_header\n"
+    f = _write(tmp_path / "nan.ply", head + "0 0 0\n1 0 0\n0 1 0\n" + "nan 0 0\n" * 5
+               + "3 0 1 2\n")
+    assert load(f).warnings == [(f"{f}: left out: 5 non-finite vertices (4, 5, 6, 7 and 1 "
+                                "more) and no triangle uses them")]
+    f = _write(tmp_path / "ok.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
+    assert load(f).warnings == []
+
+
 def test_obj_polygon_becomes_a_triangle_fan(tmp_path):
     f = _write(tmp_path / "pent.obj",
                "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0.5 1.5 0\nv 0 1 0\nf 1 2 3 4 5\n")

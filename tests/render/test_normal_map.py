@@ -231,6 +231,30 @@ def test_texcoord_1_picks_the_second_set(backend, monkeypatch, native_dir):
         (n @ lit) / (np.array([-n[0], 0, n[2]]) @ lit), rel=0.03)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba", "cuda", "gl"])
+def test_a_large_normal_scale_tilts_towards_the_limit(backend, monkeypatch, native_dir):
+    # n_t = normalize((2c - 1)(s, s, 1)) for s = 4 and, as s grows, its limit: the map's
+    # XY direction in the surface plane (90 degrees from N); 1e30 once overflowed float32
+    # in GLSL and drew the quad as if unmapped
+    nmap = normal_texel([math.sin(T30), 0, math.cos(T30)])
+    v = 2 * np.rint((np.array([math.sin(T30), 0, math.cos(T30)]) + 1) / 2 * 255) / 255 - 1
+    lit = [math.sin(math.radians(60)), 0, math.cos(math.radians(60))]
+    kw = {"backend": backend, "monkeypatch": monkeypatch, "native_dir": native_dir}
+
+    def lambert(**m):  # "lit" without specular: radiance proportional to max(N.L, 0)
+        return Material(color=(0.5, 0.5, 0.5), shading="lit", specular=0.0,
+                        vertex_colors=False, **m)
+
+    flat = render_centre(lambert(), lit, **kw)[0]
+    for s, n_t in ((4.0, v * [4, 4, 1]), (1e30, v * [1, 1, 0]), (-1e30, -v * [1, 1, 0])):
+        n_t = n_t / np.linalg.norm(n_t)
+        got = render_centre(lambert(maps={"normal": nmap}, normal_scale=s), lit, **kw)[0]
+        assert got / flat == pytest.approx(max(n_t @ lit, 0) / lit[2], rel=0.03, abs=1e-3), s
+    # the reviewer's case: the light along the quad's normal, 90 degrees from the limit
+    assert render_centre(matte(maps={"normal": nmap}, normal_scale=1e30), [0, 0, 1],
+                         **kw)[0] == 0
+
+
 def test_bad_tangents_and_texture_sets_are_refused():
     with pytest.raises(ValueError, match=r"tangents\[1\] has w = 0.5"):
         Mesh(QUAD_POS, [[0, 1, 2]], tangents=[[1, 0, 0, 1], [1, 0, 0, 0.5], [1, 0, 0, 1],
@@ -243,6 +267,23 @@ def test_bad_tangents_and_texture_sets_are_refused():
         Material(tex_coords={"bump": 1})
     with pytest.raises(ValueError, match="normal_scale must be finite"):
         Material(normal_scale=float("nan"))
+
+
+def test_a_texture_on_uvs1_of_a_mesh_without_them_is_an_error():
+    # it would read zeros (the normal map silently dropped); the glTF loader leaves such
+    # a texture out and says so, the API names the node and the role when drawn
+    nmap = normal_texel([math.sin(T30), 0, math.cos(T30)])
+    for material in (matte(maps={"normal": nmap}, tex_coords={"normal": 1}),
+                     matte(texture=nmap, tex_coords={"base_color": 1})):
+        role = "normal" if material.maps else "base_color"
+        with pytest.raises(ValueError, match=f"node 'quad': its material's '{role}' "
+                                             "texture reads uvs1 .* has no uvs1"):
+            render_centre(material, [0, 0, 1])
+    # with the second set given, the same material draws the map: cos 30 of the flat quad
+    tilted = render_centre(matte(maps={"normal": nmap}, tex_coords={"normal": 1}), [0, 0, 1],
+                           uvs1=QUAD_UV)
+    assert tilted / render_centre(matte(), [0, 0, 1]) == pytest.approx(
+        [math.cos(T30)] * 3, rel=0.03)
 
 
 def test_a_gltf_with_tangent_normal_texture_and_texcoord_1(tmp_path):

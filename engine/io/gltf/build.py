@@ -53,7 +53,7 @@ from ..textures import sample_texture, to_rgba8
 from .accessors import COMPONENT_NAMES, AccessorReader
 from .document import Document, read_document
 from .lights import node_light
-from .materials import Materials
+from .materials import GLTF_TEXTURE_NAMES, Materials
 
 __all__ = ["SUPPORTED_EXTENSIONS", "load_gltf"]
 
@@ -386,9 +386,13 @@ class _Builder:
             c = np.ones((n, 4))
             c[:, :color0.shape[1]] = color0
             lin *= np.clip(c, 0.0, 1.0)
-        textured = info.texture is not None and uv is not None
-        if info.texture is not None and uv is None:
-            self.notes.left_out(f"{where}: texture without TEXCOORD_{info.texcoord}")
+        # a texture whose UV set the primitive lacks is left out (drawn as if absent)
+        missing = [s for s in (0, 1) if sets[s] is None]
+        without = info.roles_on(missing)
+        for role in without:
+            k = info.tex_coords.get(role, 0)
+            self.notes.left_out(f"{where}: {GLTF_TEXTURE_NAMES[role]} without TEXCOORD_{k}")
+        textured = info.texture is not None and "base_color" not in without
         if textured and color0 is None:
             t = sample_texture(info.texture, uv)
             t[:, :3] = srgb_to_linear(t[:, :3])
@@ -396,14 +400,12 @@ class _Builder:
         colors = np.concatenate([to_rgba8(linear_to_srgb(lin[:, :3])), to_rgba8(lin[:, 3:])],
                                 axis=1)
         material = info.engine_material(vertex_colors=color0 is not None or not textured,
-                                        flat=normals is None)
-        # keep only the sets some texture reads (a missing one: its textures read zeros)
-        used = {info.tex_coords[r] for r, _ in textures_read(material)}
+                                        flat=normals is None, without=without)
+        # keep only the sets some drawn texture reads
+        used = {material.tex_coords.get(r, 0) for r, _ in textures_read(material)}
         for s in (0, 1):
             if s not in used:
                 sets[s] = None
-            elif sets[s] is None:  # (the same line as the base colour's: noted once)
-                self.notes.left_out(f"{where}: texture without TEXCOORD_{s}")
         tangents = self._attribute(attrs, "TANGENT", f"{where}.attributes", n, (4,))
         if tangents is not None:
             # xyz unit; w is +-1 (glTF 2.0 3.7.2.1): its sign is the handedness

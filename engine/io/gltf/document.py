@@ -390,7 +390,9 @@ def _short(text: str, n: int = 60) -> str:
 
 
 def _show(v) -> str:
-    if isinstance(v, (dict, list)):
+    if isinstance(v, list):  # its length: what "an array of n numbers" checks
+        return f"an array of {len(v)}"
+    if isinstance(v, dict):
         return _kind(v)
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{v:,}" if abs(v) < 10**30 else f"an integer of {len(str(abs(v)))} digits"

@@ -44,7 +44,7 @@ from ...scene.material import MIN_FILTERS, Material, Sampler, Texture
 from ..textures import decode_image
 from .document import Document
 
-__all__ = ["MaterialInfo", "Materials", "texture_transform"]
+__all__ = ["GLTF_TEXTURE_NAMES", "MaterialInfo", "Materials", "texture_transform"]
 
 _WRAP = {10497: "repeat", 33071: "clamp", 33648: "mirror"}
 _FILTER = {9728: "nearest", 9729: "linear", 9984: "nearest", 9985: "linear",
@@ -61,6 +61,13 @@ def texture_transform(offset=(0.0, 0.0), rotation: float = 0.0, scale=(1.0, 1.0)
     r = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     sc = np.diag([scale[0], scale[1], 1.0])
     return t @ r @ sc
+
+
+# Material.tex_coords roles -> the glTF material property of each texture
+GLTF_TEXTURE_NAMES = {"base_color": "baseColorTexture",
+                      "metallic_roughness": "metallicRoughnessTexture",
+                      "occlusion": "occlusionTexture", "emissive": "emissiveTexture",
+                      "normal": "normalTexture"}
 
 
 class MaterialInfo:
@@ -92,26 +99,37 @@ class MaterialInfo:
         self.set_transforms: dict[int, np.ndarray | None] = {}
         self._engine: dict[tuple, Material] = {}
 
-    def engine_material(self, vertex_colors: bool, flat: bool = False) -> Material:
+    def roles_on(self, sets) -> list[str]:
+        """The texture roles (Material.tex_coords keys) that read one of the UV ``sets``."""
+        roles = (["base_color"] if self.texture is not None else []) + list(self.maps)
+        return [r for r in roles if self.tex_coords.get(r, 0) in sets]
+
+    def engine_material(self, vertex_colors: bool, flat: bool = False,
+                        without=()) -> Material:
         """The engine Material (one object per flavour, shared by primitives).
 
         ``vertex_colors``: the geometry's colours carry factor x COLOR_0 (the material
         colour is then white); otherwise they are only for point drawing and the
         material carries the factor itself. ``flat``: the primitive has no normals, so
-        shading uses each triangle's own normal (the spec's flat normals).
+        shading uses each triangle's own normal (the spec's flat normals). ``without``:
+        texture roles left out (their UV set is missing on the primitive).
         """
-        vc = bool(vertex_colors) or self.texture is None
-        key = (vc, bool(flat))
+        without = frozenset(without)
+        texture = None if "base_color" in without else self.texture
+        vc = bool(vertex_colors) or texture is None
+        key = (vc, bool(flat), without)
         if key not in self._engine:
             color = (1.0, 1.0, 1.0, 1.0) if vc else tuple(
                 np.append(linear_to_srgb(self.factor[:3]), np.clip(self.factor[3], 0, 1)))
             self._engine[key] = Material(
-                color=color, shading=self.shading, texture=self.texture, vertex_colors=vc,
+                color=color, shading=self.shading, texture=texture, vertex_colors=vc,
                 double_sided=self.double_sided, alpha_cutoff=self.alpha_cutoff,
-                blend=self.blend, emissive=self.emissive, maps=self.maps,
+                blend=self.blend, emissive=self.emissive,
+                maps={r: t for r, t in self.maps.items() if r not in without},
                 metallic=self.metallic, roughness=self.roughness,
                 occlusion_strength=self.occlusion_strength, flat_normals=bool(flat),
-                normal_scale=self.normal_scale, tex_coords=self.tex_coords)
+                normal_scale=self.normal_scale,
+                tex_coords={r: k for r, k in self.tex_coords.items() if r not in without})
         return self._engine[key]
 
 
