@@ -21,7 +21,13 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   coefficients and, set per run, the y ones: analytic derivatives, no neighbours), wrap
   modes computed once per sample and axis with the floor of one product (by the wrap
   period's reciprocal) and selects (engine.scene.sampling), so no texel is decoded and
-  no index takes an integer modulo.
+  no index takes an integer modulo. The base colour texture is sampled once per run
+  (``_texture_run``, up to ``RUN_PIXELS`` pixels at a time, into the band's sample row):
+  where every pixel of the stretch reads level 0 with the magnification filter (the min
+  filter reads level 0 anyway, or a bound of the level of detail over the stretch,
+  ``_magnified``, is below the switch point) no level of detail is computed; the default
+  "linear_mipmap_linear" has its own branch-free loop; the other min filters go through
+  ``_sample``. The values are the per-pixel sampler's, bit for bit.
 - sRGB encode: linear interpolation in a 4097-entry table of the exact curve: at most
   0.005/255 from the formula, so the 8-bit result differs from the NumPy resolve's in
   about 2 of 100,000 values, by 1.
@@ -65,11 +71,11 @@ __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
 # contract: fused multiply-adds (the results stay within the 1/255 of the NumPy resolve)
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy",
          "fastmath": {"contract"}}
-# for the functions the pixel loop calls (not inlined): no reference counting. With it,
-# every call increfs and decrefs each array argument's meminfo (atomics on lines the
-# threads share): about 30 ns of a 40 ns bilinear sample (measured). They allocate
-# nothing, and the caller holds the arrays for the call (Numba's own string helpers take
-# the same option)
+# for the texture functions called per pixel or per run (not inlined): no reference
+# counting. With it, every call increfs and decrefs each array argument's meminfo
+# (atomics on lines the threads share): about 30 ns of a 40 ns bilinear sample
+# (measured). They allocate nothing, and the caller holds the arrays for the call
+# (Numba's own string helpers take the same option)
 _call_opts = {**_opts, "_nrt": False}
 BAND_ROWS = 8
 # the varyings this resolve reads, by their index in the offsets array it is given
@@ -469,7 +475,7 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
             ((1.0 - fb) * b * dm + fb * dv) * ndl)
 
 
-@numba.njit(**_call_opts)
+@numba.njit(**_opts)
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                pt_cone, pt_range, windowed, eye, ortho, view_dir):
@@ -586,28 +592,31 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
         plane, uo, px * x_scale + x_offset, (px + n - 1) * x_scale + x_offset, qy, uy, vy,
         tw * x_scale, th * x_scale, tw * y_scale, th * y_scale, c)
     # one loop per case, each with its filter known (the compiler keeps it out of the loop)
-    if level0 and mag_linear:
+    # two passes, (u, v, lambda) first: shorter loop bodies, whose iterations the
+    # processor overlaps (a division, a log2 and the texel reads in one chain)
+    for j in range(n):
+        u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
+        out[j, 0], out[j, 1] = u, v
+        if not level0:
+            out[j, 2] = _lod(plane, uo, u, v, inv * x_scale, inv * y_scale, qy, uy, vy, tw, th)
+    if level0:
         for j in range(n):
-            u, v, _ = _run_uv(plane, uo, px + j, x_scale, x_offset)
+            u, v = out[j, 0], out[j, 1]
             ok = u * 0.0 + v * 0.0 == 0.0  # both finite, else (0, 0) as _sample reads
-            _put(out, j, _filtered(texels, info, periods, k, u if ok else 0.0,
-                                   v if ok else 0.0, True))
-    elif level0:
-        for j in range(n):
-            u, v, _ = _run_uv(plane, uo, px + j, x_scale, x_offset)
-            ok = u * 0.0 + v * 0.0 == 0.0
-            _put(out, j, _filtered(texels, info, periods, k, u if ok else 0.0,
-                                   v if ok else 0.0, False))
-    elif code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
-        for j in range(n):
-            u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
-            lam = _lod(plane, uo, u, v, inv * x_scale, inv * y_scale, qy, uy, vy, tw, th)
-            _put(out, j, _trilinear(texels, info, periods, k, u, v, lam))
+            u, v = u if ok else 0.0, v if ok else 0.0
+            if mag_linear:
+                _put(out, j, _filtered(texels, info, periods, k, u, v, True))
+            else:
+                _put(out, j, _filtered(texels, info, periods, k, u, v, False))
     else:
-        for j in range(n):
-            u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
-            lam = _lod(plane, uo, u, v, inv * x_scale, inv * y_scale, qy, uy, vy, tw, th)
-            _put(out, j, _sample(texels, info, periods, k, u, v, lam))
+        if code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
+            for j in range(n):
+                _put(out, j, _trilinear(texels, info, periods, k, out[j, 0], out[j, 1],
+                                        out[j, 2]))
+        else:
+            for j in range(n):
+                _put(out, j, _sample(texels, info, periods, k, out[j, 0], out[j, 1],
+                                     out[j, 2]))
     return n
 
 
@@ -742,13 +751,13 @@ def _scratch(prims, height):
 
 
 def _texture_scratch(prims, height):
-    """The bands' texture samples of a run, (bands, RUN_PIXELS, 4) float32, kept with
-    the assembly (no allocation per frame)."""
+    """The bands' texture samples of a run, (bands, RUN_PIXELS, 4) float64 (the float32
+    samples, or u, v and lambda on their way), kept with the assembly (no allocation
+    per frame)."""
     n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
     s = prims.derived.get("numba_resolve_texture_runs")
     if s is None or s.shape[0] < n_bands:
-        s = prims.derived["numba_resolve_texture_runs"] = np.zeros((n_bands, RUN_PIXELS, 4),
-                                                                   np.float32)
+        s = prims.derived["numba_resolve_texture_runs"] = np.zeros((n_bands, RUN_PIXELS, 4))
     return s
 
 
