@@ -577,10 +577,12 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
     (the pixel loop's u, v; the level of detail of ``_lod`` from the run's y slopes
     qy, uy, vy and the texture's size tw x th, ``_uv_slopes``). Returns the count.
 
-    One call per run, not per pixel, and one of two loops: where every pixel of the
+    One call per run, not per pixel: a first pass of (u, v) (and lambda where needed)
+    into ``out``, then one loop per case with its filter known: where every pixel of the
     stretch reads level 0 with the magnification filter (the min filter does, or
-    ``_magnified`` bounds the level of detail over the stretch) a bilinear or nearest
-    loop with no level of detail; else the level of detail and ``_sample`` per pixel."""
+    ``_magnified`` bounds the level of detail over the stretch) bilinear or nearest on
+    level 0 with no level of detail; "linear_mipmap_linear" by ``_trilinear``; any other
+    min filter by ``_sample``."""
     low = np.uint64(0xFFFFFFFF)
     key_id = keys[p] & low
     n = 1
@@ -591,7 +593,6 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
     level0 = (code < 2 and (code == 1) == mag_linear) or _magnified(
         plane, uo, px * x_scale + x_offset, (px + n - 1) * x_scale + x_offset, qy, uy, vy,
         tw * x_scale, th * x_scale, tw * y_scale, th * y_scale, c)
-    # one loop per case, each with its filter known (the compiler keeps it out of the loop)
     # two passes, (u, v, lambda) first: shorter loop bodies, whose iterations the
     # processor overlaps (a division, a log2 and the texel reads in one chain)
     for j in range(n):
