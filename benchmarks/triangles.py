@@ -33,11 +33,15 @@ the frame read back to the host, as the engine's frame is):
                 the pixels covered (printed)
     Duck        ../shared/ref-assets/gltf/Duck.glb (4,212 textured triangles), framed as
                 ``frustum render`` frames it
-    quad        one full-screen lit quad with a bilinear-filtered 256 x 256 texture
+    quad        one full-screen lit quad with a 256 x 256 texture under the default
+                sampler (bilinear, trilinear where minified: the quad is, by a hair,
+                level of detail 0.04 at 1280 x 720)
 
 and, for the engine, the stage breakdown of each (vertex stage, raster, resolve: wall
 and CPU ms) and the resolve's CPU cost per covered pixel on one thread on full-screen
-quads (unlit, lit, lit + specular, lit + texture, unlit + texture).
+quads (unlit, lit, lit + specular, lit + texture (the default sampler, trilinear here),
+unlit + texture, lit + bilinear texture (min filter "linear": level 0 only), "pbr" +
+texture).
 
 Two more rows, each against its own reference in the same run:
 
@@ -246,16 +250,18 @@ def duck_scene(size):
     return load_source(str(DUCK), size[0] / size[1])
 
 
-def quad_scene(size, texture=True, **material):
-    """One lit quad filling the frame (uv 0..4 across), bilinear 256 x 256 texture."""
+def quad_scene(size, texture=True, sampler=None, **material):
+    """One lit quad filling the frame (uv 0..4 across), a 256 x 256 texture under
+    ``sampler`` (default: bilinear, trilinear between mip levels where minified: at
+    1280 x 720 the quad's level of detail is 0.04, just minified)."""
     from engine import Material, Texture
 
     scene = Scene(background=(0, 0, 0))
     a = size[0] / size[1]
     pos = np.array([[-a, -1, 0], [a, -1, 0], [a, 1, 0], [-a, 1, 0]], np.float32) * 1.2
     uv = np.array([[0, 4], [4, 4], [4, 0], [0, 0]], np.float32)
-    tex = Texture(np.random.default_rng(0).integers(0, 256, (256, 256, 4), np.uint8)) \
-        if texture else None
+    tex = Texture(np.random.default_rng(0).integers(0, 256, (256, 256, 4), np.uint8),
+                  sampler) if texture else None
     scene.add(Node("quad", geometry=Mesh(pos, [[0, 1, 2], [0, 2, 3]], uvs=uv,
                                          material=Material(texture=tex, **material))))
     camera = scene.add(PerspectiveCamera(fov_y=60, aspect=a, position=(0, 0, 1.5)))
@@ -495,12 +501,15 @@ def resolve_costs(size, repeats=9):
     covered pixel, median of ``repeats`` frames (one thread: what a pixel costs, without
     the thread pool's waits that a busy machine adds)."""
     from engine.render.backends.threads import set_threads, thread_count
+    from engine.scene.material import Sampler
 
     threads = thread_count()
     set_threads(1)
     cases = {"unlit": {"texture": False, "shading": "unlit"}, "lit": {"texture": False},
              "lit+specular": {"texture": False, "specular": 0.5},
-             "lit+texture": {}, "unlit+texture": {"shading": "unlit"}}
+             "lit+texture": {}, "unlit+texture": {"shading": "unlit"},
+             "lit+bilinear": {"sampler": Sampler(min_filter="linear")},
+             "pbr+texture": {"shading": "pbr"}}
     out = {}
     for name, kw in cases.items():
         scene, camera = quad_scene(size, **kw)

@@ -1,0 +1,137 @@
+"""The Numba resolve's per-run texture sampler (numba_shading._texture_run) against the
+per-pixel sampler it replaces, and the magnification bound it decides with.
+
+A run's planes here are random perspective rows: q = qx x + qr > 0 over the row, u and v
+numerators affine in x, their y slopes random; the texture a random 64 x 32 image with its
+mip chain, under every min filter, both magnification filters and the three wrap modes."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+import pytest
+
+from engine import Material, Texture
+from engine.render.backends import numba_shading as ns
+from engine.render.materials import pack_materials
+from engine.scene.material import MIN_FILTERS, WRAP_MODES, Sampler
+
+pytestmark = pytest.mark.timeout(600)
+WIDTH = 200
+X_SCALE, X_OFFSET, Y_SCALE = 2.0 / WIDTH, 1.0 / WIDTH - 1.0, 2.0 / 120
+UO = 4  # the uv columns' offset in the plane row (any: the planes are written there)
+
+
+@numba.njit(cache=False)
+def _per_pixel(plane, uo, px, n, qy, uy, vy, tw, th, texels, info, periods, k):
+    """The pixel loop's own sampling, pixel by pixel (u, v, lambda, _sample)."""
+    out = np.zeros((n, 4), np.float32)
+    for j in range(n):
+        xn = (px + j) * X_SCALE + X_OFFSET
+        q = plane[0] * xn + plane[1]
+        inv = 1.0 / q if q != 0 else 1.0
+        u, v = ns._at(plane, uo, xn, inv), ns._at(plane, uo + 1, xn, inv)
+        lam = ns._lod(plane, uo, u, v, inv * X_SCALE, inv * Y_SCALE, qy, uy, vy, tw, th)
+        out[j, 0], out[j, 1], out[j, 2], out[j, 3] = ns._sample(texels, info, periods, k, u,
+                                                                 v, lam)
+    return out
+
+
+@numba.njit(cache=False)
+def _lods(plane, uo, px, n, qy, uy, vy, tw, th):
+    out = np.zeros(n)
+    for j in range(n):
+        xn = (px + j) * X_SCALE + X_OFFSET
+        q = plane[0] * xn + plane[1]
+        inv = 1.0 / q if q != 0 else 1.0
+        u, v = ns._at(plane, uo, xn, inv), ns._at(plane, uo + 1, xn, inv)
+        out[j] = ns._lod(plane, uo, u, v, inv * X_SCALE, inv * Y_SCALE, qy, uy, vy, tw, th)
+    return out
+
+
+@numba.njit(cache=False)
+def _bound(plane, uo, px, n, qy, uy, vy, tw, th, c):
+    return ns._magnified(plane, uo, px * X_SCALE + X_OFFSET, (px + n - 1) * X_SCALE + X_OFFSET,
+                         qy, uy, vy, tw * X_SCALE, th * X_SCALE, tw * Y_SCALE, th * Y_SCALE, c)
+
+
+def _row(rng, texels_per_pixel):
+    """(plane, qy, uy, vy): a perspective row whose footprint is about
+    ``texels_per_pixel`` texels of a 64-texel-wide texture."""
+    plane = np.zeros(ns._PLANE * (UO + 3))
+    qx = rng.uniform(-0.4, 0.4)
+    qr = 1.0 + abs(qx) + rng.uniform(0.0, 1.0)  # q > 0 for x in [-1, 1]
+    s = texels_per_pixel / 64 / X_SCALE  # du/dx in uv per NDC unit, near q = 1
+    plane[0], plane[1] = qx, qr
+    k = ns._PLANE * (UO + 1)
+    plane[k], plane[k + 1] = s * rng.uniform(0.5, 1.0), rng.uniform(-3, 3)
+    plane[k + 2], plane[k + 3] = s * rng.uniform(-0.5, 0.5), rng.uniform(-3, 3)
+    qy, uy, vy = rng.uniform(-0.3, 0.3), s * rng.uniform(-0.5, 0.5), s * rng.uniform(0.2, 1.0)
+    return plane, qy, uy, vy
+
+
+def _texture(min_filter, mag, wrap):
+    """The random texture under these filters, wrapped by ``wrap`` along u and the next
+    mode along v."""
+    img = np.random.default_rng(5).integers(0, 256, (32, 64, 4), np.uint8)
+    wrap_t = WRAP_MODES[(WRAP_MODES.index(wrap) + 1) % len(WRAP_MODES)]
+    tex = Texture(img, Sampler(wrap, wrap_t, mag, min_filter))
+    _, texels, info = pack_materials([Material(texture=tex)])
+    size = info[:, 1:3].astype(np.float64)
+    periods = np.ascontiguousarray(1.0 / np.where(info[:, 3:5] == 2, 2.0 * size, size))
+    return texels, info, periods
+
+
+@pytest.mark.parametrize("min_filter", MIN_FILTERS)
+@pytest.mark.parametrize("mag", ["linear", "nearest"])
+def test_run_samples_are_the_pixel_samplers(min_filter, mag):
+    rng = np.random.default_rng(MIN_FILTERS.index(min_filter))
+    for wrap in WRAP_MODES:
+        texels, info, periods = _texture(min_filter, mag, wrap)
+        for footprint in (0.3, 0.9, 1.4, 3.0, 20.0):  # magnified to deep in the chain
+            plane, qy, uy, vy = _row(rng, footprint)
+            px, n = 30, 70
+            keys = np.full(WIDTH, np.uint64(7))
+            keys[px + n:] = np.uint64(8)  # another triangle ends the run
+            out = np.zeros((ns.RUN_PIXELS, 4))
+            got = []
+            x = px
+            while x < px + n:  # RUN_PIXELS at a time, as the resolve calls it
+                m = ns._texture_run(keys, x, x, min(ns.RUN_PIXELS, WIDTH - x), X_SCALE,
+                                    X_OFFSET, Y_SCALE, plane, UO, qy, uy, vy, 64.0, 32.0,
+                                    texels, info, periods, 0, out)
+                assert 1 <= m <= ns.RUN_PIXELS
+                got.append(out[:m].copy())
+                x += m
+            assert x == px + n  # stopped at the other triangle's first pixel
+            want = _per_pixel(plane, UO, px, n, qy, uy, vy, 64.0, 32.0, texels, info,
+                              periods, 0)
+            np.testing.assert_array_equal(np.concatenate(got), want.astype(np.float64),
+                                          err_msg=f"{wrap} footprint {footprint}")
+
+
+def test_magnified_bound_holds_and_decides():
+    rng = np.random.default_rng(11)
+    said = {True: 0, False: 0}
+    for trial in range(3000):
+        plane, qy, uy, vy = _row(rng, rng.choice([0.2, 0.6, 0.9, 1.1, 1.6, 4.0]))
+        px = int(rng.integers(0, WIDTH - 2))
+        n = int(rng.integers(1, min(ns.RUN_PIXELS, WIDTH - px) + 1))
+        c = 0.5 if trial % 2 else 0.0
+        lam = _lods(plane, UO, px, n, qy, uy, vy, 64.0, 32.0)
+        magnified = bool(_bound(plane, UO, px, n, qy, uy, vy, 64.0, 32.0, c))
+        said[magnified] += 1
+        if magnified:
+            assert np.all(lam <= c), (trial, lam.max(), c)
+        if np.all(lam < c + math.log2(0.99) / 2 - 0.02) and n < 8:
+            # well inside the switch point over a short stretch: the bound says so too
+            assert magnified, (trial, lam.max(), c)
+    assert said[True] > 300 and said[False] > 300, said
+    # a sign change of q inside the stretch (no bound) and a non-finite plane
+    plane, qy, uy, vy = _row(rng, 0.2)
+    plane[0], plane[1] = 1.0, 0.0
+    assert not _bound(plane, UO, 10, 50, qy, uy, vy, 64.0, 32.0, 0.0)
+    plane[1] = math.nan
+    assert not _bound(plane, UO, 10, 5, qy, uy, vy, 64.0, 32.0, 0.0)
