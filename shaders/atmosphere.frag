@@ -66,9 +66,9 @@ float fog_factor(float d) {
 
 vec3 sky_color(vec2 ndc) {
     vec3 ray = vec3(0.0, 0.0, -1.0);
-    if (!u_orthographic) {  // towards the far plane's point through the pixel centre
-        vec4 far = u_inverse_projection * vec4(ndc, 1.0, 1.0);
-        ray = far.xyz / far.w;
+    if (!u_orthographic) {  // towards the near plane's point through the pixel centre
+        vec4 near = u_inverse_projection * vec4(ndc, -1.0, 1.0);  // (the far one's w: 1 / far)
+        ray = near.xyz / near.w;
     }
     vec3 world = normalize(u_camera_rotation * ray);
     if (u_env_sky) {

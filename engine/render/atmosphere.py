@@ -100,8 +100,10 @@ def _view_points(camera, size, depth, xp):
         ray_view = xp.asarray(np.array([0.0, 0.0, -1.0], np.float32))
         ray_view = xp.broadcast_to(ray_view, view.shape)
     else:
-        far = base + cols[2]  # the far plane's point: the ray through the pixel centre
-        ray_view = far[..., :3] / far[..., 3:4]
+        # the near plane's point: the ray through the pixel centre (the far plane's w is
+        # 1 / far, 0 in float32 for far / near of about 1e10 and beyond: a black sky)
+        near = base - cols[2]
+        ray_view = near[..., :3] / near[..., 3:4]
     rot = camera.world_matrix[:3, :3].astype(np.float64)
     rot = rot / np.linalg.norm(rot, axis=0)  # the camera's scale is no direction
     ray = ray_view @ xp.asarray(rot.T.astype(np.float32))

@@ -191,3 +191,50 @@ def test_compiled_pass_matches_the_reference(camera_kind, fog, sky):
     assert np.abs(want.astype(int) - got).max() <= 1
     np.testing.assert_array_equal(want[..., 3], got[..., 3])
     assert (want != frame.color).any()  # the stage changed the frame
+
+
+@pytest.mark.parametrize("min_filter", ["linear_mipmap_linear", "nearest_mipmap_nearest"])
+def test_gl_fog_and_sky_over_a_mipmapped_texture(min_filter):
+    # GL drew mipmapped surfaces as (0, 0, 0, 0) under fog or a sky: the texture's
+    # sampler object stayed bound to unit 0, where the fog pass reads the frame
+    from mip_floor import checker, floor_scene
+
+    scene, camera = floor_scene(checker(), min_filter, size=(96, 72))
+    scene.fog = Fog("exp", density=0.05)
+    scene.sky = Sky("#ffa040", "#2040c0")
+    want = Renderer(scene, camera, (96, 72), backend="numpy").render()
+    with Renderer(scene, camera, (96, 72), backend="numpy", raster="gl") as r:
+        got = r.render()
+        assert r.drawn_by == "gl"
+    covered = (want.depth < 1) & (got.depth < 1)
+    assert covered.sum() > 1000 and (got.color[..., 3] == 255).all()
+    diff = np.abs(want.color[..., :3].astype(int) - got.color[..., :3]).max(axis=-1)
+    assert diff[(want.depth >= 1) & (got.depth >= 1)].max() <= 2  # the sky
+    # the floor: the same mean (before the fix GL's was 0); a nearest filter picks other
+    # texels of the 1-texel checker where GL's level selection differs, so pixel by
+    # pixel only for trilinear (a few levels where the far floor is minified)
+    mean = [float(f.color[..., :3][covered].mean()) for f in (want, got)]
+    assert abs(mean[0] - mean[1]) <= 6
+    if min_filter == "linear_mipmap_linear":
+        assert np.percentile(diff[covered], 99) <= 8
+
+
+def test_sky_direction_does_not_depend_on_the_far_plane():
+    # the far plane's w (1 / far) underflowed in float32 for far / near of about 1e10:
+    # the NumPy stage drew a black sky, and the compiled pass turned it upside down
+    from engine.render.atmosphere import apply_atmosphere
+    from engine.render.backends.numba_atmosphere import apply_atmosphere_numba
+
+    rows = {}
+    for near, far in ((0.1, 100.0), (0.1, 1e9), (1e-9, 1e9)):
+        scene = Scene(background=(0, 0, 0), sky=Sky("white", "blue", ground="red"))
+        camera = PerspectiveCamera(fov_y=FOV, aspect=W / H, near=near, far=far)
+        camera.set_viewport(W, H)
+        for fn in (apply_atmosphere, apply_atmosphere_numba):
+            color = np.zeros((H, W, 4), np.uint8)
+            fn(color, np.ones((H, W), np.float32), scene, camera)
+            rows[(near, far, fn.__name__)] = color[[0, H - 1], W // 2, :3].astype(int)
+    first = rows[(0.1, 100.0, "apply_atmosphere")]
+    assert first[0, 2] > first[0, 0] and first[1, 0] > first[1, 2]  # zenith blue, ground red
+    for got in rows.values():
+        assert np.abs(got - first).max() <= 1

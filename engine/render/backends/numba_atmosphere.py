@@ -56,9 +56,10 @@ def _sky_elevation(inv, rot, ortho, bx, by, bz, bw):
     """The pixel ray's elevation over 90 degrees, in [-1, 1] (engine.scene.atmosphere)."""
     if ortho:
         rx, ry, rz = 0.0, 0.0, -1.0
-    else:  # towards the far plane's point through the pixel centre (w's sign kept)
-        fw = 1.0 if bw + inv[3, 2] > 0.0 else -1.0
-        rx, ry, rz = (bx + inv[0, 2]) * fw, (by + inv[1, 2]) * fw, (bz + inv[2, 2]) * fw
+    else:  # towards the near plane's point through the pixel centre (w's sign kept; the far
+        # plane's w, 1 / far, underflows for far / near of about 1e10)
+        fw = 1.0 if bw - inv[3, 2] > 0.0 else -1.0
+        rx, ry, rz = (bx - inv[0, 2]) * fw, (by - inv[1, 2]) * fw, (bz - inv[2, 2]) * fw
     wx = rot[0, 0] * rx + rot[0, 1] * ry + rot[0, 2] * rz
     wy = rot[1, 0] * rx + rot[1, 1] * ry + rot[1, 2] * rz
     wz = rot[2, 0] * rx + rot[2, 1] * ry + rot[2, 2] * rz
@@ -72,8 +73,8 @@ def _sky_ray(inv, rot, ortho, bx, by, bz, bw):
     if ortho:
         rx, ry, rz = 0.0, 0.0, -1.0
     else:
-        fw = 1.0 if bw + inv[3, 2] > 0.0 else -1.0
-        rx, ry, rz = (bx + inv[0, 2]) * fw, (by + inv[1, 2]) * fw, (bz + inv[2, 2]) * fw
+        fw = 1.0 if bw - inv[3, 2] > 0.0 else -1.0
+        rx, ry, rz = (bx - inv[0, 2]) * fw, (by - inv[1, 2]) * fw, (bz - inv[2, 2]) * fw
     wx = rot[0, 0] * rx + rot[0, 1] * ry + rot[0, 2] * rz
     wy = rot[1, 0] * rx + rot[1, 1] * ry + rot[1, 2] * rz
     wz = rot[2, 0] * rx + rot[2, 1] * ry + rot[2, 2] * rz

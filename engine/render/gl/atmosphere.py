@@ -70,6 +70,10 @@ class AtmospherePass:
             if uniform is not None:
                 uniform.value = value
         target.use()
+        # the surface painter leaves sampler objects bound (a mipmapped texture's
+        # LINEAR_MIPMAP_LINEAR on unit 0): they would override these textures' own
+        # filters, and a mipmap filter on a texture without levels reads zero
+        self.ctx.clear_samplers()
         self.color.use(0)
         self.depth.use(1)
         if p.environment is not None:
