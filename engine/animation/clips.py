@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import as_finite
 from ..scene.clips import Clip
 from ..scene.transforms import slerp
 
@@ -68,15 +69,6 @@ def blend_value(path: str, a, b, f: float) -> np.ndarray:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     return a + (b - a) * f
 
-
-def _finite(value, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {v}")
-    return v
 
 
 class _Layer(NamedTuple):
@@ -139,11 +131,11 @@ class ClipPlayer:
     def _add(self, clip, seconds, loop, speed, at, offset=0.0):
         if not isinstance(clip, Clip):
             raise TypeError(f"clip must be an engine.scene.clips.Clip, got {type(clip).__name__}")
-        start = self.clock if at is None else _finite(at, "at")
-        seconds = _finite(seconds, "seconds")
+        start = self.clock if at is None else as_finite(at, "at")
+        seconds = as_finite(seconds, "seconds")
         if seconds < 0:
             raise ValueError(f"a cross-fade lasts 0 seconds or more, got {seconds}")
-        layer = _Layer(clip, start, start, _finite(offset, "time"), _finite(speed, "speed"),
+        layer = _Layer(clip, start, start, as_finite(offset, "time"), as_finite(speed, "speed"),
                        bool(loop), seconds)
         # a layer scheduled before later ones is placed by its start (stable)
         k = len(self._layers)
@@ -194,7 +186,7 @@ class ClipPlayer:
         cur = self._current()
         now = cur.offset + cur.speed * (self.clock - cur.start)
         self._layers[-1] = cur._replace(start=self.clock, offset=now,
-                                        speed=_finite(value, "speed"))
+                                        speed=as_finite(value, "speed"))
 
     @property
     def time(self) -> float:
@@ -205,7 +197,7 @@ class ClipPlayer:
     @time.setter
     def time(self, value: float):
         cur = self._current()
-        self._layers[-1] = cur._replace(start=self.clock, offset=_finite(value, "time"))
+        self._layers[-1] = cur._replace(start=self.clock, offset=as_finite(value, "time"))
         self.apply_at(self.clock)
 
     @property
@@ -232,7 +224,7 @@ class ClipPlayer:
         """The blended pose at clock time ``t`` without setting it:
         {(id(node), attribute): (node, attribute, value)}. Layers scheduled after
         ``t`` do not count yet."""
-        t = _finite(t, "t")
+        t = as_finite(t, "t")
         layers = [la for la in self._layers if la.begin <= t]
         # the newest layer whose fade is complete covers every layer before it: those
         # only send the properties they animate back to rest
@@ -269,7 +261,7 @@ class ClipPlayer:
     def advance_to(self, clock: float):
         """Set ``clock`` and pose the nodes there; layers wholly covered by a finished
         cross-fade are then dropped (their rest values were just set)."""
-        self.clock = _finite(clock, "clock")
+        self.clock = as_finite(clock, "clock")
         self.apply_at(self.clock)
         done = [i for i, la in enumerate(self._layers)
                 if la.begin <= self.clock and la.weight(self.clock) >= 1.0]
@@ -351,7 +343,7 @@ def play_sequence(clips, crossfade: float = 0.5, speed: float = 1.0,
     clips = list(clips)
     if not clips:
         raise ValueError("play_sequence needs at least one clip")
-    speed, crossfade = _finite(speed, "speed"), _finite(crossfade, "crossfade")
+    speed, crossfade = as_finite(speed, "speed"), as_finite(crossfade, "crossfade")
     if speed <= 0:
         raise ValueError(f"speed must be > 0, got {speed}")
     if crossfade < 0:

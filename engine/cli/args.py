@@ -132,8 +132,9 @@ def seconds_arg(text: str) -> float:
     return _positive(text, "a finite number of seconds > 0")
 
 
-def exposure_arg(text: str) -> float:
-    """argparse type of --exposure: a finite number > 0 ('inf' and 'nan' refused)."""
+def factor_arg(text: str) -> float:
+    """argparse type of a factor (--exposure, --animation-speed): a finite number > 0
+    ('inf' and 'nan' refused)."""
     return _positive(text, "a finite number > 0")
 
 

@@ -33,7 +33,7 @@ from .args import (
     color_arg,
     count_arg,
     environment_arg,
-    exposure_arg,
+    factor_arg,
     fog_arg,
     folder_arg,
     indices_arg,
@@ -318,7 +318,7 @@ def _point_options(p: argparse.ArgumentParser):
 
 
 def _add_exposure_options(p: argparse.ArgumentParser):
-    p.add_argument("--exposure", type=exposure_arg, default=None, metavar="X",
+    p.add_argument("--exposure", type=factor_arg, default=None, metavar="X",
                    help="linear factor > 0 on surface radiance before the tone map "
                         "(default 1); for lights in physical units (glTF "
                         "KHR_lights_punctual)")
@@ -347,7 +347,7 @@ def _add_scene_options(p: argparse.ArgumentParser):
                         "video --out (whose length defaults to the animation's); N,M,... "
                         "plays them one after another, each cross-fading into the next "
                         "(the last one loops in the window)")
-    p.add_argument("--animation-speed", type=seconds_arg, default=1.0, metavar="X",
+    p.add_argument("--animation-speed", type=factor_arg, default=1.0, metavar="X",
                    help="animation seconds per second of playback (default 1; 2 = twice "
                         "as fast)")
     p.add_argument("--crossfade", type=non_negative_seconds_arg, default=0.5,

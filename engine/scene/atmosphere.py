@@ -39,10 +39,9 @@ colour of its own then fades into that radiance too.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..errors import as_finite
 from .color import as_rgba
 
 __all__ = ["FOG_MODES", "SKY_ENVIRONMENT", "Fog", "Sky"]
@@ -51,15 +50,6 @@ FOG_MODES = ("linear", "exp", "exp2")
 # Scene.sky: show the scene's environment behind it
 SKY_ENVIRONMENT = "environment"
 
-
-def _finite(value, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
 
 
 class Fog:
@@ -88,7 +78,7 @@ class Fog:
         if mode == "linear":
             if start is None or end is None or density is not None:
                 raise ValueError("linear fog takes start and end (world units), not density")
-            self.start, self.end = _finite(start, "fog start"), _finite(end, "fog end")
+            self.start, self.end = as_finite(start, "fog start"), as_finite(end, "fog end")
             if not 0.0 <= self.start < self.end:
                 raise ValueError(f"linear fog needs 0 <= start < end, got start {start!r}, "
                                  f"end {end!r}")
@@ -97,7 +87,7 @@ class Fog:
             if density is None or start is not None or end is not None:
                 raise ValueError(f"{mode} fog takes density (1 / world units), not start "
                                  "and end")
-            self.density = _finite(density, "fog density")
+            self.density = as_finite(density, "fog density")
             if self.density <= 0.0:
                 raise ValueError(f"fog density must be > 0, got {density!r}")
             self.start = self.end = None

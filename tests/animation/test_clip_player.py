@@ -250,7 +250,7 @@ def test_cli_sequence_speed_and_crossfade(ref_assets, tmp_path, capsys):
                          (["--animation", "0", "--crossfade", "-1"],
                           "--crossfade: must be a finite number of seconds >= 0, got '-1'"),
                          (["--animation", "0", "--animation-speed", "0"],
-                          "--animation-speed: must be > 0, got '0'")):
+                          "--animation-speed: must be a finite number > 0, got '0'")):
         try:
             rc = main(["render", *common, *bad, "--out", str(tmp_path / "x.mp4")])
         except SystemExit as exc:  # argparse's errors
