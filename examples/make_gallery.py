@@ -28,6 +28,7 @@ SHOTS = {
     "asteroids": ["--frames", "300"],
     "camera_tour": ["--frames", "60"],
     "coin_game": ["--frames", "240"],
+    "glass_garden": ["--frames", "30"],
 }
 VIDEO = {"camera_tour"}  # writes frames into a folder; the last one is kept
 

@@ -43,9 +43,11 @@ SMOKE_ARGS = {
     "asteroids": ["--frames", "12"],  # 10,000 lit rocks: the NumPy path takes ~1 s a frame
     "camera_tour": ["--frames", "3"],
     "coin_game": ["--frames", "20", "--coins", "60"],
+    "glass_garden": ["--frames", "3"],
 }
 VIDEO_OUTPUT = {"camera_tour"}  # writes MP4 headless
-REFERENCED = ["hello_points", "galaxy", "solar_system", "terrain_flythrough", "asteroids"]
+REFERENCED = ["hello_points", "galaxy", "solar_system", "terrain_flythrough", "asteroids",
+              "glass_garden"]
 # A pixel differs when a channel is off by more than PIXEL_TOL; an image matches when at
 # most MAX_DIFF_FRACTION of its pixels differ (allows last-bit float differences).
 PIXEL_TOL = 40
