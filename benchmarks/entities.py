@@ -84,7 +84,10 @@ class Workload:
     def __init__(self, k, n, size, backend, seed=0):
         rng = np.random.default_rng(seed)
         self.k, self.size = k, size
-        self.geometry = PointCloud(rng.uniform(-0.3, 0.3, (n, 3)), colors="white")
+        # 1 px points on every path: the default size follows each cloud's point count,
+        # which differs between the paths that merge objects and those that do not
+        self.geometry = PointCloud(rng.uniform(-0.3, 0.3, (n, 3)), colors="white",
+                                   point_size=1)
         side = max(1.0, (k ** (1 / 3)) * 1.2)
         self.base = rng.uniform(-side, side, (k, 3))
         self.axis = rng.normal(size=(k, 3))
@@ -325,7 +328,7 @@ class Churn(App):
         camera = PerspectiveCamera(fov_y=60, position=(0, 0, 12), near=0.5, far=50)
         super().__init__(scene, camera, size, update_hz=fps, seed=seed, backend=backend)
         pts = self.rng.uniform(-5, 5, (vertices, 3))
-        scene.add(Node("static", geometry=PointCloud(pts, (pts + 5) / 10)))
+        scene.add(Node("static", geometry=PointCloud(pts, (pts + 5) / 10, point_size=1)))
         self.mode, self.rate = mode, rate
         self.life = 1.0  # s: with rate spawns/s about `rate` objects are alive
         self.alive: list[tuple[Node, float, np.ndarray]] = []
