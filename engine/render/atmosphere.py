@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..arrays import to_host
 from ..scene.atmosphere import FOG_MODES
 from ..scene.camera import OrthographicCamera
 from ..scene.colorspace import linear_to_srgb, srgb_to_linear
@@ -76,7 +77,7 @@ def environment_sky(scene, ray, xp=np):
         ValueError: the scene's sky is "environment" but it has no environment.
     """
     env = _environment(scene)
-    r = np.asarray(ray.get() if hasattr(ray, "get") else ray, np.float64)
+    r = np.asarray(to_host(ray), np.float64)
     lin = apply_tone_map(sample_equirect(env.radiance, r), scene.exposure, scene.tone_map)
     return xp.asarray(lin.astype(np.float32))
 
