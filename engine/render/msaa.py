@@ -157,6 +157,20 @@ def _resolved_color(stages, keys, inputs, view) -> np.ndarray:
     return np.array(to_host(frame.color), np.uint8).reshape(-1, 4)
 
 
+def _layer_color(stages, layer, xp_keys, inputs, view) -> np.ndarray:
+    """(P, 4) uint8 colour of one layer: resolved, then the scene's fog and sky applied
+    with the layer's own depth (the backend's atmosphere stage), so an edge pixel's
+    samples are each fogged by their own surface and its empty samples show the sky."""
+    color = _resolved_color(stages, xp_keys(layer), inputs, view)
+    scene = view.scene
+    if scene.fog is not None or scene.sky is not None:
+        w, h = view.size
+        depth = (layer >> _SHIFT).astype(np.uint32).view(np.float32)
+        depth = np.where(layer == EMPTY_KEY, np.float32(1.0), depth)
+        stages.atmosphere(Frame(color.reshape(h, w, 4), depth.reshape(h, w)), view)
+    return color
+
+
 def render_multisampled(stages, inputs, view, samples: int):
     """One frame of ``inputs`` with ``samples`` per pixel on ``stages`` (a software or
     CUDA Backend) -> (Frame, sample 0's (W * H,) host key buffer).
@@ -169,13 +183,13 @@ def render_multisampled(stages, inputs, view, samples: int):
     layers, counts = getattr(stages, "sample_layers", sample_layers)(keys)
     xp = getattr(stages, "xp", np)
     xp_keys = (lambda a: a) if xp is np else (lambda a: xp.asarray(a))
-    color = _resolved_color(stages, xp_keys(layers[0]), inputs, view)
+    color = _layer_color(stages, layers[0], xp_keys, inputs, view)
     mixed = np.flatnonzero(counts[0] != samples)
     if mixed.size:
         rgb, plain, alpha = (np.zeros((mixed.size, 3)), np.zeros((mixed.size, 3)),
                              np.zeros(mixed.size))
         for k in range(len(layers)):
-            c = color if k == 0 else _resolved_color(stages, xp_keys(layers[k]), inputs, view)
+            c = color if k == 0 else _layer_color(stages, layers[k], xp_keys, inputs, view)
             wgt = counts[k, mixed] / samples
             px = c[mixed]
             a = px[:, 3] / 255.0

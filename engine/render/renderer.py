@@ -271,7 +271,8 @@ class Renderer:
         atmosphere = self.scene.fog is not None or self.scene.sky is not None
         # BLEND triangles: a second pass over the opaque frame (GL peels its own layers)
         blend = self.raster != "gl" and has_blended(prims)
-        if self.msaa > 1 and self.raster != "gl":
+        multisampled = self.msaa > 1 and self.raster != "gl"
+        if multisampled:
             # S rasters at the sample positions, each primitive shaded once per pixel
             frame, keys = render_multisampled(stages, inputs, view, self.msaa)
             self._visibility = (keys, self.size)
@@ -283,7 +284,7 @@ class Renderer:
             # and so do the BLEND layers (engine.render.transparency)
             frame = stages.read(frame, depth=depth or blend or (
                 atmosphere and stages.atmosphere_reads_depth), host=host, copy=copy)
-        if atmosphere:
+        if atmosphere and not multisampled:  # (the multisampled layers have it already)
             stages.atmosphere(frame, view)
         if blend:  # each layer fogged by its own depth there
             frame = draw_transparent(stages, inputs, view, frame)

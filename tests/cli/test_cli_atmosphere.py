@@ -23,8 +23,10 @@ def _ply(path, n=400):
 def test_render_with_sky_and_fog(tmp_path):
     src = _ply(tmp_path / "cloud.ply")
     plain, fogged = tmp_path / "plain.png", tmp_path / "fogged.png"
+    # one sample per pixel: exact pixels (edge pixels under MSAA mix fog and sky by
+    # coverage, test_atmosphere.py)
     base = ["render", str(src), "--size", "96x64", "--backend", "numba",
-            "--point-size", "3"]
+            "--point-size", "3", "--msaa", "1"]
     assert main([*base, "--out", str(plain)]) == 0
     # fog of the horizon colour's own, fully opaque at any distance beyond 0.01
     assert main([*base, "--out", str(fogged), "--sky", "#ff0000,#0000ff",

@@ -238,3 +238,28 @@ def test_sky_direction_does_not_depend_on_the_far_plane():
     assert first[0, 2] > first[0, 0] and first[1, 0] > first[1, 2]  # zenith blue, ground red
     for got in rows.values():
         assert np.abs(got - first).max() <= 1
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_multisampled_edges_take_the_sky_and_keep_their_coverage_under_fog(backend):
+    # the stage ran after the samples were mixed: an edge pixel's empty samples showed
+    # the background (an outline against the sky) and fog covered the whole pixel by its
+    # nearest surface (a hard edge); now each layer is fogged by its own depth
+    from engine.scene.procedural import box
+
+    def frame(**scene_kw):
+        scene = Scene(**scene_kw)
+        scene.add(Node("box", geometry=box(material=Material(shading="unlit",
+                                                             color=(0.9, 0.9, 0.9)))))
+        camera = scene.add(PerspectiveCamera(fov_y=FOV, aspect=W / H, position=(0.3, 0.4, 3)))
+        camera.look_at((0, 0, 0))
+        return Renderer(scene, camera, (W, H), backend=backend, msaa=4).render()
+
+    white_sky = frame(background=(0, 0, 0, 0), sky=Sky("white", "white"))
+    white_bg = frame(background="white")
+    assert np.abs(white_sky.color.astype(int) - white_bg.color).max() <= 1
+    assert (white_sky.color[..., 3] == 255).all()
+    fogged = frame(background="black", fog=Fog("linear", start=0.0, end=1e-6, color="blue"))
+    blue = fogged.color[..., 2].astype(int)
+    partial = (blue > 10) & (blue < 245)  # anti-aliased edge pixels, blue by coverage
+    assert partial.sum() > 40 and (fogged.color[..., :2] == 0).all()
