@@ -299,3 +299,30 @@ def test_fog_applies_to_each_layer_by_its_depth(backend, monkeypatch, native_dir
     rgb, _ = over([(fogged((0, 1, 0), 2.7 * sec), 0.5), (fogged((1, 0, 0), 3.0 * sec), 0.5)],
                   below=fogged((0, 0, 1), 3.5 * sec))
     assert np.abs(f.color[CENTRE][:3].astype(int) - to_srgb8(rgb)).max() <= 1
+
+
+def test_gl_peeling_follows_the_layer_count_between_frames():
+    # one GL renderer, three frames: LAYERS + 2 quads (every layer filled, the count
+    # pass runs), then one quad (the peeling stops after one layer: no stale layers or
+    # count from the frame before), then all again (the first frame's bytes)
+    n = LAYERS + 2
+    scene = Scene(background=(0, 0, 0))
+    scene.add(Node("white", geometry=_quad(1.0, -1.0, color=(1, 1, 1), shading="unlit")))
+    quads = [scene.add(Node(f"q{i}", geometry=_quad(0.5, 0.5 - 0.2 * i, color=(1, 0, 0, 0.5),
+                                                      shading="unlit", blend=True)))
+             for i in range(n)]
+    cam = _camera(scene)
+    a8 = round(0.5 * 255) / 255
+    red = srgb_to_linear(np.array([1.0, 0.0, 0.0]))
+    many = [(red, a8)] * (LAYERS - 1) + [(red, 1 - (1 - a8) ** (1 + n - LAYERS))]
+    with Renderer(scene, cam, SIZE, backend="numba", raster="gl") as r:
+        first = r.render()
+        got = first.color[CENTRE].astype(int)
+        assert np.abs(got[:3] - to_srgb8(over(many, below=(1, 1, 1))[0])).max() <= 1
+        for q in quads[1:]:
+            q.visible = False
+        got = r.render().color[CENTRE].astype(int)
+        assert np.abs(got[:3] - to_srgb8(over([(red, a8)], below=(1, 1, 1))[0])).max() <= 1
+        for q in quads[1:]:
+            q.visible = True
+        assert np.array_equal(r.render().color, first.color)

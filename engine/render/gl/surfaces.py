@@ -53,6 +53,7 @@ ENV_UNIT = 5  # the environment's specular chain (5) and split-sum table (6)
 # the transparency passes' depth textures (opaque, previous layer)
 PEEL_UNITS = (7, 8)
 SHADOW_UNIT = 9  # the shadow maps' atlas
+_COUNT = ("peel_count",)  # the count program's vertex array in the per-program table
 # lines: unlit, white, times the vertex colour each end carries
 _LINE_MATERIAL = pack_materials([Material(shading="unlit")])[0][0]
 
@@ -83,6 +84,8 @@ class SurfacePainter:
         self._samplers: dict[tuple[str, str, str], object] = {}
         # (material, first index, count, receives shadows)
         self._groups: list[tuple[int, int, int, bool]] = []
+        self._count_program = None  # shaders/peel_count.*, made by the first count_blended
+        self._blend_order: tuple = (None, [])  # (frame inputs, their BLEND groups in order)
         self._atlas = None  # the shadow maps' R32F texture
         self._env_key = self._env_ref = None
         self._env_textures: tuple = ()
@@ -264,7 +267,10 @@ class SurfacePainter:
         if maps:
             self._shadow_atlas(maps).use(SHADOW_UNIT)
         ready = set()  # programs whose frame uniforms are set
-        for m, first, count, receive in self._groups:
+        groups = self._groups
+        if peel:
+            groups = self._blended_front_to_back(inputs)
+        for m, first, count, receive in groups:
             mat = prims.materials[m]
             if mat.blend != bool(peel):
                 continue
@@ -283,14 +289,65 @@ class SurfacePainter:
                 ready.add(defines)
             _set(prog, "u_receive", receive)
             self._set_material(prog, mat, self._records[m])
-            if mat.double_sided:
-                self.ctx.disable(mgl.CULL_FACE)
-            else:
-                self.ctx.enable(mgl.CULL_FACE)
-                self.ctx.front_face = "ccw"
-                self.ctx.cull_face = "back"
+            self._cull(mat)
             self._triangle_vao(defines, prog).render(mgl.TRIANGLES, vertices=count, first=first)
         self.ctx.disable(mgl.CULL_FACE)
+
+    def count_blended(self, inputs):
+        """Draw the BLEND materials' triangles of ``inputs`` with the fragment-count
+        program (shaders/peel_count.*: 1 per fragment in front of the opaque frame's depth
+        texture, bound by engine.render.gl.peeling at PEEL_UNITS[0]) into the bound
+        framebuffer, whose depth and blending the caller sets: no varyings, no shading."""
+        mgl = self._mgl
+        vao = self._vaos.get(_COUNT)
+        if vao is None:
+            prog = self._count_program
+            if prog is None:
+                prog = self._count_program = self.ctx.program(
+                    vertex_shader=load_glsl("peel_count.vert"),
+                    fragment_shader=load_glsl("peel_count.frag"))
+                _set(prog, "u_opaque_depth", PEEL_UNITS[0])
+            vao = self._vaos[_COUNT] = self.ctx.vertex_array(
+                prog, [(self._buffers["clip"], "4f", "in_clip")], self._buffers["index"],
+                index_element_size=4)
+        for m, first, count, _ in self._blended_front_to_back(inputs):
+            self._cull(inputs.prims.materials[m])
+            vao.render(mgl.TRIANGLES, vertices=count, first=first)
+        self.ctx.disable(mgl.CULL_FACE)
+
+    def _cull(self, material):
+        """Back faces culled (counter-clockwise front faces) unless ``material`` is
+        double-sided."""
+        if material.double_sided:
+            self.ctx.disable(self._mgl.CULL_FACE)
+        else:
+            self.ctx.enable(self._mgl.CULL_FACE)
+            self.ctx.front_face = "ccw"
+            self.ctx.cull_face = "back"
+
+    def _blended_front_to_back(self, inputs) -> list[tuple[int, int, int, bool]]:
+        """The BLEND materials' draw groups, nearest first: by each group's smallest
+        NDC depth (z / w) over its vertices in front of the eye (w > 0), a group with
+        none last. Every peeling pass keeps one fragment per pixel (the nearest behind
+        the previous layer) and llvmpipe tests depth before a shader that only may
+        discard, so drawn nearest first the farther groups fail that early test
+        instead of being shaded and overwritten: 100 full-screen BLEND quads drawn in
+        back-to-front order shaded every quad in each of the five passes. Kept for the
+        frame's ``inputs`` (the passes share them)."""
+        if self._blend_order[0] is inputs:
+            return self._blend_order[1]
+        prims = inputs.prims
+        groups = [g for g in self._groups if prims.materials[g[0]].blend]
+        if len(groups) > 1:
+            clip = np.asarray(to_host(inputs.clip), np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ndc = np.where(clip[:, 3] > 0.0, clip[:, 2] / clip[:, 3], np.inf)
+            ndc[~np.isfinite(ndc)] = np.inf
+            tri = ndc[self._sorted_triangles].min(axis=1)
+            near = [tri[first // 3:(first + count) // 3].min() for _, first, count, _ in groups]
+            groups = [groups[i] for i in np.argsort(near, kind="stable")]
+        self._blend_order = (inputs, groups)
+        return groups
 
     def _group_facts(self, inputs, material, first, count) -> tuple[bool, bool]:
         """(every vertex of the draw group is white (255, 255, 255, 255), every one has a
@@ -535,6 +592,9 @@ class SurfacePainter:
         if self._atlas is not None:
             self._atlas.release()
             self._atlas = None
+        if self._count_program is not None:
+            self._count_program.release()
+            self._count_program = None
         self._programs.clear()
         self._buffers.clear()
         self._textures.clear()
