@@ -2,9 +2,21 @@
 // The scene's fog and sky (engine.render.atmosphere: the formulas, in linear light) as a
 // full-screen pass over a drawn frame: its colour (8-bit sRGB) and depth textures in,
 // the fogged colour and the same depth out (engine.render.gl.atmosphere).
+// With MULTISAMPLE defined it is the multisample resolve (engine.render.gl.multisample):
+// each sample fogged by its own depth (an empty one shows the sky), then the samples
+// decoded to linear light and averaged (straight alpha: colours weighted by their alpha)
+// as the software path mixes them (engine.render.msaa), the nearest sample's depth
+// written; without fog or a sky every sample keeps its colour, a plain resolve.
 // sRGB transfer functions: IEC 61966-2-1.
+#ifdef MULTISAMPLE
+#extension GL_ARB_shader_texture_image_samples : enable
+uniform sampler2DMS u_color;
+uniform sampler2DMS u_depth;
+uniform int u_samples;  // the samples requested (the driver may store more)
+#else
 uniform sampler2D u_color;
 uniform sampler2D u_depth;
+#endif
 uniform vec2 u_size;              // (width, height) in pixels
 uniform mat4 u_inverse_projection;
 uniform mat3 u_camera_rotation;   // view -> world directions (unit columns)
@@ -81,23 +93,49 @@ vec3 sky_color(vec2 ndc) {
     return e >= 0.0 ? mix(u_sky_horizon, u_sky_zenith, e) : mix(u_sky_horizon, u_sky_ground, -e);
 }
 
-void main() {
-    ivec2 p = ivec2(gl_FragCoord.xy);
-    vec4 c = texelFetch(u_color, p, 0);
-    float z = texelFetch(u_depth, p, 0).r;
-    gl_FragDepth = z;
-    vec2 ndc = 2.0 * gl_FragCoord.xy / u_size - 1.0;  // GL rows run bottom-up, as NDC y
-    if (z >= 1.0) {
-        f_color = (u_sky || u_env_sky) ? vec4(srgb_encode(sky_color(ndc)), 1.0) : c;
-        return;
-    }
-    if (u_fog_mode < 0) {
-        f_color = c;
-        return;
-    }
+// one sample's colour (8-bit sRGB, straight alpha) with the fog by its window depth z,
+// or the sky where nothing was drawn (z = 1); ndc: the pixel centre's
+vec4 atmosphere(vec4 c, float z, vec2 ndc) {
+    if (z >= 1.0) return (u_sky || u_env_sky) ? vec4(srgb_encode(sky_color(ndc)), 1.0) : c;
+    if (u_fog_mode < 0) return c;
     vec4 q = u_inverse_projection * vec4(ndc, 2.0 * z - 1.0, 1.0);
     vec3 view = q.xyz / q.w;
     float f = fog_factor(u_orthographic ? -view.z : length(view));
     vec3 fog = u_fog_to_sky ? sky_color(ndc) : u_fog_color;
-    f_color = vec4(srgb_encode(f * srgb_decode(c.rgb) + (1.0 - f) * fog), c.a);
+    return vec4(srgb_encode(f * srgb_decode(c.rgb) + (1.0 - f) * fog), c.a);
+}
+
+void main() {
+    ivec2 p = ivec2(gl_FragCoord.xy);
+    vec2 ndc = 2.0 * gl_FragCoord.xy / u_size - 1.0;  // GL rows run bottom-up, as NDC y
+#ifdef MULTISAMPLE
+    // every sample the driver stores (llvmpipe stores 4 for a 2x request), where GLSL can
+    // ask; else the samples requested
+#ifdef GL_ARB_shader_texture_image_samples
+    int n = textureSamples(u_color);
+#else
+    int n = u_samples;
+#endif
+    vec3 rgb = vec3(0.0), plain = vec3(0.0);
+    float alpha = 0.0;
+    float nearest = 1.0;
+    for (int i = 0; i < n; ++i) {
+        float z = texelFetch(u_depth, p, i).r;
+        vec4 c = atmosphere(texelFetch(u_color, p, i), z, ndc);
+        vec3 lin = srgb_decode(c.rgb);
+        rgb += c.a * lin;
+        plain += lin;
+        alpha += c.a;
+        nearest = min(nearest, z);
+    }
+    // straight alpha: the alpha-weighted colour (a transparent background adds coverage,
+    // not its colour); where every sample is transparent, the plain mean
+    rgb = alpha > 0.0 ? rgb / alpha : plain / float(n);
+    f_color = vec4(srgb_encode(rgb), alpha / float(n));
+    gl_FragDepth = nearest;
+#else
+    float z = texelFetch(u_depth, p, 0).r;
+    gl_FragDepth = z;
+    f_color = atmosphere(texelFetch(u_color, p, 0), z, ndc);
+#endif
 }

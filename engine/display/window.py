@@ -302,9 +302,9 @@ class Viewer:
             self.ctx.clear(*(background_rgba(r.scene.background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), r.effective_point_size(), self._points,
                        self._surfaces, colors_revision=r.batch.vertex_revision)
-            if ms is not None:  # drawn multisampled, resolved
-                ms.resolve_into(scene_fbo)
-            if fogged is not None:
+            if ms is not None:  # drawn multisampled, resolved (each sample fogged)
+                ms.resolve_into(final, None if fogged is None else (fogged, fog))
+            elif fogged is not None:
                 fogged.apply_into(final, fog)
             self.ctx.viewport = (0, 0, w, h)
             if peeler is not None:  # composited on the host, shown as a software frame

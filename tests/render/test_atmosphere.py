@@ -240,11 +240,12 @@ def test_sky_direction_does_not_depend_on_the_far_plane():
         assert np.abs(got - first).max() <= 1
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", ["numpy", "numba", "gl"])
 def test_multisampled_edges_take_the_sky_and_keep_their_coverage_under_fog(backend):
     # the stage ran after the samples were mixed: an edge pixel's empty samples showed
     # the background (an outline against the sky) and fog covered the whole pixel by its
-    # nearest surface (a hard edge); now each layer is fogged by its own depth
+    # nearest surface (a hard edge); now each layer (GL: each sample, in its resolve) is
+    # fogged by its own depth
     from engine.scene.procedural import box
 
     def frame(**scene_kw):
@@ -253,7 +254,9 @@ def test_multisampled_edges_take_the_sky_and_keep_their_coverage_under_fog(backe
                                                              color=(0.9, 0.9, 0.9)))))
         camera = scene.add(PerspectiveCamera(fov_y=FOV, aspect=W / H, position=(0.3, 0.4, 3)))
         camera.look_at((0, 0, 0))
-        return Renderer(scene, camera, (W, H), backend=backend, msaa=4).render()
+        kw = {"backend": "numba", "raster": "gl"} if backend == "gl" else {"backend": backend}
+        with Renderer(scene, camera, (W, H), msaa=4, **kw) as r:
+            return r.render()
 
     white_sky = frame(background=(0, 0, 0, 0), sky=Sky("white", "white"))
     white_bg = frame(background="white")

@@ -1,7 +1,9 @@
 """The scene's fog and sky on GL frames (``Renderer(raster="gl")`` and GL windows): the
 frame is drawn into a colour + depth texture target, then one full-screen pass
 (``shaders/atmosphere.frag``) writes the fogged colour, the sky where nothing was drawn,
-and the same depth into the framebuffer that is read back or shown. The formulas are
+and the same depth into the framebuffer that is read back or shown. A multisampled
+frame skips the target: its resolve (engine.render.gl.multisample) is the same shader,
+fogging each sample by its own depth before the samples are mixed. The formulas are
 engine.render.atmosphere's, evaluated per pixel in GLSL floats; the parameters come from
 ``atmosphere_parameters``, the same as the compiled host pass's.
 """
@@ -46,7 +48,23 @@ class AtmospherePass:
         """
         import moderngl
 
-        p, prog = parameters, self.program
+        target.use()
+        self.set_parameters(self.program, parameters)
+        self.color.use(0)
+        self.depth.use(1)
+        self.ctx.enable(moderngl.DEPTH_TEST)
+        self.ctx.depth_func = "1"  # every pixel written, its depth too
+        try:
+            self.vao.render(moderngl.TRIANGLE_STRIP, vertices=4)
+        finally:
+            self.ctx.depth_func = "<"
+
+    def set_parameters(self, prog, parameters) -> None:
+        """Set the uniforms of ``prog`` (a shaders/atmosphere.frag program: this pass's
+        or the multisample resolve's, engine.render.gl.multisample) from ``parameters``
+        (AtmosphereParameters) and bind the environment sky's texture to unit 2; the
+        caller binds the frame's colour and depth to units 0 and 1."""
+        p = parameters
         values = {
             "u_size": self.size,
             "u_inverse_projection": tuple(p.inverse_projection.astype(np.float32).T.ravel()),
@@ -69,21 +87,12 @@ class AtmospherePass:
             uniform = prog.get(name, None)  # the GLSL compiler drops unused uniforms
             if uniform is not None:
                 uniform.value = value
-        target.use()
         # the surface painter leaves sampler objects bound (a mipmapped texture's
         # LINEAR_MIPMAP_LINEAR on unit 0): they would override these textures' own
         # filters, and a mipmap filter on a texture without levels reads zero
         self.ctx.clear_samplers()
-        self.color.use(0)
-        self.depth.use(1)
         if p.environment is not None:
             self._environment(p.environment).use(2)
-        self.ctx.enable(moderngl.DEPTH_TEST)
-        self.ctx.depth_func = "1"  # every pixel written, its depth too
-        try:
-            self.vao.render(moderngl.TRIANGLE_STRIP, vertices=4)
-        finally:
-            self.ctx.depth_func = "<"
 
     def _environment(self, radiance):
         """The RGB32F texture of the environment sky's (H, W, 3) radiance: bilinear, u

@@ -1,8 +1,10 @@
 """GL multisampling for ``Renderer(raster="gl", msaa=S)``: the frame is drawn into a
 multisampled colour + depth target, then resolved into the single-sample framebuffer by
-a full-screen pass (``shaders/msaa_resolve.frag``) that averages each pixel's samples in
-linear light and keeps the nearest sample's depth, as the software path does
-(engine.render.msaa). A plain ``glBlitFramebuffer`` resolve would average the stored
+a full-screen pass (``shaders/atmosphere.frag`` with ``MULTISAMPLE``) that averages each
+pixel's samples in linear light and keeps the nearest sample's depth, as the software
+path does (engine.render.msaa); with the scene's fog or sky each sample is fogged by its
+own depth first (an empty sample shows the sky), as the software path fogs each of its
+sample layers. A plain ``glBlitFramebuffer`` resolve would average the stored
 sRGB bytes instead, darkening every edge.
 
 The sample positions are the driver's: Mesa llvmpipe offers only 4 samples (a 2x request
@@ -42,18 +44,28 @@ class MultisampleTarget:
         self.depth = ctx.depth_texture(self.size, samples=samples)
         self.fbo = ctx.framebuffer(color_attachments=[self.color], depth_attachment=self.depth)
         self.program = ctx.program(vertex_shader=load_glsl("blit.vert"),
-                                   fragment_shader=load_glsl("msaa_resolve.frag"))
+                                   fragment_shader=load_glsl("atmosphere.frag", ("MULTISAMPLE",)))
         self.program["u_color"].value = 0
         self.program["u_depth"].value = 1
+        # the environment sky's unit (AtmospherePass.set_parameters binds it there): on
+        # unit 0 by default, beside the sampler2DMS colour, the draw would fail
+        self.program["u_env_map"].value = 2
         self.vao = ctx.vertex_array(self.program, [])
 
-    def resolve_into(self, target):
+    def resolve_into(self, target, atmosphere=None):
         """Resolve into the single-sample framebuffer ``target`` (its colour and depth
-        overwritten: the depth test passes always while the pass runs)."""
+        overwritten: the depth test passes always while the pass runs). ``atmosphere``:
+        (the frame's engine.render.gl.atmosphere.AtmospherePass, its
+        AtmosphereParameters) to fog each sample first; None for none."""
         import moderngl
 
         ctx = self.ctx
         target.use()
+        if atmosphere is None:
+            for name, value in (("u_fog_mode", -1), ("u_sky", False), ("u_env_sky", False)):
+                self.program[name].value = value
+        else:
+            atmosphere[0].set_parameters(self.program, atmosphere[1])
         self.color.use(0)
         self.depth.use(1)
         requested = self.program.get("u_samples", None)  # unused where GLSL can ask

@@ -130,9 +130,9 @@ class OffscreenGL:
             draw_into.clear(*(background_rgba(background) / 255.0), depth=1.0)
             draw_frame(self.ctx, inputs, (w, h), point_size, self.painter, self._surface_painter,
                        colors_revision)
-            if ms is not None:
-                ms.resolve_into(scene_fbo)
-            if fogged is not None:
+            if ms is not None:  # resolved, each sample fogged by its own depth
+                ms.resolve_into(fbo, None if fogged is None else (fogged, atmosphere))
+            elif fogged is not None:
                 fogged.apply_into(fbo, atmosphere)
             self._peeled = has_blended(inputs.prims)
             if self._peeled:  # BLEND triangles: the transparency passes
