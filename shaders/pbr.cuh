@@ -7,6 +7,7 @@
 #include "shading.cuh"
 #include "ibl.cuh"
 #include "shadow.cuh"
+#include "punctual.cuh"
 
 namespace frustum {
 
@@ -48,7 +49,8 @@ __host__ __device__ inline void pbr_light(const double n[3], const double v[3],
 
 // Linear radiance of a "pbr" pixel: unit normal n, unit view vector v, batch-frame
 // position w, linear base colour base, the interpolated varyings vals (uv0 for the
-// maps: uv0 or uv1 each), the scene's ambient, directional and point lights, its
+// maps: uv0 or uv1 each), the scene's ambient, directional and point lights (spots and
+// ranged lights among them, punctual.cuh), its
 // environment (ibl.cuh); `shadows`: the frame's shadow maps where the pixel receives
 // them (shadow.cuh), else null.
 __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
@@ -59,9 +61,8 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const long long* __restrict__ tex_info,
                                           const double* __restrict__ ambient, int n_dir,
                                           const double* __restrict__ dir_l,
-                                          const double* __restrict__ dir_e, int n_pt,
-                                          const double* __restrict__ pt_pos,
-                                          const double* __restrict__ pt_e,
+                                          const double* __restrict__ dir_e,
+                                          const PointLights& pts,
                                           const Environment& env, double out[3],
                                           const ShadowMaps* shadows = nullptr) {
     double metallic = M.metallic, rough = M.roughness, occlusion = 1.0;
@@ -91,17 +92,12 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
     if (env.on)  // image-based lighting (ibl.cuh)
         ibl_pbr(env.texels, env.info, env.sh, env.lut, env.lut_n, n, v, base, metallic, rough,
                 occlusion, out);
-    for (int li = 0; li < n_dir + n_pt; ++li) {
+    for (int li = 0; li < n_dir + pts.n; ++li) {
         double l[3], e[3], f[3];
         if (li < n_dir) {
             for (int r = 0; r < 3; ++r) { l[r] = dir_l[3 * li + r]; e[r] = dir_e[3 * li + r]; }
         } else {
-            const int q = li - n_dir;
-            for (int r = 0; r < 3; ++r) l[r] = pt_pos[3 * q + r] - w[r];
-            double r2 = l[0] * l[0] + l[1] * l[1] + l[2] * l[2];
-            r2 = r2 > 1e-30 ? r2 : 1e-30;
-            const double ll = sqrt(r2);
-            for (int r = 0; r < 3; ++r) { l[r] /= ll; e[r] = pt_e[3 * q + r] / r2; }
+            point_light(pts, li - n_dir, w, l, e);
         }
         shadow_scale(shadows, li, n_dir, w, n, l, e);  // shadow.cuh: null when not received
         pbr_light(n, v, l, base, metallic, a2, f);

@@ -3,8 +3,9 @@
 // the triangle's adjugate, base colour = material x vertex colour x texture in linear
 // light, then (unlit) as is, or ambient + Lambert + Blinn-Phong, or the glTF
 // metallic-roughness BRDF ("pbr", pbr.cuh), with the normal through a "normal" map
-// first (normal_map.cuh) and the environment's light (ibl.cuh) when the scene has one,
-// and sRGB-encoded. One
+// first (normal_map.cuh), the environment's light (ibl.cuh) when the scene has one and
+// spot cones and range windows on point lights (punctual.cuh), through the exposure
+// and tone map (tonemap.cuh) and sRGB-encoded. One
 // thread per pixel gathers its triangle's vertices: on a GPU neighbouring threads share
 // them through the cache, and pow is a hardware exp2/log2, so the CPU resolve's runs of
 // pixels and specular tables (numba_shading.py) would buy nothing here.
@@ -14,6 +15,8 @@
 #include "pbr.cuh"
 #include "normal_map.cuh"
 #include "shadow.cuh"
+#include "punctual.cuh"
+#include "tonemap.cuh"
 
 // materials: one frustum::Material record each (material.cuh)
 extern "C" __global__ void resolve_surfaces(
@@ -38,8 +41,13 @@ extern "C" __global__ void resolve_surfaces(
     // the shadow maps (shadow.cuh ShadowMaps): read only when n_maps > 0
     const float* __restrict__ sh_texels, const double* __restrict__ sh_table,
     const long long* __restrict__ sh_dir, const long long* __restrict__ sh_point,
-    const unsigned char* __restrict__ sh_receive, int n_maps)
+    const unsigned char* __restrict__ sh_receive, int n_maps,
+    // spot cones and ranges of the point lights (punctual.cuh PointLights), read only
+    // when windowed; the scene's exposure and tone map (tonemap.cuh)
+    const double* __restrict__ pt_cone, const double* __restrict__ pt_range, int windowed,
+    double exposure, int tone)
 {
+    const frustum::PointLights pts = {pt_pos, pt_e, pt_cone, pt_range, windowed, n_pt};
     const frustum::Environment env = {env_texels, env_info, env_sh, env_lut, env_lut_n, has_env};
     const frustum::ShadowMaps maps = {sh_texels, sh_table, sh_dir, sh_point, sh_receive, n_maps};
     const long long num = (long long)width * height;
@@ -75,9 +83,11 @@ extern "C" __global__ void resolve_surfaces(
         // opaque whatever base[3], but for a blended material (the transparency pass)
         const unsigned int alpha = (flags & FR_BLENDED) ? frustum::unorm8(base[3]) : FR_FRAME_ALPHA;
         if (shading == 0) {
-            color_out[p] = frustum::unorm8(frustum::srgb_encode(base[0])) |
-                           (frustum::unorm8(frustum::srgb_encode(base[1])) << 8) |
-                           (frustum::unorm8(frustum::srgb_encode(base[2])) << 16) | (alpha << 24);
+            double lin[3] = {base[0], base[1], base[2]};
+            frustum::display(lin, exposure, tone);
+            color_out[p] = frustum::unorm8(frustum::srgb_encode(lin[0])) |
+                           (frustum::unorm8(frustum::srgb_encode(lin[1])) << 8) |
+                           (frustum::unorm8(frustum::srgb_encode(lin[2])) << 16) | (alpha << 24);
             continue;
         }
         const double* w3 = vals + offsets[frustum::VARYING_POSITION];
@@ -118,7 +128,8 @@ extern "C" __global__ void resolve_surfaces(
         if (shading == 3) {
             double lin[3];
             frustum::pbr_pixel(M, n, v, w3, base, vals, offsets, texels, tex_info, ambient,
-                               n_dir, dir_l, dir_e, n_pt, pt_pos, pt_e, env, lin, shadows);
+                               n_dir, dir_l, dir_e, pts, env, lin, shadows);
+            frustum::display(lin, exposure, tone);
             color_out[p] = frustum::unorm8(frustum::srgb_encode(lin[0])) |
                            (frustum::unorm8(frustum::srgb_encode(lin[1])) << 8) |
                            (frustum::unorm8(frustum::srgb_encode(lin[2])) << 16) | (alpha << 24);
@@ -136,13 +147,7 @@ extern "C" __global__ void resolve_surfaces(
             if (li < n_dir) {
                 for (int r = 0; r < 3; ++r) { l[r] = dir_l[3 * li + r]; e[r] = dir_e[3 * li + r]; }
             } else {
-                const int q = li - n_dir;
-                for (int r = 0; r < 3; ++r) l[r] = pt_pos[3 * q + r] - w3[r];
-                double r2 = l[0] * l[0] + l[1] * l[1] + l[2] * l[2];
-                r2 = r2 > 1e-30 ? r2 : 1e-30;
-                const double ll = sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]);
-                if (ll > 0.0) { l[0] /= ll; l[1] /= ll; l[2] /= ll; }
-                for (int r = 0; r < 3; ++r) e[r] = pt_e[3 * q + r] / r2;
+                frustum::point_light(pts, li - n_dir, w3, l, e);
             }
             frustum::shadow_scale(shadows, li, n_dir, w3, n, l, e);
             const double ndl = n[0] * l[0] + n[1] * l[1] + n[2] * l[2];
@@ -161,8 +166,11 @@ extern "C" __global__ void resolve_surfaces(
                 }
             }
         }
+        double lin[3];
+        for (int r = 0; r < 3; ++r) lin[r] = base[r] * diff[r] + spec[r];
+        frustum::display(lin, exposure, tone);
         unsigned int rgb[3];
-        for (int r = 0; r < 3; ++r) rgb[r] = frustum::unorm8(frustum::srgb_encode(base[r] * diff[r] + spec[r]));
+        for (int r = 0; r < 3; ++r) rgb[r] = frustum::unorm8(frustum::srgb_encode(lin[r]));
         color_out[p] = rgb[0] | (rgb[1] << 8) | (rgb[2] << 16) | (alpha << 24);
     }
 }

@@ -95,8 +95,8 @@ class Renderer:
         batch: the VertexBatch (device arrays of the packed scene).
         backend: the Backend (engine.render.backends.stages).
         drawn_by: the name of the stages that drew the last frame: the backend's, its
-            fallback's for a frame needing a feature it lacks ("numba" for spot
-            lights on cupy so far), or "gl"; None before the first frame.
+            fallback's for a frame needing a feature it lacks ("numba" for lines
+            on cupy), or "gl"; None before the first frame.
         projector: the backend's projector (the vertex projection alone).
         gl: the OffscreenGL presenter, created on first use by ``render()`` with
             raster "gl" (raises engine.render.gl.GLUnavailable when no context can be made).

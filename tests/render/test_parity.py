@@ -1119,9 +1119,6 @@ GAPS = {
     # its major-axis extent): 3.6% more coverage in GL on this ring
     ("gl", "msaa4_lines"): "GL multisampled lines are rectangles, software lines per-sample "
                            "major-axis walks",
-    ("cuda", "spot_light"): "no spot and ranged lights in resolve.cu: such frames run on the host path",
-    ("cuda", "tone_mapping"): "no exposure and tone maps in resolve.cu: such frames run on the host path",
-    ("cuda", "shadow_spot"): "no spot and ranged lights in resolve.cu: such frames run on the host path",
 }
 
 

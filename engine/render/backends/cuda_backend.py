@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..frame import Frame
-from .stages import Backend
+from .stages import LIGHTING, Backend
 
 __all__ = ["CudaBackend"]
 
@@ -33,7 +33,7 @@ class CudaBackend(Backend):
     engine.errors.BackendUnavailable when CuPy, a device or NVRTC is missing."""
 
     name = "cupy"
-    features = frozenset({"points", "triangles", "pbr", "environment", "shadows"})
+    features = frozenset({"points", "triangles"}) | LIGHTING
 
     def __init__(self):
         super().__init__()

@@ -42,6 +42,7 @@ from ..points import splat_sizes
 from ..shading import light_arrays, point_light_arrays
 from ..shadows import MAP_COLUMNS, caster_cutoffs, depth_of_keys, shadow_tables
 from ..surface_vertices import mvp_matrices, normal_matrices
+from ..tonemap import TONE_MAPS
 from ..triangles import TriangleSetup
 from .base import OutputBuffers
 from .cuda_source import load_cuda_source
@@ -373,10 +374,11 @@ class CudaSurfaces:
         prims, shader, setup = inputs.prims, inputs.shader, self.setup
         npix = w * h
         ambient, dl, de, pp, pe = light_arrays(shader.lights)
+        # the point lights, then the spots and ranged lights (shaders/punctual.cuh)
+        pp, pe, cone, ranges, windowed = point_light_arrays(pp, pe, shader.spots)
         if shader.shadows.maps:
-            n_point = len(point_light_arrays(pp, pe, shader.spots)[0])
             texels, table, dir_map, point_map, receive = shadow_tables(
-                shader.shadows, len(dl), n_point, xp)
+                shader.shadows, len(dl), len(pp), xp)
             shadow_args = (texels, xp.asarray(table), xp.asarray(dir_map),
                            xp.asarray(point_map), xp.asarray(receive))
         else:  # never read (n_maps 0): placeholders made once
@@ -403,6 +405,8 @@ class CudaSurfaces:
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
                      color, depth, *self._environment(shader.environment), *shadow_args,
-                     np.int32(len(shader.shadows.maps)))
+                     np.int32(len(shader.shadows.maps)), dev(cone.reshape(-1)), dev(ranges),
+                     np.int32(windowed), np.float64(shader.exposure),
+                     np.int32(TONE_MAPS.index(shader.tone_map)))
         out = to_host(color).view(np.uint8).reshape(h, w, 4)
         return Frame(np.ascontiguousarray(out), to_host(depth).reshape(h, w))

@@ -53,8 +53,7 @@ log = logging.getLogger("engine")
 # glTF metallic-roughness shading ("pbr"), spot or ranged lights ("punctual_lights") and a
 # scene exposure or tone map other than 1 / "none" ("tone_mapping"), image-based lighting
 # ("environment"), lights with shadow maps ("shadows", engine.render.shadows): LIGHTING,
-# which the NumPy, Numba and GL resolves draw, CUDA "pbr", "environment" and "shadows" so
-# far
+# which every resolve draws (NumPy, Numba, CUDA and GL)
 LIGHTING = frozenset({"pbr", "punctual_lights", "tone_mapping", "environment", "shadows"})
 FEATURES = frozenset({"points", "triangles", "lines"}) | LIGHTING
 
