@@ -1,6 +1,6 @@
 """The surface vertex stage (Numba), measured side by side in one run:
 
-    .venv/bin/python benchmarks/vertex_stage.py [--vertices 1000000] [--repeats 15]
+    .venv/bin/python benchmarks/vertex_stage.py [--vertices 1000000] [--repeats 15] [--json PATH]
 
 1. inline     ``numba_vertex.surface_vertices_numba`` on ``--vertices`` lit vertices (10
               objects) against a plain ``prange`` loop written here with the same
@@ -25,9 +25,11 @@ so that machine load hits them alike. Compare figures within one invocation only
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -136,6 +138,7 @@ def inline_section(n, repeats):
           f"{a * 1e3:.2f} ms ({a / n * 1e9:.1f} ns/vertex); inline prange loop "
           f"{b * 1e3:.2f} ms ({b / n * 1e9:.1f} ns/vertex); ratio {a / b:.2f}x "
           f"(target <= 1.5x)")
+    return {"vertices": n, "stage_ms": a * 1e3, "inline_ms": b * 1e3, "ratio": a / b}
 
 
 def _characters(count=100, verts=5000, joints=30, influences=4, skinned=True):
@@ -195,6 +198,7 @@ def skinned_section(repeats):
     n = 100 * 5000
     print(f"2. 100 characters x 5,000 vertices x 4 influences: skinned {a * 1e3:.2f} ms, "
           f"unskinned {b * 1e3:.2f} ms ({n:,} vertices): ratio {a / b:.2f}x (target <= 1.5x)")
+    return {"vertices": n, "skinned_ms": a * 1e3, "unskinned_ms": b * 1e3, "ratio": a / b}
 
 
 def joints_section(repeats):
@@ -215,6 +219,7 @@ def joints_section(repeats):
     a, b = _pair(vectorised, reference, repeats)
     print(f"3. joint matrices, 100 skeletons x 30 joints: every skin at once {a * 1e3:.3f} ms"
           f", per-skin NumPy reference {b * 1e3:.3f} ms: ratio {a / b:.2f}x")
+    return {"vectorised_ms": a * 1e3, "reference_ms": b * 1e3, "ratio": a / b}
 
 
 def morph_section(repeats):
@@ -240,18 +245,22 @@ def morph_section(repeats):
     a, b = _pair(calls[True], calls[False], repeats)
     print(f"4. 10^5 vertices, 8 morph targets: {a * 1e3:.2f} ms, unmorphed {b * 1e3:.2f} ms: "
           f"ratio {a / b:.2f}x (target <= 2x)")
+    return {"vertices": n, "morphed_ms": a * 1e3, "unmorphed_ms": b * 1e3, "ratio": a / b}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vertices", type=int, default=10**6)
     ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
     args = ap.parse_args(argv)
     assert packed_offset("normal") == 0  # the inline loop reads the normal first
-    inline_section(args.vertices, args.repeats)
-    skinned_section(args.repeats)
-    joints_section(args.repeats)
-    morph_section(args.repeats)
+    rows = {"inline": inline_section(args.vertices, args.repeats),
+            "skinned": skinned_section(args.repeats), "joints": joints_section(args.repeats),
+            "morph": morph_section(args.repeats)}
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(rows, indent=2))
 
 
 if __name__ == "__main__":
