@@ -27,9 +27,12 @@ What it computes, per fragment, in linear light (GLSL below):
   metallic-roughness (B metal, G roughness), occlusion (R, ``1 + strength (R - 1)``),
   emissive (sRGB, times the factor), normal (``(2 rgb - 1) (scale, scale, 1)`` through
   the interpolated tangent frame, bitangent ``cross(N, T) w``), each on the texture
-  coordinate set its material names, with GL's own filtering and mip maps (glTF sampler
-  filters and wraps). The normal map is read at its full-size level, as the engine reads
-  it (docs/surfaces.md, "Normal maps and tangents").
+  coordinate set its material names, with GL's filtering and mip maps (the glTF
+  sampler's filters and wraps) for the base colour. The data maps (metallic-roughness,
+  occlusion, emissive, normal) are read at their full-size level with the magnification
+  filter, as every engine backend reads them (engine.render.shading: no level of detail
+  for them, docs/surfaces.md "Against a GL reference"): a known difference made to
+  match, not a glTF rule.
 - KHR_lights_punctual lights (the extension's README): outgoing radiance
   ``f I N.L`` with I the light's colour x intensity in the extension's units (lux for
   directional, candela for point and spot; the engine stores them divided by pi,
@@ -50,17 +53,19 @@ What it computes, per fragment, in linear light (GLSL below):
   "none", the Khronos PBR Neutral operator (Khronos, "PBR Neutral Tone Mapper", 2024)
   for "pbr-neutral", per fragment, before the samples are mixed; the engine documents the
   same order (docs/surfaces.md, "Exposure and tone mapping").
-- ``msaa`` samples per pixel into a multisampled RGBA16F renderbuffer (one shading per
-  fragment at the pixel centre, GL's rule), resolved by ``copy_framebuffer`` (a linear-
-  light average), encoded to 8-bit sRGB (IEC 61966-2-1) in a last full-screen pass and
-  read back to the host. The background is the scene's, decoded to linear for the mix.
+- ``msaa`` samples per pixel into a multisampled SRGB8_ALPHA8 texture with
+  GL_FRAMEBUFFER_SRGB on (one shading per fragment at the pixel centre, GL's rule; GL
+  encodes each sample to 8-bit sRGB, IEC 61966-2-1), resolved by ``copy_framebuffer``
+  (a blit, which averages sRGB samples in linear light) and read back to the host: the
+  engine's rule too (8-bit sRGB colours mixed in linear light, docs/surfaces.md
+  "Anti-aliasing"). The background is the scene's.
 
 Not drawn (ValueError naming the node or the feature): image-based lighting
 (``Scene.environment``), fog and sky, BLEND materials, "lit"/"flat" (Blinn-Phong)
 materials, point clouds, lines, instance sets, skins and morph targets, MASK shadow
 casters, more than one shadowed light, spot-light shadows. A scene with no light gets
-no headlight: the reference draws only the scene's lights. Raises
-``engine.render.gl.GLUnavailable``-like RuntimeError when no EGL context can be made.
+no headlight: the reference draws only the scene's lights. An instance set raises
+TypeError; no EGL context, RuntimeError.
 """
 
 from __future__ import annotations
@@ -163,14 +168,21 @@ vec2 wrap(int k, vec2 uv) {
     return vec2(u_mirror[k].x ? m.x : uv.x, u_mirror[k].y ? m.y : uv.y);
 }
 
+// the base colour texture at the level of detail of OpenGL 4.6 section 8.14.1 with its
+// exact scale factor rho = max(|dUV/dx|, |dUV/dy|) in texels (a driver may approximate
+// it); the data maps (1-4) at the full-size level with the magnification filter, as the
+// engine reads them (module docstring)
 vec4 sample_map(int k) {
     vec2 uv = uv_of(k);
-    vec2 dx = dFdx(uv), dy = dFdy(uv);  // of the unfolded coordinate
-    if (k == 0) return textureGrad(u_tex[0], wrap(0, uv), dx, dy);
-    if (k == 1) return textureGrad(u_tex[1], wrap(1, uv), dx, dy);
-    if (k == 2) return textureGrad(u_tex[2], wrap(2, uv), dx, dy);
-    if (k == 3) return textureGrad(u_tex[3], wrap(3, uv), dx, dy);
-    return textureLod(u_tex[4], wrap(4, uv), 0.0);
+    if (k != 0) {
+        if (k == 1) return textureLod(u_tex[1], wrap(1, uv), 0.0);
+        if (k == 2) return textureLod(u_tex[2], wrap(2, uv), 0.0);
+        if (k == 3) return textureLod(u_tex[3], wrap(3, uv), 0.0);
+        return textureLod(u_tex[4], wrap(4, uv), 0.0);
+    }
+    vec2 t = vec2(textureSize(u_tex[0], 0));
+    vec2 dx = dFdx(uv) * t, dy = dFdy(uv) * t;  // of the unfolded coordinate
+    return textureLod(u_tex[0], wrap(0, uv), 0.5 * log2(max(dot(dx, dx), dot(dy, dy))));
 }
 
 float distribution(float ndh, float a2) {
@@ -295,25 +307,9 @@ _DEPTH_FRAG = """#version 330 core
 void main() {}
 """
 
-_ENCODE_VERT = """#version 330 core
-void main() {   // one triangle covering the viewport
-    vec2 p = vec2(gl_VertexID == 1 ? 3.0 : -1.0, gl_VertexID == 2 ? 3.0 : -1.0);
-    gl_Position = vec4(p, 0.0, 1.0);
-}
-"""
-_ENCODE_FRAG = """#version 330 core
-uniform sampler2D u_linear;
-out vec4 f_color;
-void main() {   // IEC 61966-2-1 sRGB encode of the resolved linear colour
-    vec4 c = texelFetch(u_linear, ivec2(gl_FragCoord.xy), 0);
-    vec3 l = clamp(c.rgb, 0.0, 1.0);
-    f_color = vec4(mix(l * 12.92, 1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055,
-                       step(0.0031308, l)), c.a);
-}
-"""
-
 _ROLES = ("base_color", "metallic_roughness", "occlusion", "emissive", "normal")
 _SRGB_ROLES = ("base_color", "emissive")
+_SRGB8_ALPHA8, _FRAMEBUFFER_SRGB = 0x8C43, 0x8DB9
 _MIN_FILTERS = {"nearest": 0x2600, "linear": 0x2601, "nearest_mipmap_nearest": 0x2700,
                 "linear_mipmap_nearest": 0x2701, "nearest_mipmap_linear": 0x2702,
                 "linear_mipmap_linear": 0x2703}
@@ -346,10 +342,11 @@ class ReferenceRenderer:
         ctx: a moderngl context to draw in; default a new standalone EGL one.
 
     The scene's buffers, textures and uniforms are uploaded once; ``render`` redraws the
-    same scene (the shadow pass, the colour pass, the resolve, the encode, the readback).
+    same scene (the shadow pass, the colour pass, the resolve, the readback).
 
     Raises:
         ValueError: a scene feature the reference does not draw (module docstring).
+        TypeError: an instance set in the scene.
         RuntimeError: no EGL OpenGL 3.3 context.
     """
 
@@ -386,7 +383,7 @@ class ReferenceRenderer:
                 raise ValueError(f"the GL reference does not draw Scene.{what}")
         for node in scene.traverse(visible_only=True):
             if isinstance(node, Instances):
-                raise ValueError(f"{node.name}: the GL reference draws no instance sets")
+                raise TypeError(f"{node.name}: the GL reference draws no instance sets")
             g = node.geometry
             if g is None or isinstance(node, Light):
                 continue
@@ -409,7 +406,7 @@ class ReferenceRenderer:
         got = self._textures.get(key)
         if got is not None:
             return got
-        fmt = 0x8C43 if role in _SRGB_ROLES else 0x8058  # GL_SRGB8_ALPHA8, GL_RGBA8
+        fmt = _SRGB8_ALPHA8 if role in _SRGB_ROLES else 0x8058  # GL_RGBA8
         t = self.ctx.texture(tex.size, 4, np.ascontiguousarray(tex.image).tobytes(),
                              internal_format=fmt)
         s = tex.sampler
@@ -475,9 +472,8 @@ class ReferenceRenderer:
         prog = ctx.program(vertex_shader=_VERT,
                            fragment_shader=_FRAG % {"max_lights": MAX_LIGHTS})
         depth_prog = ctx.program(vertex_shader=_DEPTH_VERT, fragment_shader=_DEPTH_FRAG)
-        encode = ctx.program(vertex_shader=_ENCODE_VERT, fragment_shader=_ENCODE_FRAG)
-        self._owned += [prog, depth_prog, encode]
-        self._prog, self._depth_prog, self._encode = prog, depth_prog, encode
+        self._owned += [prog, depth_prog]
+        self._prog, self._depth_prog = prog, depth_prog
         self._textures = {}
 
         camera.set_viewport(w, h)
@@ -498,7 +494,8 @@ class ReferenceRenderer:
         for name, rows, k in (("u_light_intensity", intens, 3), ("u_light_position", pos, 3),
                               ("u_light_direction", dirs, 3), ("u_light_cone", cones, 2)):
             a = np.zeros((MAX_LIGHTS, k), np.float32)
-            a[:len(rows)] = rows
+            if rows:
+                a[:len(rows)] = rows
             prog[name].write(a)
         prog["u_light_range"].write(np.array(ranges + [0.0] * pad, np.float32))
         prog["u_ambient"].value = tuple(float(x) for x in ambient)
@@ -613,26 +610,23 @@ class ReferenceRenderer:
             prog["u_shadow_light"].value = -1
             prog["u_shadow_map"].value = 5
 
-        # the colour targets: multisampled linear RGBA16F (+ depth), the resolved texture,
-        # the 8-bit sRGB frame read back
+        # the colour targets: SRGB8_ALPHA8 (multisampled, + depth), written with
+        # GL_FRAMEBUFFER_SRGB on, so GL encodes each linear sample and the resolve blit
+        # averages the samples in linear light (OpenGL 4.6, sections 17.3.7 and 18.3.1)
         if self.msaa > 1:
             ms = ctx.framebuffer(
-                color_attachments=[ctx.renderbuffer((w, h), 4, samples=self.msaa, dtype="f2")],
+                color_attachments=[ctx.texture((w, h), 4, samples=self.msaa,
+                                               internal_format=_SRGB8_ALPHA8)],
                 depth_attachment=ctx.depth_renderbuffer((w, h), samples=self.msaa))
             self._owned += [*ms.color_attachments, ms.depth_attachment, ms]
-        resolved_tex = ctx.texture((w, h), 4, dtype="f2")
-        resolved_tex.filter = (moderngl.NEAREST, moderngl.NEAREST)
-        resolved = ctx.framebuffer(
-            color_attachments=[resolved_tex],
+        frame = ctx.framebuffer(
+            color_attachments=[ctx.texture((w, h), 4, internal_format=_SRGB8_ALPHA8)],
             depth_attachment=None if self.msaa > 1 else ctx.depth_renderbuffer((w, h)))
-        out = ctx.framebuffer(color_attachments=[ctx.renderbuffer((w, h), 4)])
-        self._owned += [resolved_tex, resolved, out]
-        if resolved.depth_attachment is not None:
-            self._owned.append(resolved.depth_attachment)
-        self._target = ms if self.msaa > 1 else resolved
-        self._resolved, self._resolved_tex, self._out = resolved, resolved_tex, out
-        self._empty_vao = ctx.vertex_array(encode, [])
-        self._owned.append(self._empty_vao)
+        self._owned += [*frame.color_attachments, frame]
+        if frame.depth_attachment is not None:
+            self._owned.append(frame.depth_attachment)
+        self._target = ms if self.msaa > 1 else frame
+        self._frame = frame
         bg = scene.background
         self._clear = (*(float(c) for c in _srgb_to_linear(bg[:3])), float(bg[3]))
 
@@ -644,7 +638,7 @@ class ReferenceRenderer:
         ctx = self.ctx
         with ctx:
             if self._shadow is not None:
-                fbo, depth, light_vp, size = self._shadow
+                fbo, depth, light_vp, _ = self._shadow
                 fbo.use()
                 fbo.clear(depth=1.0)
                 ctx.enable(moderngl.DEPTH_TEST)
@@ -660,6 +654,7 @@ class ReferenceRenderer:
                 depth.use(5)
             target = self._target
             target.use()
+            ctx.enable_direct(_FRAMEBUFFER_SRGB)
             target.clear(*self._clear, depth=1.0)
             ctx.enable(moderngl.DEPTH_TEST)
             prog = self._prog
@@ -680,13 +675,9 @@ class ReferenceRenderer:
                     ctx.enable(moderngl.CULL_FACE)
                 vao.render()
             if self.msaa > 1:
-                ctx.copy_framebuffer(self._resolved, target)
-            ctx.disable(moderngl.DEPTH_TEST | moderngl.CULL_FACE)
-            self._out.use()
-            self._resolved_tex.use(0)
-            self._encode["u_linear"].value = 0
-            self._empty_vao.render(moderngl.TRIANGLES, vertices=3)
-            data = self._out.read(components=4, alignment=1)
+                ctx.copy_framebuffer(self._frame, target)
+            data = self._frame.read(components=4, alignment=1)  # the stored sRGB bytes
+            ctx.disable_direct(_FRAMEBUFFER_SRGB)
         w, h = self.size
         return np.frombuffer(data, np.uint8).reshape(h, w, 4)[::-1].copy()
 

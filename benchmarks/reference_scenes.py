@@ -306,7 +306,15 @@ def bunny_scene(size, map_size=2048):
     an ambient light, a camera framed on the bunny at azimuth 30, elevation 25 (the
     plane fills the rest of the frame). An icosphere of
     similar size stands in when ../shared/ref-assets is not there."""
-    from engine import AmbientLight, DirectionalLight, Material, Mesh, Node, PerspectiveCamera, Scene
+    from engine import (
+        AmbientLight,
+        DirectionalLight,
+        Material,
+        Mesh,
+        Node,
+        PerspectiveCamera,
+        Scene,
+    )
     from engine.scene.graph import subtree_bounds
 
     if BUNNY.exists():
