@@ -12,8 +12,8 @@ the reference (``ReferenceRenderer(msaa=4)``, llvmpipe on machines without a GPU
             lights, the file's camera), loaded by ``engine.load``, PBR Neutral tone map
     bunny   the bunny on a plane, PBR, one directional light with a 2048^2 shadow map
 
-writes ``gl-reference-NAME-engine.png`` and ``gl-reference-NAME-reference.png`` into
-``--out`` and prints each pair's difference: per pixel the largest absolute difference
+writes ``gl-reference-NAME-software.png`` (the engine) and
+``gl-reference-NAME-reference.png`` into ``--out`` and prints each pair's difference: per pixel the largest absolute difference
 over R, G, B of the 8-bit sRGB values, its mean over the frame and its 99th percentile
 (``difference``), as the page states them.
 """
@@ -75,7 +75,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as folder:
         for name, (scene, camera) in scenes(args.size, folder).items():
             engine, reference = pair(scene, camera, args.size)
-            for who, img in (("engine", engine), ("reference", reference)):
+            for who, img in (("software", engine), ("reference", reference)):
                 Image.fromarray(img[..., :3]).save(args.out / f"gl-reference-{name}-{who}.png",
                                                    optimize=True)
             d = difference(engine, reference)
