@@ -32,7 +32,9 @@ What it computes, per fragment, in linear light (GLSL below):
   occlusion, emissive, normal) are read at their full-size level with the magnification
   filter, as every engine backend reads them (engine.render.shading: no level of detail
   for them, docs/surfaces.md "Against a GL reference"): a known difference made to
-  match, not a glTF rule.
+  match, not a glTF rule. Tangents are the mesh's (a file's TANGENT), or where it has
+  none the engine's generated ones (``Mesh.vertex_tangents``: scene data, like the
+  normals ``Mesh.vertex_normals`` computes for a mesh without them).
 - KHR_lights_punctual lights (the extension's README): outgoing radiance
   ``f I N.L`` with I the light's colour x intensity in the extension's units (lux for
   directional, candela for point and spot; the engine stores them divided by pi,
@@ -341,6 +343,10 @@ class ReferenceRenderer:
         visibility: "appendix-b" (the specification's text, default) or "correlated".
         ctx: a moderngl context to draw in; default a new standalone EGL one.
 
+    Attributes:
+        renderer_name: the GL driver's GL_RENDERER string (e.g. "llvmpipe (LLVM 15.0.6,
+            256 bits)").
+
     The scene's buffers, textures and uniforms are uploaded once; ``render`` redraws the
     same scene (the shadow pass, the colour pass, the resolve, the readback).
 
@@ -368,6 +374,7 @@ class ReferenceRenderer:
         else:
             self._own_ctx = False
         self.ctx = ctx
+        self.renderer_name = str(ctx.info.get("GL_RENDERER", "unknown"))
         self._owned = []
         with ctx:
             self._build(scene, camera, visibility == "correlated")
