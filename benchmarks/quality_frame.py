@@ -89,6 +89,12 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
+    from engine.scene.light import DirectionalLight
+
+    try:  # the light's own check of the map size, as a usage error
+        DirectionalLight(shadow_map_size=args.map)
+    except ValueError as exc:
+        p.error(f"--map: {exc}")
     result = run(args.frame, args.repeats, args.map, args.numpy)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))

@@ -164,3 +164,11 @@ def test_quality_frame_benchmark_prints_and_writes_its_ratio(tmp_path, capsys):
         ms["numba"] / ms["gl reference"])
     printed = capsys.readouterr().out
     assert "numba / gl reference" in printed and data["gl_renderer"] in printed
+
+
+@pytest.mark.parametrize("argv, message", [(["--repeats", "0"], "--repeats must be >= 1"),
+                                           (["--map", "3"], "--map: light: shadow_map_size")])
+def test_quality_frame_bad_arguments_are_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        quality_frame.main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
