@@ -9,7 +9,8 @@ the reference (``ReferenceRenderer(msaa=4)``, llvmpipe on machines without a GPU
     pbr     benchmarks/reference_scenes.py's hand-built glTF (``write_pbr_gltf``: PBR
             materials, metallic-roughness / occlusion / emissive / normal maps with
             tangents, a second UV set, KHR_lights_punctual directional, point and spot
-            lights, the file's camera), loaded by ``engine.load``, PBR Neutral tone map
+            lights, the file's camera), loaded by ``engine.load``, plus an ambient
+            light (for the occlusion maps), PBR Neutral tone map
     bunny   the bunny on a plane, PBR, one directional light with a 2048^2 shadow map
 
 writes ``gl-reference-NAME-software.png`` (the engine) and

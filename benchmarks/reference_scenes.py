@@ -290,10 +290,13 @@ def write_pbr_gltf(folder) -> Path:
 
 def pbr_scene(path, size):
     """(scene, camera) of the file at ``path`` loaded by ``engine.load``: its lights, its
-    camera, the Khronos PBR Neutral tone map (the lights are in physical units)."""
-    from engine import Scene, load
+    camera, the Khronos PBR Neutral tone map (the lights are in physical units), and an
+    ambient light (glTF has none) so that the occlusion maps, which scale only ambient
+    light, show."""
+    from engine import AmbientLight, Scene, load
 
     scene = Scene("pbr", background=(0.02, 0.02, 0.03), tone_map="pbr-neutral")
+    scene.add(AmbientLight("sky", color=(0.8, 0.9, 1.0), intensity=0.35))
     model = scene.add(load(path))
     camera = model.cameras[0]
     camera.set_viewport(*size)

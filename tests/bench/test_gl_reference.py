@@ -28,6 +28,7 @@ from engine import (
     Node,
     OrthographicCamera,
     PointLight,
+    Renderer,
     Scene,
     SpotLight,
 )
@@ -129,13 +130,21 @@ def test_reference_mixes_its_samples_in_linear_light():
 def test_pbr_file_matches_the_reference(tmp_path):
     """The hand-built glTF (PBR maps, normal map with tangents, KHR lights, the file's
     camera) drawn by the engine and by the reference: docs/surfaces.md gives the figures
-    at 480x320 (mean 0.37, p99 1); measured here at 240x160: mean 0.46, p99 2."""
+    at 480x320 (mean 0.37, p99 1); measured here at 240x160: mean 0.45, p99 3. Without
+    its occlusion maps (the least visible of the maps) the engine's picture is outside
+    the bound: the check can fail."""
     scene, camera = pbr_scene(write_pbr_gltf(tmp_path), SMALL)
     engine, reference = pair(scene, camera, SMALL)
     d = difference(engine, reference)
-    assert d["mean"] <= 0.8 and d["p99"] <= 4, d
+    assert d["mean"] <= 0.8 and d["p99"] <= 6, d
     lit = (reference[..., :3].max(-1) > 40).mean()
     assert lit > 0.5, lit  # a real picture: most of the frame lit, not two black frames
+    for node in scene.traverse():
+        material = getattr(node.geometry, "material", None)
+        if material is not None and "occlusion" in material.maps:
+            material.maps = {k: v for k, v in material.maps.items() if k != "occlusion"}
+    unoccluded = Renderer(scene, camera, SMALL, msaa=4).render(depth=False).color
+    assert difference(unoccluded, reference)["p99"] > 12  # measured 20
 
 
 def test_shadowed_bunny_matches_the_reference(ref_assets):
