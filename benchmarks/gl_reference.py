@@ -409,7 +409,7 @@ class ReferenceRenderer:
     def _texture(self, tex, role):
         import moderngl
 
-        key = (id(tex), role in _SRGB_ROLES)
+        key = (id(tex), role)
         got = self._textures.get(key)
         if got is not None:
             return got
@@ -418,8 +418,8 @@ class ReferenceRenderer:
                              internal_format=fmt)
         s = tex.sampler
         mag = moderngl.LINEAR if s.filter == "linear" else moderngl.NEAREST
-        min_filter = _MIN_FILTERS[s.min_filter]
-        if s.min_filter.count("mipmap"):
+        min_filter = _MIN_FILTERS[s.min_filter if role == "base_color" else s.filter]
+        if "mipmap" in s.min_filter and role == "base_color":  # the data maps read level 0
             t.build_mipmaps()
         t.filter = (min_filter, mag)
         # mirror is done in the shader on a clamped texture; repeat by GL
@@ -542,7 +542,7 @@ class ReferenceRenderer:
             self._owned += [*bufs, ibo, vao, depth_vao]
             maps = {"base_color": mat.texture, **mat.maps}
             textures = []
-            for k, role in enumerate(_ROLES):
+            for role in _ROLES:
                 tex = maps.get(role)
                 if role != "base_color" and mat.shading == "unlit":
                     tex = None
