@@ -2,7 +2,8 @@
 // shading.py point_light_arrays, the same formulas as numba_shading.py _point): the
 // inverse square law, times KHR_lights_punctual's spot cone t^2 (t = clamp((cos a -
 // cos outer) / (cos inner - cos outer), 0, 1)) and its range window
-// clamp(1 - (d / range)^4, 0, 1)^2 when the frame has spots or ranged lights.
+// clamp(1 - (d / range)^4, 0, 1) (engine/render/pbr.py range_window) when the frame has
+// spots or ranged lights.
 #pragma once
 #include "common.cuh"
 
@@ -38,9 +39,8 @@ __host__ __device__ inline void point_light(const PointLights& P, int q, const d
         const double range = P.range[q];
         if (range > 0.0) {
             const double q4 = r2 * r2 / (range * range * range * range);
-            double win = 1.0 - q4;
-            win = win < 0.0 ? 0.0 : (win > 1.0 ? 1.0 : win);
-            k *= win * win;
+            const double win = 1.0 - q4;
+            k *= win < 0.0 ? 0.0 : (win > 1.0 ? 1.0 : win);
         }
     }
     for (int r = 0; r < 3; ++r) e[r] = P.e[3 * q + r] * k;

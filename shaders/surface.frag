@@ -134,8 +134,7 @@ float point_window(int q, vec3 l, float r2) {
     float t = clamp((-dot(l, cone.xyz) - cone.w) * win.x, 0.0, 1.0);
     float k = t * t;
     if (win.y > 0.0) {
-        float w = clamp(1.0 - r2 * r2 / pow(win.y, 4.0), 0.0, 1.0);
-        k *= w * w;
+        k *= clamp(1.0 - r2 * r2 / pow(win.y, 4.0), 0.0, 1.0);
     }
     return k;
 }

@@ -91,11 +91,12 @@ def brdf(n, v, light, base, metallic, roughness):
 
 def range_window(distance, light_range):
     """KHR_lights_punctual's recommended range falloff ``clamp(1 - (d / range)**4, 0,
-    1)**2`` (multiplying the inverse square law); 1 for ``light_range`` None."""
+    1)`` (multiplying the inverse square law: the extension's README, "Range Property",
+    ``max(min(1 - (d / range)^4, 1), 0) / d^2``); 1 for ``light_range`` None."""
     if light_range is None:
         return np.ones_like(np.asarray(distance, np.float64))
     q = (np.asarray(distance, np.float64) / light_range) ** 4
-    return np.clip(1.0 - q, 0.0, 1.0) ** 2
+    return np.clip(1.0 - q, 0.0, 1.0)
 
 
 def spot_factor(cos_angle, inner_cone_angle, outer_cone_angle):

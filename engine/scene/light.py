@@ -28,7 +28,7 @@ not drawn yet), so asking one for them raises ValueError.
 
 Point and spot lights take an optional ``range`` (world units, None = unlimited): the
 light is zero beyond it, with KHR_lights_punctual's recommended window
-``clamp(1 - (d / range) ** 4, 0, 1) ** 2`` times the inverse square law
+``clamp(1 - (d / range) ** 4, 0, 1)`` times the inverse square law
 (engine.render.pbr.range_window).
 """
 

@@ -210,7 +210,7 @@ def test_point_light_from_a_gltf_file_falls_off_with_the_inverse_square(tmp_path
         to_light = np.array([0, 0, 1.0]) - p
         d = np.linalg.norm(to_light)
         l_dir = to_light / d
-        window = min(max(1 - (d / 3.0) ** 4, 0), 1) ** 2
+        window = min(max(1 - (d / 3.0) ** 4, 0), 1)  # KHR_lights_punctual, "Range Property"
         f = appendix_b([0, 0, 1], [0, 0, 1], l_dir, np.ones(3), 0.0, 1.0)
         want = encode(f * 8.0 / d**2 * window * l_dir[2])  # Appendix B: f I N.L / d^2
         assert np.abs(img[row, col, :3].astype(int) - want).max() <= 1, (row, col)

@@ -461,7 +461,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
 def _point(pt_pos, pt_cone, pt_range, windowed, qi, wx, wy, wz):
     """(unit direction to point light qi from (wx, wy, wz), the factor of its radiance
     arriving there): 1 / d^2, times KHR_lights_punctual's spot cone t^2 and range window
-    clamp(1 - (d / range)^4, 0, 1)^2 when ``windowed`` (engine.render.pbr)."""
+    clamp(1 - (d / range)^4, 0, 1) when ``windowed`` (engine.render.pbr.range_window)."""
     lx, ly, lz = pt_pos[qi, 0] - wx, pt_pos[qi, 1] - wy, pt_pos[qi, 2] - wz
     r2 = max(lx * lx + ly * ly + lz * lz, 1e-30)
     k_l = 1.0 / math.sqrt(r2)
@@ -473,8 +473,7 @@ def _point(pt_pos, pt_cone, pt_range, windowed, qi, wx, wy, wz):
         k *= s * s
         if pt_range[qi] > 0:
             q = r2 * r2 / (pt_range[qi] ** 4)
-            w = min(max(1.0 - q, 0.0), 1.0)
-            k *= w * w
+            k *= min(max(1.0 - q, 0.0), 1.0)
     return lx, ly, lz, k
 
 
