@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine import Mesh, Node, PerspectiveCamera, Renderer, Scene
-from engine.render.backends.threads import StageThreads
+from engine.render.backends.threads import StageThreads, call_twin
 from engine.scene.procedural import icosphere
 
 
@@ -107,3 +107,28 @@ def test_numba_frames_are_the_same_on_either_choice(threads):
         np.testing.assert_array_equal(r.visibility(), ref.visibility())
     for stage in ("vertex", "setup", "raster", "resolve"):
         assert r.backend.stage_threads.choice(stage) in ({1, threads} if threads > 1 else {None})
+
+
+def test_the_first_call_of_a_kernel_loads_its_other_thread_twin():
+    # the twin a later flip of the thread count runs is ready before that frame: it is
+    # loaded (compiled here) for the same argument types at the first call of either
+    @numba.njit(parallel=True)
+    def total_parallel(a, k):
+        s = 0.0
+        for i in numba.prange(a.shape[0]):
+            s += a[i] * k
+        return s
+
+    @numba.njit
+    def total_serial(a, k):
+        s = 0.0
+        for i in range(a.shape[0]):
+            s += a[i] * k
+        return s
+
+    a = np.arange(10, dtype=np.float32)
+    assert not total_serial.overloads and not total_parallel.overloads
+    assert call_twin(total_parallel, total_serial, True, a, np.float64(2.0)) == 90.0
+    assert [sig for sig in total_serial.overloads] == [sig for sig in total_parallel.overloads]
+    assert call_twin(total_parallel, total_serial, False, a, np.float64(2.0)) == 90.0
+    assert len(total_serial.overloads) == 1  # the call found it loaded: no new overload

@@ -34,6 +34,7 @@ import numpy as np
 
 from ...errors import BackendUnavailable
 from .base import OutputBuffers, Projection, check_viewport, prepare_inputs
+from .threads import call_twin
 
 
 def numba_available() -> bool:
@@ -94,9 +95,9 @@ class NumbaProjector:
         runs = k.find_runs(oid) if runs is None else np.ascontiguousarray(runs, dtype=np.int64)
         if runs.ndim != 2 or runs.shape[1] != 3:
             raise ValueError(f"runs must have shape (R, 3), got {runs.shape}")
-        kernel = k.project_parallel if use_threads(n) else k.project_serial
-        status = kernel(pos.reshape(-1), runs, mdl, vp, np.float32(vw), np.float32(vh),
-                        out.screen_xy.reshape(-1), out.depth, out.visible.view(np.uint8))
+        status = call_twin(k.project_parallel, k.project_serial, use_threads(n),
+                           pos.reshape(-1), runs, mdl, vp, np.float32(vw), np.float32(vh),
+                           out.screen_xy.reshape(-1), out.depth, out.visible.view(np.uint8))
         if status:
             raise ValueError(f"runs must be (R, 3) rows (start, stop, k) tiling the {n} "
                              f"vertices in order, got shape {runs.shape}")

@@ -21,6 +21,7 @@ from ...arrays import to_host
 from ..frame import Frame, background_rgba, new_keys
 from ..points import check_points, splat_sizes
 from .kernel_cache import cached
+from .threads import call_twin
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 
@@ -187,8 +188,8 @@ def resolve_point_keys(keys, colors, size, background, out: Frame | None = None)
         out = Frame(np.empty((h, w, 4), np.uint8), np.empty((h, w), np.float32))
     color, depth_out = out.color, out.depth
     bg = np.ascontiguousarray(background_rgba(background)).view(np.uint32)[0]
-    resolve = _resolve_parallel if numba.get_num_threads() > 1 else _resolve
-    resolve(keys, np.ascontiguousarray(colors, np.uint8).view(np.uint32).reshape(-1), bg,
-            color.reshape(-1, 4).view(np.uint32).reshape(-1),
-            depth_out.reshape(-1).view(np.uint32))
+    call_twin(_resolve_parallel, _resolve, numba.get_num_threads() > 1,
+              keys, np.ascontiguousarray(colors, np.uint8).view(np.uint32).reshape(-1), bg,
+              color.reshape(-1, 4).view(np.uint32).reshape(-1),
+              depth_out.reshape(-1).view(np.uint32))
     return out

@@ -28,6 +28,7 @@ from ..attributes import VARYING_COUNT, layout_rows, packed_offset
 from ..deform import kernel_tables
 from .base import W_EPSILON, Projection
 from .kernel_cache import cached
+from .threads import call_twin
 
 __all__ = ["BLOCK", "VertexBuffers", "surface_vertices_numba"]
 
@@ -316,12 +317,12 @@ def surface_vertices_numba(positions, object_id, model, view_projection, attribu
               else np.ascontiguousarray(shaded, np.bool_))
     attrs = attributes if with_shading else out.no_attributes
     d = kernel_tables(deform)
-    kernel = _vertices_parallel if use_threads(n) else _vertices_serial
-    kernel(positions, blocks_of(runs), runs, shaded, mvp, m, nm, attrs, with_shading, clip,
-           vary, points is not None, np.float64(size[0]), np.float64(size[1]),
-           np.float64(W_EPSILON), proj.screen_xy, proj.depth, proj.visible,
-           deform is not None, d["slots"], d["inf_joint"], d["inf_weight"], d["deltas"],
-           d["weights"], d["joints"])
+    call_twin(_vertices_parallel, _vertices_serial, use_threads(n),
+              positions, blocks_of(runs), runs, shaded, mvp, m, nm, attrs, with_shading, clip,
+              vary, points is not None, np.float64(size[0]), np.float64(size[1]),
+              np.float64(W_EPSILON), proj.screen_xy, proj.depth, proj.visible,
+              deform is not None, d["slots"], d["inf_joint"], d["inf_weight"], d["deltas"],
+              d["weights"], d["joints"])
     return clip, (vary if with_shading else None)
 
 

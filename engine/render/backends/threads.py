@@ -43,8 +43,8 @@ import numpy as np
 
 from .crossover import cache_path, cached_measurement
 
-__all__ = ["SIZES", "StageThreads", "measure_parallel_from", "parallel_from", "set_threads",
-           "thread_count"]
+__all__ = ["SIZES", "StageThreads", "call_twin", "measure_parallel_from", "parallel_from",
+           "set_threads", "thread_count"]
 
 SIZES = (3 * 10**4, 10**5, 3 * 10**5, 10**6, 3 * 10**6)
 CACHE_NAME = "numba-threads.json"
@@ -153,6 +153,21 @@ def parallel_from(measure=measure_parallel_from) -> int:
     return cached_measurement("FRUSTUM_PARALLEL_FROM", cache_path().with_name(CACHE_NAME),
                               lambda: _key(threads), "parallel_from", measure, _memo,
                               f"where {threads} Numba threads pay off")
+
+
+def call_twin(parallel_kernel, serial_kernel, parallel: bool, *args):
+    """Call the parallel or the serial Numba twin of a kernel on ``args``; the first time,
+    the other twin is loaded too for the same argument types (from the disk cache, or
+    compiled). A stage whose thread count StageThreads (or the projection's threshold)
+    later flips would otherwise load its other twin inside that frame: a one-off hitch
+    (about 20 ms from the cache, seconds when it compiles), counted in the trial that
+    decides between the two, and 140 KB allocated inside a points frame that otherwise
+    allocates nothing (tests/render/test_frame_allocations.py)."""
+    kernel, other = ((parallel_kernel, serial_kernel) if parallel
+                     else (serial_kernel, parallel_kernel))
+    if not other.overloads:
+        other.compile(tuple(_numba().typeof(a) for a in args))
+    return kernel(*args)
 
 
 class StageThreads:
