@@ -243,6 +243,11 @@ def _layer_color(stages, layer, xp_keys, inputs, view, copy=True) -> np.ndarray:
     return color
 
 
+def _empty_keys(n: int) -> np.ndarray:
+    """(n,) uint64 EMPTY_KEY (the backends' twin reuses one array)."""
+    return np.full(n, EMPTY_KEY, np.uint64)
+
+
 def render_multisampled(stages, inputs, view, samples: int):
     """One frame of ``inputs`` with ``samples`` per pixel on ``stages`` (a software or
     CUDA Backend) -> (Frame, sample 0's (W * H,) host key buffer).
@@ -250,7 +255,8 @@ def render_multisampled(stages, inputs, view, samples: int):
     See the module docstring for the steps and the rules; the frame is on the host.
     The backend's compiled twins of this module's steps are used where it has them
     (``raster_samples``, ``mixed_layers``, ``mix_layer``, ``finish_mix``,
-    ``nearest_depth``: engine.render.backends.numba_msaa on the Numba backend)."""
+    ``nearest_depth``, ``empty_keys``: engine.render.backends.numba_msaa on the Numba
+    backend)."""
     w, h = view.size
     keys = _one_pass_keys(stages, inputs, view, samples)
     if keys is None:
@@ -267,7 +273,7 @@ def render_multisampled(stages, inputs, view, samples: int):
         add(acc, color, mixed, counts[0], samples)
         # layer k > 0 is the background but at the mixed pixels: one key buffer whose
         # mixed pixels are overwritten by each layer in turn
-        layer = np.full(w * h, EMPTY_KEY, np.uint64)
+        layer = twin("empty_keys", _empty_keys)(w * h)
         for k in range(1, len(layers)):
             layer[mixed] = layers[k]
             add(acc, _layer_color(stages, layer, xp_keys, inputs, view, copy=False), mixed,

@@ -5,10 +5,10 @@ the numba backend is used.
 
 The layers come in two passes over the pixels in parallel, with no per-pixel
 allocation: the first finds each pixel's layer 0 (its smallest id's nearest sample;
-where every sample holds one id, the nearest sample) and its number of distinct ids;
-the second lists, for the mixed pixels only (more than one id), every layer by
-ascending id (a selection of the next id above the last, S <= 8 samples) with its
-nearest sample and its sample count.
+where every sample holds one id, the nearest sample) and whether its samples hold more
+than one id; the second lists, for those mixed pixels only, every layer by ascending id
+(a selection of the next id above the last, S <= 8 samples) with its nearest sample
+and its sample count.
 """
 
 from __future__ import annotations
@@ -25,91 +25,106 @@ __all__ = ["finish_mix_numba", "mix_layer_numba", "mixed_layers_numba",
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 _LOW = np.uint64(0xFFFFFFFF)
 _EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+_HALF = np.uint64(32)
 
 
 @numba.njit(parallel=True, **_opts)
-def _first_layers(keys, first, n_layers):
+def _first_layers(keys, first, n_layers, width, x0, x1, y0, y1):
     s, p = keys.shape
-    for i in numba.prange(p):
-        k0 = keys[0, i]
-        d0 = k0 & _LOW
-        uniform = True
-        for j in range(1, s):
-            if (keys[j, i] & _LOW) != d0:
-                uniform = False
-                break
-        if uniform:
-            m = k0
-            for j in range(1, s):
-                m = min(m, keys[j, i])
-            first[i] = m
-            n_layers[i] = 1
+    for py in numba.prange(p // width):
+        row = py * width
+        if py < y0 or py >= y1:  # no sample drawn in this row
+            for i in range(row, row + width):
+                first[i] = _EMPTY
+                n_layers[i] = 1
             continue
-        best = d0
-        m = k0
-        n = 1
-        for j in range(1, s):
-            k = keys[j, i]
-            d = k & _LOW
-            seen = False
-            for q in range(j):
-                if (keys[q, i] & _LOW) == d:
-                    seen = True
-                    break
-            if not seen:
-                n += 1
-            if d < best:
-                best, m = d, k
-            elif d == best:
-                m = min(m, k)
-        first[i] = m
-        n_layers[i] = n
+        for i in range(row, row + x0):
+            first[i] = _EMPTY
+            n_layers[i] = 1
+        for i in range(row + x0, row + x1):
+            _first_layer(keys, first, n_layers, s, i)
+        for i in range(row + x1, row + width):
+            first[i] = _EMPTY
+            n_layers[i] = 1
+
+
+@numba.njit(inline="always")
+def _first_layer(keys, first, n_layers, s, i):
+    """Pixel i's layer 0 (the least of its keys with the words swapped, id << 32 |
+    depth: the smallest id's nearest sample) and 1 where every sample holds that id,
+    else 2; branch-free (which pixels are mixed is unpredictable)."""
+    k0 = keys[0, i]
+    diff = np.uint64(0)
+    least = (k0 << _HALF) | (k0 >> _HALF)
+    for j in range(1, s):
+        k = keys[j, i]
+        diff |= k ^ k0
+        least = min(least, (k << _HALF) | (k >> _HALF))
+    first[i] = (least << _HALF) | (least >> _HALF)
+    n_layers[i] = 1 + np.uint8((diff & _LOW) != 0)
 
 
 @numba.njit(parallel=True, **_opts)
-def _mixed_layers(keys, mixed, layers, counts):
+def _mixed_layers(keys, mixed, layers, counts, n_layers):
     s = keys.shape[0]
-    n_layers = layers.shape[0]
     for e in numba.prange(mixed.shape[0]):
         i = mixed[e]
-        prev = np.int64(-1)
-        for k in range(n_layers):
-            # the smallest id above the previous layer's: its nearest sample and count
-            best = np.int64(1) << 40
-            m = _EMPTY
-            c = 0
-            for j in range(s):
-                key = keys[j, i]
-                d = np.int64(key & _LOW)
-                if d > prev:
-                    if d < best:
-                        best, m, c = d, key, 1
-                    elif d == best:
-                        m = min(m, key)
-                        c += 1
-            layers[k, e] = m
-            counts[k, e] = c
-            if c:
-                prev = best
+        # the samples' keys with the words swapped (id << 32 | depth), sorted in the
+        # pixel's own column of ``layers`` (insertion, S <= 8): runs of one id, each
+        # its nearest sample first; then the runs compacted in place
+        for j in range(s):
+            v = (keys[j, i] << _HALF) | (keys[j, i] >> _HALF)
+            at = j
+            while at > 0 and layers[at - 1, e] > v:
+                layers[at, e] = layers[at - 1, e]
+                at -= 1
+            layers[at, e] = v
+        n = 0
+        for j in range(s):
+            v = layers[j, e]
+            if j == 0 or (v >> _HALF) != (layers[n - 1, e] >> _HALF):
+                # a new id: the run's first (nearest) key, swapped back below
+                layers[n, e] = v
+                counts[n, e] = 1
+                n += 1
+            else:
+                counts[n - 1, e] += 1
+        for k in range(s):
+            if k < n:
+                v = layers[k, e]
+                layers[k, e] = (v << _HALF) | (v >> _HALF)
+            else:
+                layers[k, e] = _EMPTY
+                counts[k, e] = 0
+        n_layers[e] = n
 
 
-def mixed_layers_numba(keys: np.ndarray, first: np.ndarray | None = None):
+def mixed_layers_numba(keys: np.ndarray, first: np.ndarray | None = None, region=None):
     """engine.render.msaa.mixed_layers compiled: (S, P) uint64 keys -> (first (P,)
     uint64, mixed (E,) int64, layers (K, E) uint64, counts (K, E) int64), the same
-    values; ``first``: a (P,) uint64 array to write layer 0 into (reused between
-    frames), or None for a new one."""
+    values.
+
+    Args:
+        first: a (P,) uint64 array to write layer 0 into (reused between frames), or
+            None for a new one.
+        region: (width, x0, x1, y0, y1): the frame's width and the pixels [x0, x1) x
+            [y0, y1) outside which every sample is empty (their keys are not read), or
+            None: every pixel is read (as a one-row frame)."""
     keys = np.ascontiguousarray(keys)
-    p = keys.shape[1]
+    s, p = keys.shape
     if first is None or first.shape != (p,):
         first = np.empty(p, np.uint64)
-    n_layers = np.empty(p, np.uint8)
-    _first_layers(keys, first, n_layers)
-    mixed = np.flatnonzero(n_layers > 1)
-    k = int(n_layers.max()) if p else 1
-    layers = np.empty((k, mixed.size), np.uint64)
-    counts = np.empty((k, mixed.size), np.int64)
-    _mixed_layers(keys, mixed, layers, counts)
-    return first, mixed, layers, counts
+    flags = np.empty(p, np.uint8)
+    width, x0, x1, y0, y1 = (max(p, 1), 0, p, 0, 1) if region is None else region
+    _first_layers(keys, first, flags, np.int64(width), np.int64(x0), np.int64(x1),
+                  np.int64(y0), np.int64(y1))
+    mixed = np.flatnonzero(flags > 1)
+    layers = np.empty((s, mixed.size), np.uint64)
+    counts = np.empty((s, mixed.size), np.int64)
+    n_layers = np.empty(mixed.size, np.int64)
+    _mixed_layers(keys, mixed, layers, counts, n_layers)
+    k = int(n_layers.max()) if mixed.size else 1
+    return first, mixed, layers[:k], counts[:k]
 
 
 def sample_layers_numba(keys: np.ndarray):

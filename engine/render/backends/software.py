@@ -217,6 +217,7 @@ class SoftwareBackend(Backend):
     # the per-sample triangle raster (NumbaBackend: numba_triangles.raster_samples_numba);
     # None: engine.render.msaa moves the whole raster onto each sample position
     _raster_samples = None
+    sample_region = None  # set by raster_samples
 
     def raster_samples(self, inputs, view, samples):
         """(S, W * H) uint64 host keys of the S sample positions of engine.render.msaa
@@ -228,8 +229,12 @@ class SoftwareBackend(Backend):
         (``_raster_samples``); points and lines, cheap beside them, are splatted and
         drawn once per sample with their positions moved (msaa.shifted_inputs), and a
         frame with lines is rasterized at the pixel centres too (the line fragments the
-        resolve colours). The array is reused by the next frame."""
+        resolve colours). The array is reused by the next frame. ``sample_region``
+        becomes the frame's (width, x0, x1, y0, y1): pixels [x0, x1) x [y0, y1) hold
+        every drawn sample (triangles only: the pieces' bounding box), or None: any
+        pixel may."""
         prims, size = inputs.prims, view.size
+        self.sample_region = None
         if self._raster_samples is None or len(prims.occluders) or any(
                 m.alpha_cutoff is not None and not m.blend for m in prims.materials):
             return None
@@ -255,9 +260,11 @@ class SoftwareBackend(Backend):
                 self._setup_workspace)
             # BLEND pieces are the transparency pass's (engine.render.transparency)
             blended = blended_pieces(prims, setup.piece_tri)
+            pieces = None if blended is None else np.flatnonzero(~blended)
             self._raster_samples(keys, setup, size, n,
-                                 np.rint(offsets * SUBPIXEL).astype(np.int64),
-                                 None if blended is None else np.flatnonzero(~blended))
+                                 np.rint(offsets * SUBPIXEL).astype(np.int64), pieces)
+            if inputs.projection is None and not len(prims.lines):
+                self.sample_region = _pixel_region(setup, pieces, size)
         if len(prims.lines):
             self.rasterize(inputs, view)
         return keys
@@ -381,11 +388,16 @@ class NumbaBackend(SoftwareBackend):
                                                lambda a: len(a[1].piece_tri),
                                                numba_triangles.raster_samples_numba)
         first = Workspace()
-        self.mixed_layers = lambda keys: numba_msaa.mixed_layers_numba(
-            keys, first.array("first", keys.shape[1:], np.uint64))
-        self.mix_layer = numba_msaa.mix_layer_numba
-        self.finish_mix = numba_msaa.finish_mix_numba
-        self.nearest_depth = numba_msaa.nearest_depth_numba
+        self.mixed_layers = _chosen_threads(
+            st, "msaa layers", lambda a: a[0].size, lambda keys: numba_msaa.mixed_layers_numba(
+                keys, first.array("first", keys.shape[1:], np.uint64), self.sample_region))
+        self.mix_layer = _chosen_threads(st, "msaa mix", lambda a: len(a[2]),
+                                         numba_msaa.mix_layer_numba)
+        self.finish_mix = _chosen_threads(st, "msaa mix end", lambda a: len(a[2]),
+                                          numba_msaa.finish_mix_numba)
+        self.nearest_depth = _chosen_threads(st, "msaa depth", lambda a: len(a[0]),
+                                             numba_msaa.nearest_depth_numba)
+        self.empty_keys = lambda n: _filled(first.array("layer", (n,), np.uint64), EMPTY_KEY)
         self._shadow_depths = {}  # slot -> (S, S) float32, reused (16 MB at 2048^2)
 
     def _depth_of_keys(self, keys, size, slot):
@@ -444,6 +456,25 @@ class _Casters:
         from .numba_atmosphere import apply_atmosphere_numba
 
         apply_atmosphere_numba(frame.color, frame.depth, view.scene, view.camera)
+
+
+def _filled(a, value):
+    a.fill(value)
+    return a
+
+
+def _pixel_region(setup, pieces, size):
+    """(width, x0, x1, y0, y1): the pixels [x0, x1) x [y0, y1) within one pixel of the
+    bounding box of the setup's ``pieces`` (all where None), clamped to the frame;
+    a sample outside the box of its piece's snapped vertices is not covered."""
+    w, h = size
+    x = setup.x if pieces is None else setup.x[pieces]
+    if not len(x):
+        return (w, 0, 0, 0, 0)
+    y = setup.y if pieces is None else setup.y[pieces]
+    x0, x1 = int(x.min()) // SUBPIXEL - 1, int(x.max()) // SUBPIXEL + 2
+    y0, y1 = int(y.min()) // SUBPIXEL - 1, int(y.max()) // SUBPIXEL + 2
+    return (w, max(x0, 0), min(max(x1, 0), w), max(y0, 0), min(max(y1, 0), h))
 
 
 def _fragments_named(lines, keys, first_line_id):
