@@ -2,7 +2,7 @@
 ``engine.render.transparency.raster_layers`` (the k-buffer raster) and
 ``composite_layers`` (the back-to-front "over").
 
-The opaque raster's pixel walk (``numba_triangles.walk_piece``: each thread a band of
+The opaque raster's pixel walk (``numba_triangles.piece_walk``: each thread a band of
 rows, every piece's part in it), so each fragment gets the opaque raster's key bit for
 bit; a fragment below the pixel's opaque bound is
 inserted into the pixel's sorted list of L keys (an insertion sort step: the larger key
@@ -26,7 +26,7 @@ from ...scene.colorspace import srgb_to_linear
 from ..frame import EMPTY_KEY
 from ..triangles import TriangleSetup
 from .kernel_cache import cached
-from .numba_triangles import CENTRE, walk_piece
+from .numba_triangles import piece_walk
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 # 8-bit sRGB -> linear light, the decode of a resolved colour byte (as the reference's)
@@ -71,8 +71,8 @@ def _insert_in_front(layers, arg, s, p, key):
 def _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, bound, layers,
                  overflow, row_lo, row_hi):
     for m in range(x.shape[0]):
-        walk_piece(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo,
-                   row_hi, CENTRE, CENTRE, _insert_in_front, layers, (bound, overflow))
+        piece_walk(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo,
+                   row_hi, _insert_in_front, layers, (bound, overflow))
 
 
 def raster_layers_numba(layers, overflow, setup: TriangleSetup, size, id_base: int, pieces,

@@ -297,64 +297,44 @@ def _raster(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, band
 
 
 @numba.njit(inline="always")
-def walk_piece(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo, row_hi,
-               sample_x, sample_y, visit, out, arg):
-    """Every sample of piece ``m`` (rows ``row_lo`` to ``row_hi`` - 1) that the piece
-    covers: ``visit(out, arg, s, p, key)`` with the sample's index ``s``, its pixel
-    ``p`` (row-major) and its key (window depth bits << 32 | piece_tri[m] + id_base).
+def walk_piece(x, y, m, ox, oy, width, height, row_lo, row_hi, key_low, a, zw, visit, out,
+               arg, s):
+    """Every pixel of rows ``row_lo`` to ``row_hi`` - 1 whose centre piece ``m`` covers
+    with its snapped vertices moved by (-ox, -oy) sub-pixels (the pixel grid moved by
+    (ox, oy) / SUBPIXEL pixels onto a sample position; (0, 0): the plain raster):
+    ``visit(out, arg, s, p, key)`` with the pixel ``p`` (row-major) and its key (window
+    depth bits << 32 | ``key_low``).
 
-    ``sample_x``, ``sample_y``: tuples of S int sample offsets from the pixel centre in
-    sub-pixel units (1 / SUBPIXEL pixel; x right, y down), tuples so that each S
-    compiles its own unrolled loop; ``CENTRE`` (one (0, 0) sample) is the one-sample
-    raster, bit for bit. The one pixel walk of the triangle rasters (the keys here, the
-    per-sample keys of engine.render.msaa, the k-buffer of numba_layers): integer edge
-    functions stepped along each row with the top-left rule (triangles.edge_bias),
-    each sample's value the pixel centre's plus the constant dx_i oy - dy_i ox, so a
-    sample gets the exact test of the raster whose pixel grid is moved onto it; depth
-    from the homogeneous barycentrics at the sample in the reference's float64
-    operations."""
-    ns = len(sample_x)
-    lo_x, hi_x = min(sample_x), max(sample_x)
-    lo_y, hi_y = min(sample_y), max(sample_y)
-    # candidate pixels: a sample inside the bounding box, clamped to the viewport (at
-    # one centred sample the integer arithmetic of triangles.pixel_bounds)
-    mnx, mxx = min(x[m, 0], x[m, 1], x[m, 2]), max(x[m, 0], x[m, 1], x[m, 2])
-    mny, mxy = min(y[m, 0], y[m, 1], y[m, 2]), max(y[m, 0], y[m, 1], y[m, 2])
-    bx0 = max(-((HALF + hi_x - mnx) // SUBPIXEL), 0)
-    bx1 = min((mxx - HALF - lo_x) // SUBPIXEL, width - 1)
-    by0 = max(-((HALF + hi_y - mny) // SUBPIXEL), row_lo)
-    by1 = min((mxy - HALF - lo_y) // SUBPIXEL, row_hi - 1)
+    The one pixel walk of the triangle rasters (the keys here, the multisampled keys of
+    engine.render.msaa, the k-buffer of numba_layers): the candidate pixels are the
+    centres in the bounding box, clamped to the viewport (the integer arithmetic of
+    triangles.pixel_bounds); integer edge functions stepped along each row with the
+    top-left rule (triangles.edge_bias); depth from the homogeneous barycentrics of the
+    adjugate ``a`` (9 values, row-major) and ``zw`` (z0, z1, z2, w0, w1, w2) in the
+    reference's float64 operations."""
+    x0, x1, x2 = x[m, 0] - ox, x[m, 1] - ox, x[m, 2] - ox
+    y0, y1, y2 = y[m, 0] - oy, y[m, 1] - oy, y[m, 2] - oy
+    mnx, mxx = min(x0, x1, x2), max(x0, x1, x2)
+    mny, mxy = min(y0, y1, y2), max(y0, y1, y2)
+    bx0 = max(-((HALF - mnx) // SUBPIXEL), 0)
+    bx1 = min((mxx - HALF) // SUBPIXEL, width - 1)
+    by0 = max(-((HALF - mny) // SUBPIXEL), row_lo)
+    by1 = min((mxy - HALF) // SUBPIXEL, row_hi - 1)
     if bx0 > bx1 or by0 > by1:
         return
-    t = piece_tri[m]
-    key_low = np.uint64(t + id_base)
-    a00, a01, a02 = adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2]
-    a10, a11, a12 = adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2]
-    a20, a21, a22 = adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2]
-    i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
-    z0, z1, z2 = clip[i0, 2], clip[i1, 2], clip[i2, 2]
-    w0, w1, w2 = clip[i0, 3], clip[i1, 3], clip[i2, 3]
+    a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
+    z0, z1, z2, w0, w1, w2 = zw
     # edge i runs from vertex i+1 to vertex i+2: E_i(p) = dx_i (py - ya) - dy_i (px - xa)
-    xa0, ya0 = x[m, 1], y[m, 1]
-    xa1, ya1 = x[m, 2], y[m, 2]
-    xa2, ya2 = x[m, 0], y[m, 0]
-    dx0, dy0 = x[m, 2] - x[m, 1], y[m, 2] - y[m, 1]
-    dx1, dy1 = x[m, 0] - x[m, 2], y[m, 0] - y[m, 2]
-    dx2, dy2 = x[m, 1] - x[m, 0], y[m, 1] - y[m, 0]
+    xa0, ya0 = x1, y1
+    xa1, ya1 = x2, y2
+    xa2, ya2 = x0, y0
+    dx0, dy0 = x2 - x1, y2 - y1
+    dx1, dy1 = x0 - x2, y0 - y2
+    dx2, dy2 = x1 - x0, y1 - y0
     # top-left rule (triangles.edge_bias): 0 on a top or left edge, else 1
     b0 = 0 if (dy0 < 0 or (dy0 == 0 and dx0 > 0)) else 1
     b1 = 0 if (dy1 < 0 or (dy1 == 0 and dx1 > 0)) else 1
     b2 = 0 if (dy2 < 0 or (dy2 == 0 and dx2 > 0)) else 1
-    # a pixel none of whose samples can pass: the centre's value below the bias less
-    # the largest sample term (0 at one centred sample: the one-sample test)
-    r0 = r1 = r2 = np.int64(0)
-    if ns > 1:
-        r0 = r1 = r2 = np.int64(-(1 << 62))
-        for s in range(ns):
-            r0 = max(r0, dx0 * sample_y[s] - dy0 * sample_x[s])
-            r1 = max(r1, dx1 * sample_y[s] - dy1 * sample_x[s])
-            r2 = max(r2, dx2 * sample_y[s] - dy2 * sample_x[s])
-    c0, c1, c2 = b0 - r0, b1 - r1, b2 - r2
     step = np.int64(SUBPIXEL)
     for py in range(by0, by1 + 1):
         cy = py * step + HALF
@@ -362,32 +342,34 @@ def walk_piece(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_
         e0 = dx0 * (cy - ya0) - dy0 * (cx - xa0)
         e1 = dx1 * (cy - ya1) - dy1 * (cx - xa1)
         e2 = dx2 * (cy - ya2) - dy2 * (cx - xa2)
+        yn = 1.0 - (2.0 * py + 1.0) / height
         row = py * width
         for px in range(bx0, bx1 + 1):
-            if not (e0 >= c0 and e1 >= c1 and e2 >= c2):
-                e0 -= dy0 * step
-                e1 -= dy1 * step
-                e2 -= dy2 * step
-                continue
-            for s in range(ns):
-                ox, oy = sample_x[s], sample_y[s]
-                if (e0 + dx0 * oy - dy0 * ox >= b0 and e1 + dx1 * oy - dy1 * ox >= b1
-                        and e2 + dx2 * oy - dy2 * ox >= b2):
-                    xn = (2.0 * px + 1.0 + ox * (2.0 / SUBPIXEL)) / width - 1.0
-                    yn = 1.0 - (2.0 * py + 1.0 + oy * (2.0 / SUBPIXEL)) / height
-                    h0 = a00 * xn + a01 * yn + a02
-                    h1 = a10 * xn + a11 * yn + a12
-                    h2 = a20 * xn + a21 * yn + a22
-                    zn = (h0 * z0 + h1 * z1 + h2 * z2) / (h0 * w0 + h1 * w1 + h2 * w2)
-                    d = min(max(zn * 0.5 + 0.5, 0.0), 1.0)
-                    bits = np.float32(d).view(np.uint32)
-                    visit(out, arg, s, row + px, (np.uint64(bits) << np.uint64(32)) | key_low)
+            if e0 >= b0 and e1 >= b1 and e2 >= b2:
+                xn = (2.0 * px + 1.0) / width - 1.0
+                h0 = a00 * xn + a01 * yn + a02
+                h1 = a10 * xn + a11 * yn + a12
+                h2 = a20 * xn + a21 * yn + a22
+                zn = (h0 * z0 + h1 * z1 + h2 * z2) / (h0 * w0 + h1 * w1 + h2 * w2)
+                d = min(max(zn * 0.5 + 0.5, 0.0), 1.0)
+                bits = np.float32(d).view(np.uint32)
+                visit(out, arg, s, row + px, (np.uint64(bits) << np.uint64(32)) | key_low)
             e0 -= dy0 * step
             e1 -= dy1 * step
             e2 -= dy2 * step
 
 
-CENTRE = (0,)  # the one-sample raster's sample offsets (walk_piece)
+@numba.njit(inline="always")
+def piece_walk(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo, row_hi,
+               visit, out, arg):
+    """``walk_piece`` of piece ``m`` unmoved, with its triangle's adjugate and depth."""
+    t = piece_tri[m]
+    i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+    walk_piece(x, y, m, 0, 0, width, height, row_lo, row_hi, np.uint64(t + id_base),
+               (adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2], adj[t, 1, 0], adj[t, 1, 1],
+                adj[t, 1, 2], adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2]),
+               (clip[i0, 2], clip[i1, 2], clip[i2, 2], clip[i0, 3], clip[i1, 3], clip[i2, 3]),
+               visit, out, arg, 0)
 
 
 @numba.njit(inline="always")
@@ -399,8 +381,8 @@ def _store_min(keys, unused, s, p, key):
 def _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, row_lo,
                  row_hi):
     for m in range(x.shape[0]):
-        walk_piece(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo,
-                   row_hi, CENTRE, CENTRE, _store_min, keys, 0)
+        piece_walk(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo,
+                   row_hi, _store_min, keys, 0)
 
 
 def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, pieces=None):
@@ -422,56 +404,68 @@ def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, piece
     return keys
 
 
-@numba.njit(inline="always")
-def _store_sample_min(keys, unused, s, p, key):
-    keys[s, p] = min(keys[s, p], key)
-
-
 @numba.njit(**{**_opts, "parallel": True})
-def _raster_samples(x, y, piece_tri, adj, clip, tris, width, height, id_base, sample_x,
-                    sample_y, keys, bands):
-    """_raster with S samples per pixel: each band's pieces walked once, every covered
-    sample's key into its row of ``keys`` (S, W * H)."""
+def _raster_samples(x, y, piece_tri, clip, tris, width, height, id_base, sample_x, sample_y,
+                    kx, ky, keys, bands):
+    """_raster at S sample positions: per band, each piece walked once per sample
+    (``walk_piece`` moved by the sample's sub-pixel offset), with the adjugate of its
+    triangle's clip vertices moved as engine.render.msaa.shifted_inputs moves them
+    (x - kx w, y + ky w) in the products triangles.classify_triangles uses, so each
+    sample's depth is the moved raster's bit for bit."""
     for band in numba.prange(bands):
         lo, hi = band * height // bands, (band + 1) * height // bands
         for m in range(x.shape[0]):
-            walk_piece(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, lo, hi,
-                       sample_x, sample_y, _store_sample_min, keys, 0)
+            t = piece_tri[m]
+            i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+            w0, w1, w2 = clip[i0, 3], clip[i1, 3], clip[i2, 3]
+            zw = (clip[i0, 2], clip[i1, 2], clip[i2, 2], w0, w1, w2)
+            key_low = np.uint64(t + id_base)
+            for s in range(sample_x.shape[0]):
+                x0, x1, x2 = clip[i0, 0] - kx[s] * w0, clip[i1, 0] - kx[s] * w1, \
+                    clip[i2, 0] - kx[s] * w2
+                y0, y1, y2 = clip[i0, 1] + ky[s] * w0, clip[i1, 1] + ky[s] * w1, \
+                    clip[i2, 1] + ky[s] * w2
+                a = (y1 * w2 - y2 * w1, x2 * w1 - x1 * w2, x1 * y2 - x2 * y1,
+                     y2 * w0 - y0 * w2, x0 * w2 - x2 * w0, x2 * y0 - x0 * y2,
+                     y0 * w1 - y1 * w0, x1 * w0 - x0 * w1, x0 * y1 - x1 * y0)
+                walk_piece(x, y, m, sample_x[s], sample_y[s], width, height, lo, hi, key_low,
+                           a, zw, _store_min, keys[s], 0, s)
 
 
 def raster_samples_numba(keys, setup: TriangleSetup, size, id_base: int, offsets,
                          pieces=None):
-    """The keys of ``raster_triangles_numba`` at S sample positions per pixel in one
-    walk of one setup: row s of ``keys`` ((S, W * H) uint64, written in place, the
-    minimum kept) gets the keys of the raster whose pixel grid is moved by
-    ``offsets[s]``.
+    """The keys of ``raster_triangles_numba`` at S sample positions per pixel from one
+    setup: row s of ``keys`` ((S, W * H) uint64, written in place, the minimum kept)
+    gets the keys of the raster whose pixel grid is moved by ``offsets[s]`` (the
+    moved raster of engine.render.msaa.moved_sample_keys), without S setups.
 
     Args:
-        offsets: (S, 2) sample offsets from the pixel centre in sub-pixel units
-            (integers; 1 / SUBPIXEL pixel, x right, y down), e.g.
-            engine.render.msaa.SAMPLE_POSITIONS scaled by SUBPIXEL / 16.
+        offsets: (S, 2) float sample offsets from the pixel centre in pixels (x right,
+            y down), multiples of 1 / SUBPIXEL (engine.render.msaa.sample_offsets);
+            ValueError otherwise.
         pieces: as raster_triangles_numba's.
 
-    The coverage is the moved raster's exactly (the edge functions are integers); the
-    depth is computed at the sample from the unmoved setup, within float64 rounding of
-    the moved raster's, so the float32 depth bits agree but where that rounding meets
-    a float32 rounding boundary. A setup of moved vertices can also snap a vertex to
-    the neighbouring sub-pixel where its position is within rounding of a half
-    sub-pixel, and a guard-band clip (vertices 16 viewports out) cuts a moved triangle
-    at another point of the same edge."""
+    Each sample's walk moves the snapped vertices by its offset in sub-pixels and its
+    depth comes from the adjugate of the moved clip vertices, so its keys are the moved
+    raster's bit for bit wherever the moved setup snaps each vertex to the unmoved one
+    plus the offset: always but where a vertex (or a clipped one) lies within float64
+    rounding of half a sub-pixel, and where a guard-band clip (16 viewports out) cuts a
+    moved triangle at another point of the same edge."""
     w, h = size
-    offsets = np.asarray(offsets)
-    ox = tuple(int(v) for v in offsets[:, 0])
-    oy = tuple(int(v) for v in offsets[:, 1])
-    if not np.array_equal(offsets, np.stack([ox, oy], 1)) or keys.shape[0] != len(ox):
-        raise ValueError(f"offsets must be ({keys.shape[0]}, 2) integers, got {offsets!r}")
+    offsets = np.asarray(offsets, np.float64)
+    sub = np.rint(offsets * SUBPIXEL).astype(np.int64)
+    if offsets.shape != (keys.shape[0], 2) or not np.array_equal(sub, offsets * SUBPIXEL):
+        raise ValueError(f"offsets must be ({keys.shape[0]}, 2) multiples of 1/{SUBPIXEL} "
+                         f"pixel, got {offsets!r}")
     sel = slice(None) if pieces is None else np.asarray(pieces, np.int64)
     x = np.ascontiguousarray(setup.x[sel])
     if len(x) == 0:
         return keys
     _raster_samples(x, np.ascontiguousarray(setup.y[sel]),
-                    np.ascontiguousarray(setup.piece_tri[sel]), setup.adj,
+                    np.ascontiguousarray(setup.piece_tri[sel]),
                     np.ascontiguousarray(setup.clip, np.float64),
                     np.ascontiguousarray(setup.triangles, np.int64), w, h, np.int64(id_base),
-                    ox, oy, keys, numba.get_num_threads())
+                    np.ascontiguousarray(sub[:, 0]), np.ascontiguousarray(sub[:, 1]),
+                    (2.0 * offsets[:, 0]) / w, (2.0 * offsets[:, 1]) / h, keys,
+                    numba.get_num_threads())
     return keys

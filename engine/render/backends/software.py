@@ -225,8 +225,8 @@ class SoftwareBackend(Backend):
         rasters (no per-sample raster, alpha-tested pieces, hidden-line occluders).
 
         The triangles are set up once (the setup left in ``inputs.shader`` for the
-        resolve) and walked once, the edge functions evaluated at every sample
-        (``_raster_samples``); points and lines, cheap beside them, are splatted and
+        resolve) and each piece walked at every sample position (``_raster_samples``,
+        the moved raster's keys from one setup); points and lines, cheap beside them, are splatted and
         drawn once per sample with their positions moved (msaa.shifted_inputs), and a
         frame with lines is rasterized at the pixel centres too (the line fragments the
         resolve colours). The array is reused by the next frame. ``sample_region``
@@ -261,8 +261,7 @@ class SoftwareBackend(Backend):
             # BLEND pieces are the transparency pass's (engine.render.transparency)
             blended = blended_pieces(prims, setup.piece_tri)
             pieces = None if blended is None else np.flatnonzero(~blended)
-            self._raster_samples(keys, setup, size, n,
-                                 np.rint(offsets * SUBPIXEL).astype(np.int64), pieces)
+            self._raster_samples(keys, setup, size, n, offsets, pieces)
             if inputs.projection is None and not len(prims.lines):
                 self.sample_region = _pixel_region(setup, pieces, size)
         if len(prims.lines):
