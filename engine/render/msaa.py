@@ -5,27 +5,44 @@ A frame with ``msaa=S`` (S in ``SAMPLE_COUNTS``) runs the backend's own stages
 (engine.render.backends.stages) as follows::
 
     inputs = vertex_stage(...)                      once, as at S = 1
-    for each sample position (dx, dy):              the standard pattern, SAMPLE_POSITIONS
-        keys[s] = rasterize(shifted(inputs, dx, dy))    the whole raster (points,
-                                                    triangles, lines, fill rule) with the
-                                                    pixel grid moved onto that sample
-    rasterize(inputs)                               the pixel centres: the shading setup
-    layers = sample_layers(keys)                    per pixel, its distinct primitives
-                                                    (and the background) with their
+    keys   = sample_keys(...)                       (S, P): each sample's keys, the
+                                                    exact S = 1 raster with the pixel
+                                                    grid moved onto that sample
+                                                    position (SAMPLE_POSITIONS)
+    first, mixed, layers, counts = mixed_layers(keys)
+                                                    per pixel its layer 0; the mixed
+                                                    pixels (more than one primitive,
+                                                    the background counting as one)
+                                                    with their distinct primitives and
                                                     sample counts
+    colour = resolve(first)                         the whole frame, as at S = 1
+    for k = 1 .. K - 1:                             at the mixed pixels only: one key
+        colour_k = resolve(layer k)                 buffer, the background elsewhere
     alpha  = sum_k count_k / S * alpha_k                     straight (not premultiplied)
-    colour = sum_k count_k / S * alpha_k * decode(resolve(layer k)) / alpha
+    colour = sum_k count_k / S * alpha_k * decode(colour_k) / alpha
                                                     in linear light, then encoded
 
-Moving the grid by (dx, dy) pixels is the clip-space map ``x' = x - 2 dx / W * w``,
-``y' = y + 2 dy / H * w`` (screen y runs down; depth and w unchanged), so each sample is
-the exact S = 1 raster at that sample position: the top-left fill rule covers each
-sample exactly once across a shared edge, and points and lines take part like
-triangles. Every primitive is shaded at the pixel centre (as GL without centroid
-sampling) from the centre raster's setup; a pixel whose samples all hold one primitive
-keeps the S = 1 colour byte for byte. The colours weighted are the 8-bit sRGB values the
-resolve writes, decoded to linear light (engine.scene.colorspace), so a mixed pixel is
-within half a level of the exact linear-light mix.
+How the keys are made (``sample_keys``): the Numba backend sets the triangles up once
+and walks each piece at every sample position (``raster_samples``,
+engine.render.backends.numba_triangles.raster_samples_numba: the snapped vertices moved
+by the sample's sub-pixel offset, the depth from the moved clip vertices), splats the
+points and draws the lines once per sample with their positions moved, and rasterizes a
+frame with lines once more at the pixel centres (the line fragments the resolve
+colours). Elsewhere (the NumPy reference, CUDA, and on Numba frames with alpha-tested
+pieces or hidden-line occluders) ``moved_sample_keys`` runs the backend's whole raster
+once per sample position with the clip vertices mapped by ``x' = x - 2 dx / W * w``,
+``y' = y + 2 dy / H * w`` (screen y runs down; depth and w unchanged), then once at the
+pixel centres for the shading setup. Both give the same keys bit for bit (but where
+``raster_samples_numba`` says), so each sample is the exact S = 1 raster at that sample
+position: the top-left fill rule covers each sample exactly once across a shared edge,
+and points and lines take part like triangles.
+
+Every primitive is shaded at the pixel centre (as GL without centroid sampling) from
+the centre's setup; a pixel whose samples all hold one primitive keeps the S = 1 colour
+byte for byte. The colours weighted are the 8-bit sRGB values the resolve writes,
+decoded to linear light (engine.scene.colorspace), so a mixed pixel is within half a
+level of the exact linear-light mix. The extra layers cost the shading of their mixed
+pixels (and one pass over a mostly empty key buffer each), not K whole frames of work.
 
 Depth (``Frame.depth``) is each pixel's nearest sample; ``Renderer.visibility`` (and so
 picking, engine.render.picking) is sample 0's key buffer: the standard patterns put no
