@@ -14,6 +14,8 @@ Numba (the CPU fast path). One pipeline, two sets of stage functions::
     lines: colour             lines.fragment_colors             the same (NumPy)
     hidden-line occluders     triangles.raster_triangles        numba_triangles
     BLEND layers (k-buffer)   transparency.raster_layers        numba_layers
+    MSAA sample keys          msaa.moved_sample_keys            numba_triangles (one setup)
+    MSAA layers, mix, depth   msaa (NumPy)                      numba_msaa
     resolve                   shading.resolve / frame.resolve_keys   numba_shading / numba_raster
 
 Every stage writes or reads the one key buffer per pixel, reused from frame to frame;
@@ -226,9 +228,10 @@ class SoftwareBackend(Backend):
 
         The triangles are set up once (the setup left in ``inputs.shader`` for the
         resolve) and each piece walked at every sample position (``_raster_samples``,
-        the moved raster's keys from one setup); points and lines, cheap beside them, are splatted and
-        drawn once per sample with their positions moved (msaa.shifted_inputs), and a
-        frame with lines is rasterized at the pixel centres too (the line fragments the
+        the moved raster's keys from one setup); points and lines, cheap beside them,
+        are splatted and drawn once per sample with their positions moved
+        (engine.render.msaa.shifted_inputs), and a frame with lines is rasterized at
+        the pixel centres too (the line fragments the
         resolve colours). The array is reused by the next frame. ``sample_region``
         becomes the frame's (width, x0, x1, y0, y1): pixels [x0, x1) x [y0, y1) hold
         every drawn sample (triangles only: the pieces' bounding box), or None: any
