@@ -9,7 +9,10 @@ from the homogeneous barycentrics with the same float64 operations in the same o
 the key buffers are bit-identical. The NumPy version expands every candidate pixel into
 arrays; this one walks each piece's bounding box row by row, stepping the three integer
 edge functions by constant increments (Pineda, "A parallel algorithm for polygon
-rasterization", SIGGRAPH 1988), and computes depth only for covered pixels.
+rasterization", SIGGRAPH 1988), and computes depth only for covered pixels. That walk
+(``walk_piece``) is shared with the k-buffer raster (numba_layers) and the multisampled
+one (``raster_samples_numba``: every piece walked at each sample position from the one
+setup, engine.render.msaa).
 """
 
 from __future__ import annotations
