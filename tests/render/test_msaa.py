@@ -276,3 +276,139 @@ def test_transparent_background_edges_have_straight_alpha(backend, raster):
                       for y in range(H)])
     if raster == "software":  # GL's own pattern: not pixel by pixel
         assert (np.abs(a / 255 - exact) <= tol).all()
+
+
+def _stages_inputs(backend, scene, cam, size=(W, H)):
+    r = Renderer(scene, cam, size, backend=backend)
+    prims = r._assembly()
+    view = r._view()
+    stages = r._stages(prims)
+    return stages, stages.vertex_stage(r.batch, prims, view), view
+
+
+def _one_pass_scenes():
+    """Scenes for the one-pass sample raster: overlapping flat triangles on exact binary
+    coordinates, a lit perspective icosphere in front of a tilted quad (several hundred
+    small triangles, depth varying across each, shared edges everywhere), and points
+    and a line ring beside a quad (the moved splats and line rasters)."""
+    from engine import Lines, PerspectiveCamera, PointCloud
+    from engine.scene.procedural import icosphere
+
+    scene, cam = _scene([(-100.0, -100.0), (200.0, -100.0), (-100.0, 200.0)],
+                        [(20.6, -50.0), (200.0, -50.0), (20.6, 200.0)],
+                        [(3.3, 4.1), (40.7, 9.9), (12.2, 29.5)])
+    for name, z in (("t0", -1.0), ("t1", -0.5)):  # the later ones in front
+        next(n for n in scene.traverse() if n.name == name).position = (0, 0, z)
+    yield scene, cam
+    scene = Scene(background=(0.1, 0.1, 0.1))
+    pos, faces = icosphere(3)
+    scene.add(Node("ball", geometry=Mesh(pos.astype(np.float32), faces)))
+    quad = np.array([[-2, -2, -1], [2, -2, -1.6], [2, 2, -1], [-2, 2, -0.4]], np.float32)
+    scene.add(Node("back", geometry=Mesh(quad, [[0, 1, 2], [0, 2, 3]])))
+    cam = scene.add(PerspectiveCamera(fov_y=50, aspect=W / H, position=(0.3, 0.2, 3.1)))
+    cam.look_at((0, 0, 0))
+    yield scene, cam
+    scene = Scene(background=(0, 0, 0))
+    rng = np.random.default_rng(5)
+    pts = rng.uniform(-1, 1, (200, 3)).astype(np.float32)
+    scene.add(Node("cloud", geometry=PointCloud(pts, colors=np.ones((200, 3)), point_size=2)))
+    t = np.linspace(0, 2 * np.pi, 25)
+    ring = np.stack([1.2 * np.cos(t), 1.2 * np.sin(t), 0.3 * np.sin(3 * t)], 1)
+    scene.add(Node("ring", geometry=Lines(ring.astype(np.float32),
+                                          np.stack([np.arange(24), np.arange(1, 25)], 1))))
+    scene.add(Node("quad", geometry=Mesh(quad * 0.3, [[0, 1, 2], [0, 2, 3]])))
+    cam = scene.add(PerspectiveCamera(fov_y=50, aspect=W / H, position=(0, 0, 3)))
+    cam.look_at((0, 0, 0))
+    yield scene, cam
+
+
+@pytest.mark.parametrize("samples", [2, 4, 8])
+def test_one_pass_sample_keys_equal_the_moved_rasters(samples):
+    # the Numba backend's one setup and one walk (raster_samples) against the whole
+    # raster moved onto each sample position, on Numba and on the NumPy reference:
+    # the same (S, P) keys, bit for bit
+    from engine.render.msaa import moved_sample_keys
+
+    for scene, cam in _one_pass_scenes():
+        stages, inputs, view = _stages_inputs("numba", scene, cam)
+        got = stages.raster_samples(inputs, view, samples)
+        assert got is not None, "the frame took the moved rasters"
+        got = got.copy()
+        assert (got != np.uint64(0xFFFFFFFFFFFFFFFF)).sum() > 100 * samples
+        np.testing.assert_array_equal(got, moved_sample_keys(stages, inputs, view, samples))
+        ref_stages, ref_inputs, ref_view = _stages_inputs("numpy", scene, cam)
+        np.testing.assert_array_equal(
+            got, moved_sample_keys(ref_stages, ref_inputs, ref_view, samples))
+        # the samples differ from one another (the offsets were applied)
+        assert (got[0] != got[1]).any()
+
+
+def test_one_pass_raster_is_left_to_the_moved_rasters_where_it_cannot_draw():
+    # alpha-tested pieces (the NumPy keep raster) take the moved rasters; the frame
+    # still equals the reference's
+    scene, cam = _scene([(-100.0, -100.0), (200.0, -100.0), (-100.0, 200.0)])
+    node = next(n for n in scene.traverse() if n.name == "t0")
+    node.geometry.material.alpha_cutoff = 0.5
+    stages, inputs, view = _stages_inputs("numba", scene, cam)
+    assert stages.raster_samples(inputs, view, 4) is None
+    got = Renderer(scene, cam, (W, H), backend="numba", msaa=4).render()
+    want = Renderer(scene, cam, (W, H), backend="numpy", msaa=4).render()
+    np.testing.assert_array_equal(got.depth, want.depth)
+    np.testing.assert_allclose(got.color, want.color, atol=1, rtol=0)
+
+
+def test_compiled_mix_steps_equal_the_reference():
+    from engine.render.backends import numba_msaa
+    from engine.render.msaa import finish_mix, mix_layer, mixed_layers, nearest_depth
+
+    rng = np.random.default_rng(11)
+    w, h, s = 40, 30, 4
+    ids = rng.integers(0, 5, (s, w * h)).astype(np.uint64)
+    ids[:, : w * h // 3] = ids[0, : w * h // 3]
+    ids[ids == 4] = np.uint64(0xFFFFFFFF)
+    depth = rng.integers(1, 1 << 30, (s, w * h)).astype(np.uint64)
+    keys = np.where(ids == np.uint64(0xFFFFFFFF), np.uint64(0xFFFFFFFFFFFFFFFF),
+                    (depth << np.uint64(32)) | ids)
+    # a drawn region: every sample outside pixels [5, 31) x [3, 22) empty
+    inside = np.zeros((h, w), bool)
+    inside[3:22, 5:31] = True
+    keys[:, ~inside.ravel()] = np.uint64(0xFFFFFFFFFFFFFFFF)
+    want = mixed_layers(keys)
+    for region in (None, (w, 5, 31, 3, 22)):
+        got = numba_msaa.mixed_layers_numba(keys, region=region)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+    first, mixed, layers, counts = want
+    assert len(mixed) > 100 and len(layers) >= 3
+    np.testing.assert_array_equal(numba_msaa.nearest_depth_numba(first, mixed, layers),
+                                  nearest_depth(first, mixed, layers))
+    # the mix: random layer colours (half-transparent ones too), in the reference's
+    # float64 operations; the encode within a level where it rounds at a tie
+    acc_want, acc_got = np.zeros((len(mixed), 7)), np.zeros((len(mixed), 7))
+    for k in range(len(layers)):
+        color = rng.integers(0, 256, (w * h, 4)).astype(np.uint8)
+        color[::3, 3] = 255
+        mix_layer(acc_want, color, mixed, counts[k], s)
+        numba_msaa.mix_layer_numba(acc_got, color, mixed, counts[k], s)
+    np.testing.assert_allclose(acc_got, acc_want, rtol=1e-15, atol=0)
+    out_want = rng.integers(0, 256, (w * h, 4)).astype(np.uint8)
+    out_got = out_want.copy()
+    finish_mix(acc_want, out_want, mixed)
+    numba_msaa.finish_mix_numba(acc_got, out_got, mixed)
+    assert np.abs(out_got.astype(int) - out_want).max() <= 1
+    # and the mix is the coverage-weighted linear-light mean: a pixel 3/4 opaque red,
+    # 1/4 opaque blue -> linear (0.75, 0, 0.25), encoded by IEC 61966-2-1
+    def encode(v):
+        return round(255 * (1.055 * v ** (1 / 2.4) - 0.055))
+
+    for mix, finish in ((mix_layer, finish_mix),
+                        (numba_msaa.mix_layer_numba, numba_msaa.finish_mix_numba)):
+        acc = np.zeros((1, 7))
+        red = np.array([[0, 0, 0, 0], [255, 0, 0, 255]], np.uint8)
+        blue = np.array([[0, 0, 0, 0], [0, 0, 255, 255]], np.uint8)
+        mix(acc, red, np.array([1]), np.array([3]), 4)
+        mix(acc, blue, np.array([1]), np.array([1]), 4)
+        out = np.zeros((2, 4), np.uint8)
+        finish(acc, out, np.array([1]))
+        assert out[1].tolist() == [encode(0.75), 0, encode(0.25), 255]
+        assert out[0].tolist() == [0, 0, 0, 0]

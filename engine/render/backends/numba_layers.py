@@ -2,10 +2,9 @@
 ``engine.render.transparency.raster_layers`` (the k-buffer raster) and
 ``composite_layers`` (the back-to-front "over").
 
-The same pixel walk as ``numba_triangles`` (each thread a band of rows, every piece's
-part in it, integer edge functions stepped along the row, the top-left rule, depth from
-the homogeneous barycentrics with the reference's float64 operations), so each fragment
-gets the opaque raster's key bit for bit; a fragment below the pixel's opaque bound is
+The opaque raster's pixel walk (``numba_triangles.piece_walk``: each thread a band of
+rows, every piece's part in it), so each fragment gets the opaque raster's key bit for
+bit; a fragment below the pixel's opaque bound is
 inserted into the pixel's sorted list of L keys (an insertion sort step: the larger key
 moves down a slot, the one pushed past the last slot counts as overflow). A band owns
 its pixels, so no atomics are needed and the result is the reference's.
@@ -25,8 +24,9 @@ import numpy as np
 
 from ...scene.colorspace import srgb_to_linear
 from ..frame import EMPTY_KEY
-from ..triangles import HALF, SUBPIXEL, TriangleSetup
+from ..triangles import TriangleSetup
 from .kernel_cache import cached
+from .numba_triangles import piece_walk
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 # 8-bit sRGB -> linear light, the decode of a resolved colour byte (as the reference's)
@@ -58,59 +58,21 @@ def _raster(x, y, piece_tri, adj, clip, tris, width, height, id_base, bound, lay
                      overflow, band * height // bands, (band + 1) * height // bands)
 
 
+@numba.njit(inline="always")
+def _insert_in_front(layers, arg, s, p, key):
+    """A fragment in front of pixel ``p``'s opaque bound ``arg[0][p]`` into its list
+    (``arg[1]``: the overflow counts)."""
+    bound, overflow = arg
+    if key < bound[p]:
+        _insert(layers, overflow, p, key)
+
+
 @numba.njit(**_opts)
 def _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, bound, layers,
                  overflow, row_lo, row_hi):
     for m in range(x.shape[0]):
-        mnx, mxx = min(x[m, 0], x[m, 1], x[m, 2]), max(x[m, 0], x[m, 1], x[m, 2])
-        mny, mxy = min(y[m, 0], y[m, 1], y[m, 2]), max(y[m, 0], y[m, 1], y[m, 2])
-        bx0 = max(-((HALF - mnx) // SUBPIXEL), 0)
-        bx1 = min((mxx - HALF) // SUBPIXEL, width - 1)
-        by0 = max(-((HALF - mny) // SUBPIXEL), row_lo)
-        by1 = min((mxy - HALF) // SUBPIXEL, row_hi - 1)
-        if bx0 > bx1 or by0 > by1:
-            continue
-        t = piece_tri[m]
-        key_low = np.uint64(t + id_base)
-        a00, a01, a02 = adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2]
-        a10, a11, a12 = adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2]
-        a20, a21, a22 = adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2]
-        i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
-        z0, z1, z2 = clip[i0, 2], clip[i1, 2], clip[i2, 2]
-        w0, w1, w2 = clip[i0, 3], clip[i1, 3], clip[i2, 3]
-        xa0, ya0 = x[m, 1], y[m, 1]
-        xa1, ya1 = x[m, 2], y[m, 2]
-        xa2, ya2 = x[m, 0], y[m, 0]
-        dx0, dy0 = x[m, 2] - x[m, 1], y[m, 2] - y[m, 1]
-        dx1, dy1 = x[m, 0] - x[m, 2], y[m, 0] - y[m, 2]
-        dx2, dy2 = x[m, 1] - x[m, 0], y[m, 1] - y[m, 0]
-        b0 = 0 if (dy0 < 0 or (dy0 == 0 and dx0 > 0)) else 1
-        b1 = 0 if (dy1 < 0 or (dy1 == 0 and dx1 > 0)) else 1
-        b2 = 0 if (dy2 < 0 or (dy2 == 0 and dx2 > 0)) else 1
-        step = np.int64(SUBPIXEL)
-        for py in range(by0, by1 + 1):
-            cy = py * step + HALF
-            cx = bx0 * step + HALF
-            e0 = dx0 * (cy - ya0) - dy0 * (cx - xa0)
-            e1 = dx1 * (cy - ya1) - dy1 * (cx - xa1)
-            e2 = dx2 * (cy - ya2) - dy2 * (cx - xa2)
-            yn = 1.0 - (2.0 * py + 1.0) / height
-            row = py * width
-            for px in range(bx0, bx1 + 1):
-                if e0 >= b0 and e1 >= b1 and e2 >= b2:
-                    xn = (2.0 * px + 1.0) / width - 1.0
-                    h0 = a00 * xn + a01 * yn + a02
-                    h1 = a10 * xn + a11 * yn + a12
-                    h2 = a20 * xn + a21 * yn + a22
-                    zn = (h0 * z0 + h1 * z1 + h2 * z2) / (h0 * w0 + h1 * w1 + h2 * w2)
-                    d = min(max(zn * 0.5 + 0.5, 0.0), 1.0)
-                    bits = np.float32(d).view(np.uint32)
-                    key = (np.uint64(bits) << np.uint64(32)) | key_low
-                    if key < bound[row + px]:
-                        _insert(layers, overflow, row + px, key)
-                e0 -= dy0 * step
-                e1 -= dy1 * step
-                e2 -= dy2 * step
+        piece_walk(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo,
+                   row_hi, _insert_in_front, layers, (bound, overflow))
 
 
 def raster_layers_numba(layers, overflow, setup: TriangleSetup, size, id_base: int, pieces,

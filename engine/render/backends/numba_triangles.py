@@ -9,7 +9,10 @@ from the homogeneous barycentrics with the same float64 operations in the same o
 the key buffers are bit-identical. The NumPy version expands every candidate pixel into
 arrays; this one walks each piece's bounding box row by row, stepping the three integer
 edge functions by constant increments (Pineda, "A parallel algorithm for polygon
-rasterization", SIGGRAPH 1988), and computes depth only for covered pixels.
+rasterization", SIGGRAPH 1988), and computes depth only for covered pixels. That walk
+(``walk_piece``) is shared with the k-buffer raster (numba_layers) and the multisampled
+one (``raster_samples_numba``: every piece walked at each sample position from the one
+setup, engine.render.msaa).
 """
 
 from __future__ import annotations
@@ -296,62 +299,93 @@ def _raster(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, band
                      band * height // bands, (band + 1) * height // bands)
 
 
+@numba.njit(inline="always")
+def walk_piece(x, y, m, ox, oy, width, height, row_lo, row_hi, key_low, a, zw, visit, out,
+               arg, s):
+    """Every pixel of rows ``row_lo`` to ``row_hi`` - 1 whose centre piece ``m`` covers
+    with its snapped vertices moved by (-ox, -oy) sub-pixels (the pixel grid moved by
+    (ox, oy) / SUBPIXEL pixels onto a sample position; (0, 0): the plain raster):
+    ``visit(out, arg, s, p, key)`` with the pixel ``p`` (row-major) and its key (window
+    depth bits << 32 | ``key_low``).
+
+    The one pixel walk of the triangle rasters (the keys here, the multisampled keys of
+    engine.render.msaa, the k-buffer of numba_layers): the candidate pixels are the
+    centres in the bounding box, clamped to the viewport (the integer arithmetic of
+    triangles.pixel_bounds); integer edge functions stepped along each row with the
+    top-left rule (triangles.edge_bias); depth from the homogeneous barycentrics of the
+    adjugate ``a`` (9 values, row-major) and ``zw`` (z0, z1, z2, w0, w1, w2) in the
+    reference's float64 operations."""
+    x0, x1, x2 = x[m, 0] - ox, x[m, 1] - ox, x[m, 2] - ox
+    y0, y1, y2 = y[m, 0] - oy, y[m, 1] - oy, y[m, 2] - oy
+    mnx, mxx = min(x0, x1, x2), max(x0, x1, x2)
+    mny, mxy = min(y0, y1, y2), max(y0, y1, y2)
+    bx0 = max(-((HALF - mnx) // SUBPIXEL), 0)
+    bx1 = min((mxx - HALF) // SUBPIXEL, width - 1)
+    by0 = max(-((HALF - mny) // SUBPIXEL), row_lo)
+    by1 = min((mxy - HALF) // SUBPIXEL, row_hi - 1)
+    if bx0 > bx1 or by0 > by1:
+        return
+    a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
+    z0, z1, z2, w0, w1, w2 = zw
+    # edge i runs from vertex i+1 to vertex i+2: E_i(p) = dx_i (py - ya) - dy_i (px - xa)
+    xa0, ya0 = x1, y1
+    xa1, ya1 = x2, y2
+    xa2, ya2 = x0, y0
+    dx0, dy0 = x2 - x1, y2 - y1
+    dx1, dy1 = x0 - x2, y0 - y2
+    dx2, dy2 = x1 - x0, y1 - y0
+    # top-left rule (triangles.edge_bias): 0 on a top or left edge, else 1
+    b0 = 0 if (dy0 < 0 or (dy0 == 0 and dx0 > 0)) else 1
+    b1 = 0 if (dy1 < 0 or (dy1 == 0 and dx1 > 0)) else 1
+    b2 = 0 if (dy2 < 0 or (dy2 == 0 and dx2 > 0)) else 1
+    step = np.int64(SUBPIXEL)
+    for py in range(by0, by1 + 1):
+        cy = py * step + HALF
+        cx = bx0 * step + HALF
+        e0 = dx0 * (cy - ya0) - dy0 * (cx - xa0)
+        e1 = dx1 * (cy - ya1) - dy1 * (cx - xa1)
+        e2 = dx2 * (cy - ya2) - dy2 * (cx - xa2)
+        yn = 1.0 - (2.0 * py + 1.0) / height
+        row = py * width
+        for px in range(bx0, bx1 + 1):
+            if e0 >= b0 and e1 >= b1 and e2 >= b2:
+                xn = (2.0 * px + 1.0) / width - 1.0
+                h0 = a00 * xn + a01 * yn + a02
+                h1 = a10 * xn + a11 * yn + a12
+                h2 = a20 * xn + a21 * yn + a22
+                zn = (h0 * z0 + h1 * z1 + h2 * z2) / (h0 * w0 + h1 * w1 + h2 * w2)
+                d = min(max(zn * 0.5 + 0.5, 0.0), 1.0)
+                bits = np.float32(d).view(np.uint32)
+                visit(out, arg, s, row + px, (np.uint64(bits) << np.uint64(32)) | key_low)
+            e0 -= dy0 * step
+            e1 -= dy1 * step
+            e2 -= dy2 * step
+
+
+@numba.njit(inline="always")
+def piece_walk(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo, row_hi,
+               visit, out, arg):
+    """``walk_piece`` of piece ``m`` unmoved, with its triangle's adjugate and depth."""
+    t = piece_tri[m]
+    i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+    walk_piece(x, y, m, 0, 0, width, height, row_lo, row_hi, np.uint64(t + id_base),
+               (adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2], adj[t, 1, 0], adj[t, 1, 1],
+                adj[t, 1, 2], adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2]),
+               (clip[i0, 2], clip[i1, 2], clip[i2, 2], clip[i0, 3], clip[i1, 3], clip[i2, 3]),
+               visit, out, arg, 0)
+
+
+@numba.njit(inline="always")
+def _store_min(keys, unused, s, p, key):
+    keys[p] = min(keys[p], key)
+
+
 @numba.njit(**_opts)
 def _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, row_lo,
                  row_hi):
     for m in range(x.shape[0]):
-        # candidate pixels: centres inside the bounding box, clamped to the viewport
-        # (the same integer arithmetic as triangles.pixel_bounds)
-        mnx, mxx = min(x[m, 0], x[m, 1], x[m, 2]), max(x[m, 0], x[m, 1], x[m, 2])
-        mny, mxy = min(y[m, 0], y[m, 1], y[m, 2]), max(y[m, 0], y[m, 1], y[m, 2])
-        bx0 = max(-((HALF - mnx) // SUBPIXEL), 0)
-        bx1 = min((mxx - HALF) // SUBPIXEL, width - 1)
-        by0 = max(-((HALF - mny) // SUBPIXEL), row_lo)
-        by1 = min((mxy - HALF) // SUBPIXEL, row_hi - 1)
-        if bx0 > bx1 or by0 > by1:
-            continue
-        t = piece_tri[m]
-        key_low = np.uint64(t + id_base)
-        a00, a01, a02 = adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2]
-        a10, a11, a12 = adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2]
-        a20, a21, a22 = adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2]
-        i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
-        z0, z1, z2 = clip[i0, 2], clip[i1, 2], clip[i2, 2]
-        w0, w1, w2 = clip[i0, 3], clip[i1, 3], clip[i2, 3]
-        # edge i runs from vertex i+1 to vertex i+2: E_i(p) = dx_i (py - ya) - dy_i (px - xa)
-        xa0, ya0 = x[m, 1], y[m, 1]
-        xa1, ya1 = x[m, 2], y[m, 2]
-        xa2, ya2 = x[m, 0], y[m, 0]
-        dx0, dy0 = x[m, 2] - x[m, 1], y[m, 2] - y[m, 1]
-        dx1, dy1 = x[m, 0] - x[m, 2], y[m, 0] - y[m, 2]
-        dx2, dy2 = x[m, 1] - x[m, 0], y[m, 1] - y[m, 0]
-        # top-left rule (triangles.edge_bias): 0 on a top or left edge, else 1
-        b0 = 0 if (dy0 < 0 or (dy0 == 0 and dx0 > 0)) else 1
-        b1 = 0 if (dy1 < 0 or (dy1 == 0 and dx1 > 0)) else 1
-        b2 = 0 if (dy2 < 0 or (dy2 == 0 and dx2 > 0)) else 1
-        step = np.int64(SUBPIXEL)
-        for py in range(by0, by1 + 1):
-            cy = py * step + HALF
-            cx = bx0 * step + HALF
-            e0 = dx0 * (cy - ya0) - dy0 * (cx - xa0)
-            e1 = dx1 * (cy - ya1) - dy1 * (cx - xa1)
-            e2 = dx2 * (cy - ya2) - dy2 * (cx - xa2)
-            yn = 1.0 - (2.0 * py + 1.0) / height
-            row = py * width
-            for px in range(bx0, bx1 + 1):
-                if e0 >= b0 and e1 >= b1 and e2 >= b2:
-                    xn = (2.0 * px + 1.0) / width - 1.0
-                    h0 = a00 * xn + a01 * yn + a02
-                    h1 = a10 * xn + a11 * yn + a12
-                    h2 = a20 * xn + a21 * yn + a22
-                    zn = (h0 * z0 + h1 * z1 + h2 * z2) / (h0 * w0 + h1 * w1 + h2 * w2)
-                    d = min(max(zn * 0.5 + 0.5, 0.0), 1.0)
-                    bits = np.float32(d).view(np.uint32)
-                    key = (np.uint64(bits) << np.uint64(32)) | key_low
-                    keys[row + px] = min(keys[row + px], key)
-                e0 -= dy0 * step
-                e1 -= dy1 * step
-                e2 -= dy2 * step
+        piece_walk(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo,
+                   row_hi, _store_min, keys, 0)
 
 
 def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, pieces=None):
@@ -370,4 +404,71 @@ def raster_triangles_numba(keys, setup: TriangleSetup, size, id_base: int, piece
             np.ascontiguousarray(setup.clip, np.float64),
             np.ascontiguousarray(setup.triangles, np.int64),
             w, h, np.int64(id_base), keys, bands)
+    return keys
+
+
+@numba.njit(**{**_opts, "parallel": True})
+def _raster_samples(x, y, piece_tri, clip, tris, width, height, id_base, sample_x, sample_y,
+                    kx, ky, keys, bands):
+    """_raster at S sample positions: per band, each piece walked once per sample
+    (``walk_piece`` moved by the sample's sub-pixel offset), with the adjugate of its
+    triangle's clip vertices moved as engine.render.msaa.shifted_inputs moves them
+    (x - kx w, y + ky w) in the products triangles.classify_triangles uses, so each
+    sample's depth is the moved raster's bit for bit."""
+    for band in numba.prange(bands):
+        lo, hi = band * height // bands, (band + 1) * height // bands
+        for m in range(x.shape[0]):
+            t = piece_tri[m]
+            i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+            w0, w1, w2 = clip[i0, 3], clip[i1, 3], clip[i2, 3]
+            zw = (clip[i0, 2], clip[i1, 2], clip[i2, 2], w0, w1, w2)
+            key_low = np.uint64(t + id_base)
+            for s in range(sample_x.shape[0]):
+                x0, x1, x2 = clip[i0, 0] - kx[s] * w0, clip[i1, 0] - kx[s] * w1, \
+                    clip[i2, 0] - kx[s] * w2
+                y0, y1, y2 = clip[i0, 1] + ky[s] * w0, clip[i1, 1] + ky[s] * w1, \
+                    clip[i2, 1] + ky[s] * w2
+                a = (y1 * w2 - y2 * w1, x2 * w1 - x1 * w2, x1 * y2 - x2 * y1,
+                     y2 * w0 - y0 * w2, x0 * w2 - x2 * w0, x2 * y0 - x0 * y2,
+                     y0 * w1 - y1 * w0, x1 * w0 - x0 * w1, x0 * y1 - x1 * y0)
+                walk_piece(x, y, m, sample_x[s], sample_y[s], width, height, lo, hi, key_low,
+                           a, zw, _store_min, keys[s], 0, s)
+
+
+def raster_samples_numba(keys, setup: TriangleSetup, size, id_base: int, offsets,
+                         pieces=None):
+    """The keys of ``raster_triangles_numba`` at S sample positions per pixel from one
+    setup: row s of ``keys`` ((S, W * H) uint64, written in place, the minimum kept)
+    gets the keys of the raster whose pixel grid is moved by ``offsets[s]`` (the
+    moved raster of engine.render.msaa.moved_sample_keys), without S setups.
+
+    Args:
+        offsets: (S, 2) float sample offsets from the pixel centre in pixels (x right,
+            y down), multiples of 1 / SUBPIXEL (engine.render.msaa.sample_offsets);
+            ValueError otherwise.
+        pieces: as raster_triangles_numba's.
+
+    Each sample's walk moves the snapped vertices by its offset in sub-pixels and its
+    depth comes from the adjugate of the moved clip vertices, so its keys are the moved
+    raster's bit for bit wherever the moved setup snaps each vertex to the unmoved one
+    plus the offset: always but where a vertex (or a clipped one) lies within float64
+    rounding of half a sub-pixel, and where a guard-band clip (16 viewports out) cuts a
+    moved triangle at another point of the same edge."""
+    w, h = size
+    offsets = np.asarray(offsets, np.float64)
+    sub = np.rint(offsets * SUBPIXEL).astype(np.int64)
+    if offsets.shape != (keys.shape[0], 2) or not np.array_equal(sub, offsets * SUBPIXEL):
+        raise ValueError(f"offsets must be ({keys.shape[0]}, 2) multiples of 1/{SUBPIXEL} "
+                         f"pixel, got {offsets!r}")
+    sel = slice(None) if pieces is None else np.asarray(pieces, np.int64)
+    x = np.ascontiguousarray(setup.x[sel])
+    if len(x) == 0:
+        return keys
+    _raster_samples(x, np.ascontiguousarray(setup.y[sel]),
+                    np.ascontiguousarray(setup.piece_tri[sel]),
+                    np.ascontiguousarray(setup.clip, np.float64),
+                    np.ascontiguousarray(setup.triangles, np.int64), w, h, np.int64(id_base),
+                    np.ascontiguousarray(sub[:, 0]), np.ascontiguousarray(sub[:, 1]),
+                    (2.0 * offsets[:, 0]) / w, (2.0 * offsets[:, 1]) / h, keys,
+                    numba.get_num_threads())
     return keys

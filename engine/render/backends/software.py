@@ -14,6 +14,8 @@ Numba (the CPU fast path). One pipeline, two sets of stage functions::
     lines: colour             lines.fragment_colors             the same (NumPy)
     hidden-line occluders     triangles.raster_triangles        numba_triangles
     BLEND layers (k-buffer)   transparency.raster_layers        numba_layers
+    MSAA sample keys          msaa.moved_sample_keys            numba_triangles (one setup)
+    MSAA layers, mix, depth   msaa (NumPy)                      numba_msaa
     resolve                   shading.resolve / frame.resolve_keys   numba_shading / numba_raster
 
 Every stage writes or reads the one key buffer per pixel, reused from frame to frame;
@@ -29,6 +31,7 @@ from .. import transparency
 from ..culling import FrustumCuller, mark_culled
 from ..frame import EMPTY_KEY, Frame, cleared_keys
 from ..lines import fragment_colors, occluder_clip, raster_lines
+from ..msaa import sample_offsets, shifted_inputs
 from ..points import check_points, resolve_keys, splat_keys
 from ..shading import SurfaceShader
 from ..shading import resolve as resolve_surfaces
@@ -36,7 +39,7 @@ from ..shadows import caster_cutoffs, depth_of_keys
 from ..sprites import splat_sprites
 from ..surface_vertices import surface_vertices
 from ..transparency import blended_pieces
-from ..triangles import Workspace, raster_triangles, setup_triangles
+from ..triangles import SUBPIXEL, Workspace, raster_triangles, setup_triangles
 from .base import OutputBuffers
 from .numpy_backend import NumpyProjector
 from .stages import Backend
@@ -64,6 +67,7 @@ class SoftwareBackend(Backend):
         self._culler = FrustumCuller()
         self._frame_out = None  # points-only frames of render(copy=False)
         self._layers = None  # the transparency pass's k-buffer and overflow, reused
+        self._sample_keys = None  # the multisampled frames' (S, W * H) keys, reused
         # the shadow passes' own key buffer and setup arrays (the camera's stay its own)
         self._shadow_keys = None
         self._shadow_workspace = Workspace() if self.reuses_setup else None
@@ -163,16 +167,7 @@ class SoftwareBackend(Backend):
         self._line_fragments = None
         n = len(inputs.colors)
         if inputs.projection is not None:
-            p = inputs.projection
-            xy, z, vis, _, size = check_points(p.screen_xy, p.depth, p.visible, inputs.colors,
-                                               size)
-            if prims.has_surfaces:  # vertices of solid or wireframe nodes are not points
-                vis = vis & prims.point_mask
-            if inputs.sprites is None:  # pixel-sized squares
-                self._splat(keys, xy, z, vis, view.point_size, size)
-            else:  # discs, world sizes (engine.render.sprites)
-                self._splat_sprites(keys, xy, z, vis, inputs.sprites.diameter,
-                                    inputs.sprites.round, size)
+            self._raster_points(keys, inputs, inputs.projection, view)
         if len(prims.triangles):
             double = np.array([m.double_sided for m in prims.materials], bool)
             setup = inputs.shader.setup = self._setup(
@@ -205,6 +200,75 @@ class SoftwareBackend(Backend):
         if len(prims.occluders):
             hidden = (keys & np.uint64(0xFFFFFFFF)) >= np.uint64(occ_base)
             keys[hidden] = EMPTY_KEY  # EMPTY_KEY's low word is above every id: unchanged
+        return keys
+
+    def _raster_points(self, keys, inputs, p, view):
+        """The points of Projection ``p`` into ``keys``: pixel-sized squares, or discs
+        and world sizes (engine.render.sprites)."""
+        prims = inputs.prims
+        xy, z, vis, _, size = check_points(p.screen_xy, p.depth, p.visible, inputs.colors,
+                                           view.size)
+        if prims.has_surfaces:  # vertices of solid or wireframe nodes are not points
+            vis = vis & prims.point_mask
+        if inputs.sprites is None:  # pixel-sized squares
+            self._splat(keys, xy, z, vis, view.point_size, size)
+        else:  # discs, world sizes (engine.render.sprites)
+            self._splat_sprites(keys, xy, z, vis, inputs.sprites.diameter,
+                                inputs.sprites.round, size)
+
+    # the per-sample triangle raster (NumbaBackend: numba_triangles.raster_samples_numba);
+    # None: engine.render.msaa moves the whole raster onto each sample position
+    _raster_samples = None
+    sample_region = None  # set by raster_samples
+
+    def raster_samples(self, inputs, view, samples):
+        """(S, W * H) uint64 host keys of the S sample positions of engine.render.msaa
+        in one pass, or None where this backend or the frame needs msaa's moved whole
+        rasters (no per-sample raster, alpha-tested pieces, hidden-line occluders).
+
+        The triangles are set up once (the setup left in ``inputs.shader`` for the
+        resolve) and each piece walked at every sample position (``_raster_samples``,
+        the moved raster's keys from one setup); points and lines, cheap beside them,
+        are splatted and drawn once per sample with their positions moved
+        (engine.render.msaa.shifted_inputs), and a frame with lines is rasterized at
+        the pixel centres too (the line fragments the
+        resolve colours). The array is reused by the next frame. ``sample_region``
+        becomes the frame's (width, x0, x1, y0, y1): pixels [x0, x1) x [y0, y1) hold
+        every drawn sample (triangles only: the pieces' bounding box), or None: any
+        pixel may."""
+        prims, size = inputs.prims, view.size
+        self.sample_region = None
+        if self._raster_samples is None or len(prims.occluders) or any(
+                m.alpha_cutoff is not None and not m.blend for m in prims.materials):
+            return None
+        w, h = size
+        if self._sample_keys is None or self._sample_keys.shape != (samples, w * h):
+            self._sample_keys = np.empty((samples, w * h), np.uint64)
+        keys = self._sample_keys
+        keys.fill(EMPTY_KEY)
+        offsets = sample_offsets(samples)
+        n = len(inputs.colors)
+        if inputs.projection is not None or len(prims.lines):
+            for s, (dx, dy) in enumerate(offsets):
+                moved = shifted_inputs(inputs, dx, dy, size)
+                if inputs.projection is not None:
+                    self._raster_points(keys[s], inputs, moved.projection, view)
+                if len(prims.lines):
+                    raster_lines(keys[s], moved.clip, prims.lines, size,
+                                 n + len(prims.triangles))
+        if len(prims.triangles):
+            double = np.array([m.double_sided for m in prims.materials], bool)
+            setup = inputs.shader.setup = self._setup(
+                inputs.clip, prims.triangles, ~double[prims.tri_material], size,
+                self._setup_workspace)
+            # BLEND pieces are the transparency pass's (engine.render.transparency)
+            blended = blended_pieces(prims, setup.piece_tri)
+            pieces = None if blended is None else np.flatnonzero(~blended)
+            self._raster_samples(keys, setup, size, n, offsets, pieces)
+            if inputs.projection is None and not len(prims.lines):
+                self.sample_region = _pixel_region(setup, pieces, size)
+        if len(prims.lines):
+            self.rasterize(inputs, view)
         return keys
 
     def raster_layers(self, inputs, view, bound, layers):
@@ -318,9 +382,24 @@ class NumbaBackend(SoftwareBackend):
         self._resolve_points = _chosen_threads(st, "points resolve", lambda a: a[2][0] * a[2][1],
                                                numba_raster.resolve_point_keys)
         self._project = _chosen_threads(st, "points", lambda a: len(a[0]), self.projector.project)
-        from .numba_msaa import sample_layers_numba
+        from . import numba_msaa
 
-        self.sample_layers = sample_layers_numba  # engine.render.msaa's layers, compiled
+        # engine.render.msaa's steps, compiled: the per-sample raster, the layers (layer
+        # 0 into a reused array), the mix of their colours, the nearest depth
+        self._raster_samples = _chosen_threads(st, "sample raster",
+                                               lambda a: len(a[1].piece_tri),
+                                               numba_triangles.raster_samples_numba)
+        first = Workspace()
+        self.mixed_layers = _chosen_threads(
+            st, "msaa layers", lambda a: a[0].size, lambda keys: numba_msaa.mixed_layers_numba(
+                keys, first.array("first", keys.shape[1:], np.uint64), self.sample_region))
+        self.mix_layer = _chosen_threads(st, "msaa mix", lambda a: len(a[2]),
+                                         numba_msaa.mix_layer_numba)
+        self.finish_mix = _chosen_threads(st, "msaa mix end", lambda a: len(a[2]),
+                                          numba_msaa.finish_mix_numba)
+        self.nearest_depth = _chosen_threads(st, "msaa depth", lambda a: len(a[0]),
+                                             numba_msaa.nearest_depth_numba)
+        self.empty_keys = lambda n: _filled(first.array("layer", (n,), np.uint64), EMPTY_KEY)
         self._shadow_depths = {}  # slot -> (S, S) float32, reused (16 MB at 2048^2)
 
     def _depth_of_keys(self, keys, size, slot):
@@ -379,6 +458,25 @@ class _Casters:
         from .numba_atmosphere import apply_atmosphere_numba
 
         apply_atmosphere_numba(frame.color, frame.depth, view.scene, view.camera)
+
+
+def _filled(a, value):
+    a.fill(value)
+    return a
+
+
+def _pixel_region(setup, pieces, size):
+    """(width, x0, x1, y0, y1): the pixels [x0, x1) x [y0, y1) within one pixel of the
+    bounding box of the setup's ``pieces`` (all where None), clamped to the frame;
+    a sample outside the box of its piece's snapped vertices is not covered."""
+    w, h = size
+    x = setup.x if pieces is None else setup.x[pieces]
+    if not len(x):
+        return (w, 0, 0, 0, 0)
+    y = setup.y if pieces is None else setup.y[pieces]
+    x0, x1 = int(x.min()) // SUBPIXEL - 1, int(x.max()) // SUBPIXEL + 2
+    y0, y1 = int(y.min()) // SUBPIXEL - 1, int(y.max()) // SUBPIXEL + 2
+    return (w, max(x0, 0), min(max(x1, 0), w), max(y0, 0), min(max(y1, 0), h))
 
 
 def _fragments_named(lines, keys, first_line_id):
