@@ -72,10 +72,10 @@ def _row(rng, texels_per_pixel):
     return plane, qy, uy, vy
 
 
-def _texture(min_filter, mag, wrap):
-    """The random texture under these filters, wrapped by ``wrap`` along u and the next
-    mode along v."""
-    img = np.random.default_rng(5).integers(0, 256, (32, 64, 4), np.uint8)
+def _texture(min_filter, mag, wrap, shape=(32, 64)):
+    """The random texture of ``shape`` (rows, columns) under these filters, wrapped by
+    ``wrap`` along u and the next mode along v."""
+    img = np.random.default_rng(5).integers(0, 256, (*shape, 4), np.uint8)
     wrap_t = WRAP_MODES[(WRAP_MODES.index(wrap) + 1) % len(WRAP_MODES)]
     tex = Texture(img, Sampler(wrap, wrap_t, mag, min_filter))
     _, texels, info = pack_materials([Material(texture=tex)])
@@ -84,12 +84,16 @@ def _texture(min_filter, mag, wrap):
     return texels, info, periods
 
 
+# power-of-two sizes (wrapped by a mask, numba_shading._axis_pot) and others, whose
+# chain mixes both (48 x 20, 24 x 10, 12 x 5, 6 x 2, 3 x 1, 1 x 1)
+@pytest.mark.parametrize("shape", [(32, 64), (20, 48)])
 @pytest.mark.parametrize("min_filter", MIN_FILTERS)
 @pytest.mark.parametrize("mag", ["linear", "nearest"])
-def test_run_samples_are_the_pixel_samplers(min_filter, mag):
+def test_run_samples_are_the_pixel_samplers(min_filter, mag, shape):
     rng = np.random.default_rng(MIN_FILTERS.index(min_filter))
+    tw, th = float(shape[1]), float(shape[0])
     for wrap in WRAP_MODES:
-        texels, info, periods = _texture(min_filter, mag, wrap)
+        texels, info, periods = _texture(min_filter, mag, wrap, shape)
         for footprint in (0.3, 0.9, 1.4, 3.0, 20.0):  # magnified to deep in the chain
             plane, qy, uy, vy = _row(rng, footprint)
             px, n = 30, 70
@@ -100,13 +104,13 @@ def test_run_samples_are_the_pixel_samplers(min_filter, mag):
             x = px
             while x < px + n:  # RUN_PIXELS at a time, as the resolve calls it
                 m = ns._texture_run(keys, x, x, min(ns.RUN_PIXELS, WIDTH - x), X_SCALE,
-                                    X_OFFSET, Y_SCALE, plane, UO, qy, uy, vy, 64.0, 32.0,
+                                    X_OFFSET, Y_SCALE, plane, UO, qy, uy, vy, tw, th,
                                     texels, info, periods, 0, out)
                 assert 1 <= m <= ns.RUN_PIXELS
                 got.append(out[:m].copy())
                 x += m
             assert x == px + n  # stopped at the other triangle's first pixel
-            want = _per_pixel(plane, UO, px, n, qy, uy, vy, 64.0, 32.0, texels, info,
+            want = _per_pixel(plane, UO, px, n, qy, uy, vy, tw, th, texels, info,
                               periods, 0)
             np.testing.assert_array_equal(np.concatenate(got), want.astype(np.float64),
                                           err_msg=f"{wrap} footprint {footprint}")

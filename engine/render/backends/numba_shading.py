@@ -18,10 +18,12 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   negated in the setup.
 - Textures: float32 linear texels (``Texture.linear`` and its mip levels,
   engine.render.materials); the level of detail from the run's u, v planes (their x
-  coefficients and, set per run, the y ones: analytic derivatives, no neighbours), wrap
-  modes computed once per sample and axis with the floor of one product (by the wrap
-  period's reciprocal) and selects (engine.scene.sampling), so no texel is decoded and
-  no index takes an integer modulo. The base colour texture is sampled once per run
+  coefficients and, set per run, the y ones: analytic derivatives, no neighbours; its
+  log2 from the float's bits, numba_texels.log2), wrap modes computed once per sample
+  and axis with the floor of one product (by the wrap period's reciprocal) and selects
+  (engine.scene.sampling), or a mask for a power-of-two period, so no texel is decoded
+  and no index takes an integer modulo; the four texels of a bilinear sample are blended
+  in one 4-wide vector (numba_texels.blend4). The base colour texture is sampled once per run
   (``_texture_run``, up to ``RUN_PIXELS`` pixels at a time, into the band's sample row):
   where every pixel of the stretch reads level 0 with the magnification filter (the min
   filter reads level 0 anyway, or a bound of the level of detail over the stretch,
@@ -83,6 +85,7 @@ from ..shadows import (
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 from .numba_ibl import _ibl_irradiance, _ibl_pbr
+from .numba_texels import blend4, log2
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
 
@@ -130,6 +133,8 @@ def _axis(u, n, mode, linear, rp):
         x -= 0.5
     x0 = np.floor(x)
     f = x - x0 if linear else 0.0
+    if mode != 1 and (n & (n - 1)) == 0:  # a power-of-two period: the modulo is a mask
+        return _axis_pot(np.int64(x0), n, mode, linear, f)
     if mode == 1:
         a = min(max(x0, 0.0), n - 1.0)
         b = min(max(x0 + 1, 0.0), n - 1.0)
@@ -145,6 +150,20 @@ def _axis(u, n, mode, linear, rp):
     if not linear:
         b = a
     return np.int64(a), np.int64(b), f
+
+
+@numba.njit(inline="always")
+def _axis_pot(i, n, mode, linear, f):
+    """``_axis`` for repeat (mode 0) or mirror (2) of a power-of-two size n, from the
+    integer i = floor(x) (|i| <= 2**40): the index modulo the period (n, 2n) is i & (period
+    - 1) in two's complement, for negative i too; the same indices as the float path."""
+    p1 = n - 1 if mode == 0 else 2 * n - 1
+    a = i & p1
+    b = (i + 1) & p1 if linear else a
+    if mode == 2:
+        a = a if a < n else p1 - a
+        b = b if b < n else p1 - b
+    return a, b, f
 
 
 # _sample and _pbr_pixel are compiled as functions of their own, not inlined into the
@@ -183,18 +202,23 @@ def _filtered(texels, info, periods, k, u, v, linear):
     """Texture table row k (a texture or one of its mip levels) at finite (u, v) ->
     linear (r, g, b, a), bilinear when ``linear``, else the nearest texel;
     ``periods[k]``: 1 / the wrap period along u and v (``_material_arrays``)."""
-    off, w, h = info[k, 0], info[k, 1], info[k, 2]
-    i0, i1, fx = _axis(u, w, info[k, 3], linear, periods[k, 0])
-    j0, j1, fy = _axis(v, h, info[k, 4], linear, periods[k, 1])
+    return _filtered_at(texels, info[k, 0], info[k, 1], info[k, 2], info[k, 3], info[k, 4],
+                        periods[k, 0], periods[k, 1], u, v, linear)
+
+
+@numba.njit(inline="always")
+def _filtered_at(texels, off, w, h, wrap_s, wrap_t, rp_s, rp_t, u, v, linear):
+    """``_filtered`` of the texture table row (off, w, h, wrap_s, wrap_t) with periods
+    (rp_s, rp_t), read by the caller (a run's loop reads them once: its stores to the
+    samples could alias the table, so the compiler reads them again per pixel)."""
+    i0, i1, fx = _axis(u, w, wrap_s, linear, rp_s)
+    j0, j1, fy = _axis(v, h, wrap_t, linear, rp_t)
     r0, r1 = off + j0 * w, off + j1 * w
     # the blend in float32, as the texels are: no conversion per texel (1e-7 relative)
     w00, w01 = np.float32((1.0 - fx) * (1.0 - fy)), np.float32(fx * (1.0 - fy))
     w10, w11 = np.float32((1.0 - fx) * fy), np.float32(fx * fy)
-    a, b, c, d = r0 + i0, r0 + i1, r1 + i0, r1 + i1
-    return (texels[a, 0] * w00 + texels[b, 0] * w01 + texels[c, 0] * w10 + texels[d, 0] * w11,
-            texels[a, 1] * w00 + texels[b, 1] * w01 + texels[c, 1] * w10 + texels[d, 1] * w11,
-            texels[a, 2] * w00 + texels[b, 2] * w01 + texels[c, 2] * w10 + texels[d, 2] * w11,
-            texels[a, 3] * w00 + texels[b, 3] * w01 + texels[c, 3] * w10 + texels[d, 3] * w11)
+    # one 4-wide vector for the four channels (numba_texels.blend4)
+    return blend4(texels, r0 + i0, r0 + i1, r1 + i0, r1 + i1, w00, w01, w10, w11)
 
 
 @numba.njit(inline="always")
@@ -739,7 +763,7 @@ def _lod(plane, uo, u, v, inv_x, inv_y, qy, uy, vy, tw, th):
     uy_ = (uy - u * qy) * inv_y * tw
     vy_ = (vy - v * qy) * inv_y * th
     rho2 = max(ux * ux + vx * vx, uy_ * uy_ + vy_ * vy_)
-    return 0.5 * math.log2(rho2) if rho2 > 0 else -math.inf
+    return 0.5 * log2(rho2) if rho2 > 0 else -math.inf  # numba_texels.log2
 
 
 # the longest stretch of a run the texture sampler fills at once (``_texture_run``)
@@ -770,23 +794,24 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
     level0 = (code < 2 and (code == 1) == mag_linear) or _magnified(
         plane, uo, px * x_scale + x_offset, (px + n - 1) * x_scale + x_offset, qy, uy, vy,
         tw * x_scale, th * x_scale, tw * y_scale, th * y_scale, c)
-    # two passes, (u, v, lambda) first: shorter loop bodies, whose iterations the
-    # processor overlaps (a division, a log2 and the texel reads in one chain)
-    for j in range(n):
-        u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
-        out[j, 0], out[j, 1] = u, v
-        if not level0:
-            out[j, 2] = _lod(plane, uo, u, v, inv * x_scale, inv * y_scale, qy, uy, vy, tw, th)
-    if level0:
+    if level0:  # one pass, the texture's row read once
+        off, w, h, ws, wt = info[k, 0], info[k, 1], info[k, 2], info[k, 3], info[k, 4]
+        rs, rt = periods[k, 0], periods[k, 1]
         for j in range(n):
-            u, v = out[j, 0], out[j, 1]
+            u, v, _ = _run_uv(plane, uo, px + j, x_scale, x_offset)
             ok = u * 0.0 + v * 0.0 == 0.0  # both finite, else (0, 0) as _sample reads
             u, v = u if ok else 0.0, v if ok else 0.0
             if mag_linear:
-                _put(out, j, _filtered(texels, info, periods, k, u, v, True))
+                _put(out, j, _filtered_at(texels, off, w, h, ws, wt, rs, rt, u, v, True))
             else:
-                _put(out, j, _filtered(texels, info, periods, k, u, v, False))
+                _put(out, j, _filtered_at(texels, off, w, h, ws, wt, rs, rt, u, v, False))
     else:
+        # two passes, (u, v, lambda) first: shorter loop bodies, whose iterations the
+        # processor overlaps (a division, a log2 and the texel reads in one chain)
+        for j in range(n):
+            u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
+            out[j, 0], out[j, 1] = u, v
+            out[j, 2] = _lod(plane, uo, u, v, inv * x_scale, inv * y_scale, qy, uy, vy, tw, th)
         if code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
             for j in range(n):
                 _put(out, j, _trilinear(texels, info, periods, k, out[j, 0], out[j, 1],
