@@ -33,7 +33,8 @@ def _per_pixel(plane, uo, px, n, qy, uy, vy, tw, th, texels, info, periods, k):
         q = plane[0] * xn + plane[1]
         inv = 1.0 / q if q != 0 else 1.0
         u, v = ns._at(plane, uo, xn, inv), ns._at(plane, uo + 1, xn, inv)
-        lam = ns._lod(plane, uo, u, v, inv * X_SCALE, inv * Y_SCALE, qy, uy, vy, tw, th)
+        lam = ns._lod(plane, uo, xn, inv, ns._lod_x(plane, uo, tw * X_SCALE, th * X_SCALE),
+                      qy, uy, vy, tw * Y_SCALE, th * Y_SCALE)
         out[j, 0], out[j, 1], out[j, 2], out[j, 3] = ns._sample(texels, info, periods, k, u,
                                                                  v, lam)
     return out
@@ -46,8 +47,8 @@ def _lods(plane, uo, px, n, qy, uy, vy, tw, th):
         xn = (px + j) * X_SCALE + X_OFFSET
         q = plane[0] * xn + plane[1]
         inv = 1.0 / q if q != 0 else 1.0
-        u, v = ns._at(plane, uo, xn, inv), ns._at(plane, uo + 1, xn, inv)
-        out[j] = ns._lod(plane, uo, u, v, inv * X_SCALE, inv * Y_SCALE, qy, uy, vy, tw, th)
+        out[j] = ns._lod(plane, uo, xn, inv, ns._lod_x(plane, uo, tw * X_SCALE, th * X_SCALE),
+                         qy, uy, vy, tw * Y_SCALE, th * Y_SCALE)
     return out
 
 
@@ -114,6 +115,33 @@ def test_run_samples_are_the_pixel_samplers(min_filter, mag, shape):
                               periods, 0)
             np.testing.assert_array_equal(np.concatenate(got), want.astype(np.float64),
                                           err_msg=f"{wrap} footprint {footprint}")
+
+
+def test_level_of_detail_is_the_uv_footprint():
+    # lambda = log2 of the longer uv step per pixel, in texels (OpenGL 4.6 eq. 8.6, 8.9),
+    # against central differences of u = N_u / q, v = N_v / q over the row's planes (x
+    # in NDC, the y slopes moving the planes by dy)
+    rng = np.random.default_rng(4)
+    k = ns._PLANE * (UO + 1)
+    for footprint in (0.3, 0.9, 1.4, 3.0, 20.0, 300.0):
+        plane, qy, uy, vy = _row(rng, footprint)
+        px, n = 17, 150
+        got = _lods(plane, UO, px, n, qy, uy, vy, 48.0, 20.0)
+        x = (px + np.arange(n)) * X_SCALE + X_OFFSET
+
+        def uv(x, dy, plane=plane, qy=qy, uy=uy, vy=vy):
+            q = plane[0] * x + plane[1] + qy * dy
+            return ((plane[k] * x + plane[k + 1] + uy * dy) / q,
+                    (plane[k + 2] * x + plane[k + 3] + vy * dy) / q)
+
+        h = 1e-4
+        (u1, v1), (u0, v0) = uv(x + h * X_SCALE, 0.0), uv(x - h * X_SCALE, 0.0)
+        along_x = np.hypot((u1 - u0) / (2 * h) * 48, (v1 - v0) / (2 * h) * 20)
+        (u1, v1), (u0, v0) = uv(x, h * Y_SCALE), uv(x, -h * Y_SCALE)
+        along_y = np.hypot((u1 - u0) / (2 * h) * 48, (v1 - v0) / (2 * h) * 20)
+        want = np.log2(np.maximum(along_x, along_y))
+        np.testing.assert_allclose(got, want, atol=1e-6, err_msg=f"footprint {footprint}")
+        assert abs(np.median(got) - math.log2(footprint)) < 2.5  # about the asked footprint
 
 
 def test_magnified_bound_holds_and_decides():

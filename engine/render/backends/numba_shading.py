@@ -753,16 +753,30 @@ def _uv_slopes(t, tris, adj, vary, uo, ti, tex_info):
 
 
 @numba.njit(inline="always")
-def _lod(plane, uo, u, v, inv_x, inv_y, qy, uy, vy, tw, th):
-    """Level of detail at a pixel (SurfaceShader.uv_lod): d(N / q) = (dN - (N / q) dq) / q
-    along x and y for u and v (``inv_x``, ``inv_y``: 1 / q times the NDC step of one
-    pixel), in texels (a tw x th texture) per pixel, then log2 of the larger length."""
-    qx = plane[0]
-    ux = (plane[_PLANE * (uo + 1)] - u * qx) * inv_x * tw
-    vx = (plane[_PLANE * (uo + 2)] - v * qx) * inv_x * th
-    uy_ = (uy - u * qy) * inv_y * tw
-    vy_ = (vy - v * qy) * inv_y * th
-    rho2 = max(ux * ux + vx * vx, uy_ * uy_ + vy_ * vy_)
+def _lod_x(plane, uo, sx_u, sx_v):
+    """Per run, for ``_lod``: q^4 times the squared texel footprint of one pixel step
+    along x. Along a row q = qx x + qr and N_u = ax x + ar, so d(N_u / q)/dx =
+    (ax qr - ar qx) / q^2, a constant over q^2 (the same for v); ``sx_u``, ``sx_v``: the
+    texture's width and height times the NDC step of one pixel along x."""
+    qx, qr = plane[0], plane[1]
+    cu = (plane[_PLANE * (uo + 1)] * qr - plane[_PLANE * (uo + 1) + 1] * qx) * sx_u
+    cv = (plane[_PLANE * (uo + 2)] * qr - plane[_PLANE * (uo + 2) + 1] * qx) * sx_v
+    return cu * cu + cv * cv
+
+
+@numba.njit(inline="always")
+def _lod(plane, uo, xn, inv, kx, qy, uy, vy, sy_u, sy_v):
+    """Level of detail at NDC x = xn of the row (SurfaceShader.uv_lod), ``inv`` = 1 / q
+    there: d(N / q) = (q dN - N dq) / q^2 along x (``kx`` = ``_lod_x``: q^4 times its
+    squared length in texels) and y (for u: uy q - qy N_u, the y slopes of ``_uv_slopes``;
+    ``sy_u``, ``sy_v``: width and height times the NDC step of one pixel along y), then
+    log2 of the larger length."""
+    q = plane[0] * xn + plane[1]
+    nu = plane[_PLANE * (uo + 1)] * xn + plane[_PLANE * (uo + 1) + 1]
+    nv = plane[_PLANE * (uo + 2)] * xn + plane[_PLANE * (uo + 2) + 1]
+    eu, ev = (uy * q - qy * nu) * sy_u, (vy * q - qy * nv) * sy_v
+    i2 = inv * inv
+    rho2 = max(kx, eu * eu + ev * ev) * (i2 * i2)
     return 0.5 * log2(rho2) if rho2 > 0 else -math.inf  # numba_texels.log2
 
 
@@ -808,10 +822,11 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
     else:
         # two passes, (u, v, lambda) first: shorter loop bodies, whose iterations the
         # processor overlaps (a division, a log2 and the texel reads in one chain)
+        kx, sy_u, sy_v = _lod_x(plane, uo, tw * x_scale, th * x_scale), tw * y_scale, th * y_scale
         for j in range(n):
             u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
-            out[j, 0], out[j, 1] = u, v
-            out[j, 2] = _lod(plane, uo, u, v, inv * x_scale, inv * y_scale, qy, uy, vy, tw, th)
+            lam = _lod(plane, uo, (px + j) * x_scale + x_offset, inv, kx, qy, uy, vy, sy_u, sy_v)
+            out[j, 0], out[j, 1], out[j, 2] = u, v, lam
         if code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
             for j in range(n):
                 _put(out, j, _trilinear(texels, info, periods, k, out[j, 0], out[j, 1],
