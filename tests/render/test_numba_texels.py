@@ -1,5 +1,5 @@
 """The Numba sampler's texel arithmetic (engine.render.backends.numba_texels) and its
-power-of-two wrap (numba_shading._axis_pot), against plain definitions."""
+power-of-two wrap (numba_shading._axis_linear), against plain definitions."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_blend4_is_the_scalar_sum():
 @pytest.mark.parametrize("mode", ["repeat", "mirror"])
 @pytest.mark.parametrize("n", [1, 2, 4, 8, 64, 1024])
 def test_power_of_two_wrap_is_gls(mode, n):
-    # the mask path (numba_shading._axis_pot) against the float reference of
+    # the mask path (numba_shading._axis_linear) against the float reference of
     # engine.scene.sampling, which follows OpenGL 4.6 section 8.14.2: texel boundaries,
     # negative coordinates, far from [0, 1] and past the 2**40 clamp
     rng = np.random.default_rng(n)
@@ -89,9 +89,8 @@ def test_power_of_two_wrap_is_gls(mode, n):
                         [1e9 + 0.3, -1e9 - 0.7, 1e15, -1e15, 3e12 / n]])
     code = {"repeat": 0, "mirror": 2}[mode]
     rp = 1.0 / (2 * n if mode == "mirror" else n)
-    for linear in (False, True):
-        want = reference(u, n, mode, linear)
-        got = np.array([ns._axis(x, n, code, linear, rp) for x in u])
-        np.testing.assert_array_equal(got[:, 0], want[0])
-        np.testing.assert_array_equal(got[:, 1], want[1])
-        np.testing.assert_array_equal(got[:, 2], want[2])
+    want = reference(u, n, mode, True)
+    got = np.array([ns._axis_linear(x, n, code, rp) for x in u])
+    np.testing.assert_array_equal(got[:, 0], want[0])
+    np.testing.assert_array_equal(got[:, 1], want[1])
+    np.testing.assert_array_equal(got[:, 2], want[2])

@@ -85,7 +85,7 @@ def _texture(min_filter, mag, wrap, shape=(32, 64)):
     return texels, info, periods
 
 
-# power-of-two sizes (wrapped by a mask, numba_shading._axis_pot) and others, whose
+# power-of-two sizes (wrapped by a mask, numba_shading._axis_linear) and others, whose
 # chain mixes both (48 x 20, 24 x 10, 12 x 5, 6 x 2, 3 x 1, 1 x 1)
 @pytest.mark.parametrize("shape", [(32, 64), (20, 48)])
 @pytest.mark.parametrize("min_filter", MIN_FILTERS)

@@ -21,9 +21,10 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   coefficients and, set per run, the y ones: analytic derivatives, no neighbours; its
   log2 from the float's bits, numba_texels.log2), wrap modes computed once per sample
   and axis with the floor of one product (by the wrap period's reciprocal) and selects
-  (engine.scene.sampling), or a mask for a power-of-two period, so no texel is decoded
-  and no index takes an integer modulo; the four texels of a bilinear sample are blended
-  in one 4-wide vector (numba_texels.blend4). The base colour texture is sampled once per run
+  (engine.scene.sampling), or in the run loops a mask for a power-of-two period
+  (``_axis_linear``), so no texel is decoded and no index takes an integer modulo; the
+  four texels of a bilinear sample are blended in one 4-wide vector
+  (numba_texels.blend4). The base colour texture is sampled once per run
   (``_texture_run``, up to ``RUN_PIXELS`` pixels at a time, into the band's sample row):
   where every pixel of the stretch reads level 0 with the magnification filter (the min
   filter reads level 0 anyway, or a bound of the level of detail over the stretch,
@@ -133,8 +134,6 @@ def _axis(u, n, mode, linear, rp):
         x -= 0.5
     x0 = np.floor(x)
     f = x - x0 if linear else 0.0
-    if mode != 1 and (n & (n - 1)) == 0:  # a power-of-two period: the modulo is a mask
-        return _axis_pot(np.int64(x0), n, mode, linear, f)
     if mode == 1:
         a = min(max(x0, 0.0), n - 1.0)
         b = min(max(x0 + 1, 0.0), n - 1.0)
@@ -153,17 +152,23 @@ def _axis(u, n, mode, linear, rp):
 
 
 @numba.njit(inline="always")
-def _axis_pot(i, n, mode, linear, f):
-    """``_axis`` for repeat (mode 0) or mirror (2) of a power-of-two size n, from the
-    integer i = floor(x) (|i| <= 2**40): the index modulo the period (n, 2n) is i & (period
-    - 1) in two's complement, for negative i too; the same indices as the float path."""
+def _axis_linear(u, n, mode, rp):
+    """``_axis`` of a linear filter for the run loops: where the wrap period (n for
+    repeat, 2n for mirror) is a power of two, the index modulo it is the integer
+    floor(x) & (period - 1) in two's complement (negative indices too, |x| <= 2**40):
+    the same indices as the float path, in fewer operations. Only there: each inlined
+    copy of both paths costs compile time (``_sample`` keeps the float path)."""
+    if mode == 1 or (n & (n - 1)) != 0:
+        return _axis(u, n, mode, True, rp)
+    x = min(max(u * n, -2.0**40), 2.0**40) - 0.5
+    x0 = np.floor(x)
     p1 = n - 1 if mode == 0 else 2 * n - 1
-    a = i & p1
-    b = (i + 1) & p1 if linear else a
+    a = np.int64(x0) & p1
+    b = (a + 1) & p1
     if mode == 2:
         a = a if a < n else p1 - a
         b = b if b < n else p1 - b
-    return a, b, f
+    return a, b, x - x0
 
 
 # _sample and _pbr_pixel are compiled as functions of their own, not inlined into the
@@ -177,22 +182,26 @@ def _sample(texels, info, periods, k, u, v, lam):
         u, v = 0.0, 0.0
     mag_linear, code = info[k, 5] != 0, info[k, 6]
     c = 0.5 if mag_linear and (code == 2 or code == 4) else 0.0
-    if not lam > c:  # magnification (nan too)
-        return _filtered(texels, info, periods, k, u, v, mag_linear)
-    within = code % 2 == 1
-    if code < 2:
-        return _filtered(texels, info, periods, k, u, v, within)
-    q = info[k, 7] - 1
-    first = info[k, 8]
-    if code < 4:
-        d = 0 if lam <= 0.5 else min(np.int64(math.ceil(lam + 0.5)) - 1, q)
-        return _filtered(texels, info, periods, first + d, u, v, within)
-    top = min(lam, q)
-    d = np.int64(math.floor(top))
-    f = np.float32(top - d)
-    r, g, b, a = _filtered(texels, info, periods, first + d, u, v, within)
-    if f > 0:
-        r1, g1, b1, a1 = _filtered(texels, info, periods, first + d + 1, u, v, within)
+    # the level (table row) and filter, and the second level of a "*_mipmap_linear"
+    # blend: two filter sites, not one per case (each inlined copy costs compile time)
+    row, linear, second, f = k, mag_linear, np.int64(-1), np.float32(0.0)
+    if lam > c:  # minification (nan reads as magnification)
+        linear = code % 2 == 1
+        if code >= 2:
+            q = info[k, 7] - 1
+            first = info[k, 8]
+            if code < 4:
+                row = first + (0 if lam <= 0.5 else min(np.int64(math.ceil(lam + 0.5)) - 1, q))
+            else:
+                top = min(lam, q)
+                d = np.int64(math.floor(top))
+                f = np.float32(top - d)
+                row = first + d
+                if f > 0:
+                    second = row + 1
+    r, g, b, a = _filtered(texels, info, periods, row, u, v, linear)
+    if second >= 0:
+        r1, g1, b1, a1 = _filtered(texels, info, periods, second, u, v, linear)
         r, g, b, a = r + (r1 - r) * f, g + (g1 - g) * f, b + (b1 - b) * f, a + (a1 - a) * f
     return r, g, b, a
 
@@ -202,17 +211,27 @@ def _filtered(texels, info, periods, k, u, v, linear):
     """Texture table row k (a texture or one of its mip levels) at finite (u, v) ->
     linear (r, g, b, a), bilinear when ``linear``, else the nearest texel;
     ``periods[k]``: 1 / the wrap period along u and v (``_material_arrays``)."""
-    return _filtered_at(texels, info[k, 0], info[k, 1], info[k, 2], info[k, 3], info[k, 4],
-                        periods[k, 0], periods[k, 1], u, v, linear)
+    off, w = info[k, 0], info[k, 1]
+    i0, i1, fx = _axis(u, w, info[k, 3], linear, periods[k, 0])
+    j0, j1, fy = _axis(v, info[k, 2], info[k, 4], linear, periods[k, 1])
+    return _blend(texels, off, w, i0, i1, fx, j0, j1, fy)
 
 
 @numba.njit(inline="always")
-def _filtered_at(texels, off, w, h, wrap_s, wrap_t, rp_s, rp_t, u, v, linear):
-    """``_filtered`` of the texture table row (off, w, h, wrap_s, wrap_t) with periods
-    (rp_s, rp_t), read by the caller (a run's loop reads them once: its stores to the
-    samples could alias the table, so the compiler reads them again per pixel)."""
-    i0, i1, fx = _axis(u, w, wrap_s, linear, rp_s)
-    j0, j1, fy = _axis(v, h, wrap_t, linear, rp_t)
+def _filtered_at(texels, off, w, h, wrap_s, wrap_t, rp_s, rp_t, u, v):
+    """``_filtered`` bilinear for the run loops (``_axis_linear``), of the texture table
+    row (off, w, h, wrap_s, wrap_t) with periods (rp_s, rp_t) read by the caller (the
+    level-0 loop reads them once: its stores to the samples could alias the table, so
+    the compiler would read them again per pixel)."""
+    i0, i1, fx = _axis_linear(u, w, wrap_s, rp_s)
+    j0, j1, fy = _axis_linear(v, h, wrap_t, rp_t)
+    return _blend(texels, off, w, i0, i1, fx, j0, j1, fy)
+
+
+@numba.njit(inline="always")
+def _blend(texels, off, w, i0, i1, fx, j0, j1, fy):
+    """The bilinear blend of texels (i0 | i1, j0 | j1) of the level at ``off`` of width
+    w, weights 1 - fx, fx along a row and 1 - fy, fy down (nearest: fx = fy = 0)."""
     r0, r1 = off + j0 * w, off + j1 * w
     # the blend in float32, as the texels are: no conversion per texel (1e-7 relative)
     w00, w01 = np.float32((1.0 - fx) * (1.0 - fy)), np.float32(fx * (1.0 - fy))
@@ -816,9 +835,9 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
             ok = u * 0.0 + v * 0.0 == 0.0  # both finite, else (0, 0) as _sample reads
             u, v = u if ok else 0.0, v if ok else 0.0
             if mag_linear:
-                _put(out, j, _filtered_at(texels, off, w, h, ws, wt, rs, rt, u, v, True))
+                _put(out, j, _filtered_at(texels, off, w, h, ws, wt, rs, rt, u, v))
             else:
-                _put(out, j, _filtered_at(texels, off, w, h, ws, wt, rs, rt, u, v, False))
+                _put(out, j, _filtered(texels, info, periods, k, u, v, False))
     else:
         # two passes, (u, v, lambda) first: shorter loop bodies, whose iterations the
         # processor overlaps (a division, a log2 and the texel reads in one chain)
@@ -866,9 +885,16 @@ def _trilinear(texels, info, periods, k, u, v, lam):
     d = np.int64(math.floor(top))
     f = np.float32(top - d)
     first = info[k, 8]
-    r, g, b, a = _filtered(texels, info, periods, first + d, u, v, True)
-    r1, g1, b1, a1 = _filtered(texels, info, periods, first + min(d + 1, q), u, v, True)
+    r, g, b, a = _filtered_row(texels, info, periods, first + d, u, v)
+    r1, g1, b1, a1 = _filtered_row(texels, info, periods, first + min(d + 1, q), u, v)
     return r + (r1 - r) * f, g + (g1 - g) * f, b + (b1 - b) * f, a + (a1 - a) * f
+
+
+@numba.njit(inline="always")
+def _filtered_row(texels, info, periods, k, u, v):
+    """``_filtered_at`` of texture table row k."""
+    return _filtered_at(texels, info[k, 0], info[k, 1], info[k, 2], info[k, 3], info[k, 4],
+                        periods[k, 0], periods[k, 1], u, v)
 
 
 @numba.njit(inline="always")
