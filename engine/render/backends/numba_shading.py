@@ -230,7 +230,7 @@ def _filtered_at(texels, off, w, h, wrap_s, wrap_t, rp_s, rp_t, u, v):
 
 @numba.njit(inline="always")
 def _blend(texels, off, w, i0, i1, fx, j0, j1, fy):
-    """The bilinear blend of texels (i0 | i1, j0 | j1) of the level at ``off`` of width
+    """The bilinear blend of texels (i0 or i1, j0 or j1) of the level at ``off`` of width
     w, weights 1 - fx, fx along a row and 1 - fy, fy down (nearest: fx = fy = 0)."""
     r0, r1 = off + j0 * w, off + j1 * w
     # the blend in float32, as the texels are: no conversion per texel (1e-7 relative)
