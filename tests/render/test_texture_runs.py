@@ -73,11 +73,12 @@ def _row(rng, texels_per_pixel):
     return plane, qy, uy, vy
 
 
-def _texture(min_filter, mag, wrap, shape=(32, 64)):
+def _texture(min_filter, mag, wrap, shape=(32, 64), wrap_t=None):
     """The random texture of ``shape`` (rows, columns) under these filters, wrapped by
-    ``wrap`` along u and the next mode along v."""
+    ``wrap`` along u and ``wrap_t`` (default: the next mode) along v."""
     img = np.random.default_rng(5).integers(0, 256, (*shape, 4), np.uint8)
-    wrap_t = WRAP_MODES[(WRAP_MODES.index(wrap) + 1) % len(WRAP_MODES)]
+    if wrap_t is None:
+        wrap_t = WRAP_MODES[(WRAP_MODES.index(wrap) + 1) % len(WRAP_MODES)]
     tex = Texture(img, Sampler(wrap, wrap_t, mag, min_filter))
     _, texels, info = pack_materials([Material(texture=tex)])
     size = info[:, 1:3].astype(np.float64)
@@ -93,8 +94,11 @@ def _texture(min_filter, mag, wrap, shape=(32, 64)):
 def test_run_samples_are_the_pixel_samplers(min_filter, mag, shape):
     rng = np.random.default_rng(MIN_FILTERS.index(min_filter))
     tw, th = float(shape[1]), float(shape[0])
-    for wrap in WRAP_MODES:
-        texels, info, periods = _texture(min_filter, mag, wrap, shape)
+    # each mode along u with the next along v, and repeat and mirror on both axes (the
+    # power-of-two chain's own trilinear loop, numba_shading._trilinear_pow2)
+    for wrap, wrap_t in [(w, None) for w in WRAP_MODES] + [("repeat", "repeat"),
+                                                           ("mirror", "mirror")]:
+        texels, info, periods = _texture(min_filter, mag, wrap, shape, wrap_t)
         for footprint in (0.3, 0.9, 1.4, 3.0, 20.0):  # magnified to deep in the chain
             plane, qy, uy, vy = _row(rng, footprint)
             px, n = 30, 70
@@ -114,7 +118,7 @@ def test_run_samples_are_the_pixel_samplers(min_filter, mag, shape):
             want = _per_pixel(plane, UO, px, n, qy, uy, vy, tw, th, texels, info,
                               periods, 0)
             np.testing.assert_array_equal(np.concatenate(got), want.astype(np.float64),
-                                          err_msg=f"{wrap} footprint {footprint}")
+                                          err_msg=f"{wrap}, {wrap_t} footprint {footprint}")
 
 
 def test_level_of_detail_is_the_uv_footprint():

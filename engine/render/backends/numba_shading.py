@@ -160,12 +160,19 @@ def _axis_linear(u, n, mode, rp):
     copy of both paths costs compile time (``_sample`` keeps the float path)."""
     if mode == 1 or (n & (n - 1)) != 0:
         return _axis(u, n, mode, True, rp)
+    return _axis_pow2(u, n, mode == 2)
+
+
+@numba.njit(inline="always")
+def _axis_pow2(u, n, mirror):
+    """``_axis_linear``'s mask path: n a power of two, wrap repeat or (``mirror``)
+    mirrored repeat."""
     x = min(max(u * n, -2.0**40), 2.0**40) - 0.5
     x0 = np.floor(x)
-    p1 = n - 1 if mode == 0 else 2 * n - 1
+    p1 = 2 * n - 1 if mirror else n - 1
     a = np.int64(x0) & p1
     b = (a + 1) & p1
-    if mode == 2:
+    if mirror:
         a = a if a < n else p1 - a
         b = b if b < n else p1 - b
     return a, b, x - x0
@@ -846,7 +853,10 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
             u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
             lam = _lod(plane, uo, (px + j) * x_scale + x_offset, inv, kx, qy, uy, vy, sy_u, sy_v)
             out[j, 0], out[j, 1], out[j, 2] = u, v, lam
-        if code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
+        if code == 5 and mag_linear and _pow2_chain(info, k):  # the common texture
+            for j in range(n):
+                _put(out, j, _trilinear_pow2(texels, info, k, out[j, 0], out[j, 1], out[j, 2]))
+        elif code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
             for j in range(n):
                 _put(out, j, _trilinear(texels, info, periods, k, out[j, 0], out[j, 1],
                                         out[j, 2]))
@@ -887,6 +897,38 @@ def _trilinear(texels, info, periods, k, u, v, lam):
     first = info[k, 8]
     r, g, b, a = _filtered_row(texels, info, periods, first + d, u, v)
     r1, g1, b1, a1 = _filtered_row(texels, info, periods, first + min(d + 1, q), u, v)
+    return r + (r1 - r) * f, g + (g1 - g) * f, b + (b1 - b) * f, a + (a1 - a) * f
+
+
+@numba.njit(inline="always")
+def _pow2_chain(info, k):
+    """Whether every level of texture k's chain takes the mask path: both sizes powers of
+    two (then so is every level's, max(1, W >> d): engine.scene.mipmap.level_sizes) and
+    neither wrap clamps."""
+    w, h = info[k, 1], info[k, 2]
+    return (w & (w - 1)) == 0 and (h & (h - 1)) == 0 and info[k, 3] != 1 and info[k, 4] != 1
+
+
+@numba.njit(inline="always")
+def _trilinear_pow2(texels, info, k, u, v, lam):
+    """``_trilinear`` for a ``_pow2_chain`` texture: each level's size from a shift and
+    its offset from the table, the indices by ``_axis_pow2`` (no size, wrap or period
+    read per level); the same values."""
+    ok = u * 0.0 + v * 0.0 == 0.0  # both finite
+    u, v = u if ok else 0.0, v if ok else 0.0
+    q = info[k, 7] - 1
+    top = min(lam if lam > 0.0 else 0.0, q)  # noqa: FURB136 (nan reads as 0)
+    d = np.int64(math.floor(top))
+    f = np.float32(top - d)
+    d1 = min(d + 1, q)
+    first, w, h, ms, mt = info[k, 8], info[k, 1], info[k, 2], info[k, 3] == 2, info[k, 4] == 2
+    w0, h0, w1, h1 = max(w >> d, 1), max(h >> d, 1), max(w >> d1, 1), max(h >> d1, 1)
+    i0, i1, fx = _axis_pow2(u, w0, ms)
+    j0, j1, fy = _axis_pow2(v, h0, mt)
+    r, g, b, a = _blend(texels, info[first + d, 0], w0, i0, i1, fx, j0, j1, fy)
+    i0, i1, fx = _axis_pow2(u, w1, ms)
+    j0, j1, fy = _axis_pow2(v, h1, mt)
+    r1, g1, b1, a1 = _blend(texels, info[first + d1, 0], w1, i0, i1, fx, j0, j1, fy)
     return r + (r1 - r) * f, g + (g1 - g) * f, b + (b1 - b) * f, a + (a1 - a) * f
 
 
