@@ -29,7 +29,8 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   where every pixel of the stretch reads level 0 with the magnification filter (the min
   filter reads level 0 anyway, or a bound of the level of detail over the stretch,
   ``_magnified``, is below the switch point) no level of detail is computed; the default
-  "linear_mipmap_linear" has its own branch-free loop; the other min filters go through
+  "linear_mipmap_linear" has its own branch-free loop (and one for power-of-two chains,
+  ``_trilinear_pow2``); the other min filters go through
   ``_sample``. The values are the per-pixel sampler's, bit for bit.
 - sRGB encode: linear interpolation in a 4097-entry table of the exact curve: at most
   0.005/255 from the formula, so the 8-bit result differs from the NumPy resolve's in
@@ -818,12 +819,12 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
     (the pixel loop's u, v; the level of detail of ``_lod`` from the run's y slopes
     qy, uy, vy and the texture's size tw x th, ``_uv_slopes``). Returns the count.
 
-    One call per run, not per pixel: a first pass of (u, v) (and lambda where needed)
-    into ``out``, then one loop per case with its filter known: where every pixel of the
-    stretch reads level 0 with the magnification filter (the min filter does, or
-    ``_magnified`` bounds the level of detail over the stretch) bilinear or nearest on
-    level 0 with no level of detail; "linear_mipmap_linear" by ``_trilinear``; any other
-    min filter by ``_sample``."""
+    One call per run, not per pixel, one loop per case with its filter known: where
+    every pixel of the stretch reads level 0 with the magnification filter (the min
+    filter does, or ``_magnified`` bounds the level of detail over the stretch) one pass
+    of bilinear or nearest on level 0 with no level of detail; else a first pass of (u,
+    v, lambda) into ``out``, then "linear_mipmap_linear" by ``_trilinear`` (or
+    ``_trilinear_pow2``) and any other min filter by ``_sample``."""
     low = np.uint64(0xFFFFFFFF)
     key_id = keys[p] & low
     n = 1
