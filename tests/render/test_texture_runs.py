@@ -33,7 +33,8 @@ def _per_pixel(plane, uo, px, n, qy, uy, vy, tw, th, texels, info, periods, k):
         q = plane[0] * xn + plane[1]
         inv = 1.0 / q if q != 0 else 1.0
         u, v = ns._at(plane, uo, xn, inv), ns._at(plane, uo + 1, xn, inv)
-        lam = ns._lod(plane, uo, u, v, inv * X_SCALE, inv * Y_SCALE, qy, uy, vy, tw, th)
+        lam = ns._lod(plane, uo, xn, inv, ns._lod_x(plane, uo, tw * X_SCALE, th * X_SCALE),
+                      qy, uy, vy, tw * Y_SCALE, th * Y_SCALE)
         out[j, 0], out[j, 1], out[j, 2], out[j, 3] = ns._sample(texels, info, periods, k, u,
                                                                  v, lam)
     return out
@@ -46,8 +47,8 @@ def _lods(plane, uo, px, n, qy, uy, vy, tw, th):
         xn = (px + j) * X_SCALE + X_OFFSET
         q = plane[0] * xn + plane[1]
         inv = 1.0 / q if q != 0 else 1.0
-        u, v = ns._at(plane, uo, xn, inv), ns._at(plane, uo + 1, xn, inv)
-        out[j] = ns._lod(plane, uo, u, v, inv * X_SCALE, inv * Y_SCALE, qy, uy, vy, tw, th)
+        out[j] = ns._lod(plane, uo, xn, inv, ns._lod_x(plane, uo, tw * X_SCALE, th * X_SCALE),
+                         qy, uy, vy, tw * Y_SCALE, th * Y_SCALE)
     return out
 
 
@@ -72,11 +73,12 @@ def _row(rng, texels_per_pixel):
     return plane, qy, uy, vy
 
 
-def _texture(min_filter, mag, wrap):
-    """The random texture under these filters, wrapped by ``wrap`` along u and the next
-    mode along v."""
-    img = np.random.default_rng(5).integers(0, 256, (32, 64, 4), np.uint8)
-    wrap_t = WRAP_MODES[(WRAP_MODES.index(wrap) + 1) % len(WRAP_MODES)]
+def _texture(min_filter, mag, wrap, shape=(32, 64), wrap_t=None):
+    """The random texture of ``shape`` (rows, columns) under these filters, wrapped by
+    ``wrap`` along u and ``wrap_t`` (default: the next mode) along v."""
+    img = np.random.default_rng(5).integers(0, 256, (*shape, 4), np.uint8)
+    if wrap_t is None:
+        wrap_t = WRAP_MODES[(WRAP_MODES.index(wrap) + 1) % len(WRAP_MODES)]
     tex = Texture(img, Sampler(wrap, wrap_t, mag, min_filter))
     _, texels, info = pack_materials([Material(texture=tex)])
     size = info[:, 1:3].astype(np.float64)
@@ -84,12 +86,19 @@ def _texture(min_filter, mag, wrap):
     return texels, info, periods
 
 
+# power-of-two sizes (wrapped by a mask, numba_shading._axis_linear) and others, whose
+# chain mixes both (48 x 20, 24 x 10, 12 x 5, 6 x 2, 3 x 1, 1 x 1)
+@pytest.mark.parametrize("shape", [(32, 64), (20, 48)])
 @pytest.mark.parametrize("min_filter", MIN_FILTERS)
 @pytest.mark.parametrize("mag", ["linear", "nearest"])
-def test_run_samples_are_the_pixel_samplers(min_filter, mag):
+def test_run_samples_are_the_pixel_samplers(min_filter, mag, shape):
     rng = np.random.default_rng(MIN_FILTERS.index(min_filter))
-    for wrap in WRAP_MODES:
-        texels, info, periods = _texture(min_filter, mag, wrap)
+    tw, th = float(shape[1]), float(shape[0])
+    # each mode along u with the next along v, and repeat and mirror on both axes (the
+    # power-of-two chain's own trilinear loop, numba_shading._trilinear_pow2)
+    for wrap, wrap_t in [(w, None) for w in WRAP_MODES] + [("repeat", "repeat"),
+                                                           ("mirror", "mirror")]:
+        texels, info, periods = _texture(min_filter, mag, wrap, shape, wrap_t)
         for footprint in (0.3, 0.9, 1.4, 3.0, 20.0):  # magnified to deep in the chain
             plane, qy, uy, vy = _row(rng, footprint)
             px, n = 30, 70
@@ -100,16 +109,43 @@ def test_run_samples_are_the_pixel_samplers(min_filter, mag):
             x = px
             while x < px + n:  # RUN_PIXELS at a time, as the resolve calls it
                 m = ns._texture_run(keys, x, x, min(ns.RUN_PIXELS, WIDTH - x), X_SCALE,
-                                    X_OFFSET, Y_SCALE, plane, UO, qy, uy, vy, 64.0, 32.0,
+                                    X_OFFSET, Y_SCALE, plane, UO, qy, uy, vy, tw, th,
                                     texels, info, periods, 0, out)
                 assert 1 <= m <= ns.RUN_PIXELS
                 got.append(out[:m].copy())
                 x += m
             assert x == px + n  # stopped at the other triangle's first pixel
-            want = _per_pixel(plane, UO, px, n, qy, uy, vy, 64.0, 32.0, texels, info,
+            want = _per_pixel(plane, UO, px, n, qy, uy, vy, tw, th, texels, info,
                               periods, 0)
             np.testing.assert_array_equal(np.concatenate(got), want.astype(np.float64),
-                                          err_msg=f"{wrap} footprint {footprint}")
+                                          err_msg=f"{wrap}, {wrap_t} footprint {footprint}")
+
+
+def test_level_of_detail_is_the_uv_footprint():
+    # lambda = log2 of the longer uv step per pixel, in texels (OpenGL 4.6 eq. 8.6, 8.9),
+    # against central differences of u = N_u / q, v = N_v / q over the row's planes (x
+    # in NDC, the y slopes moving the planes by dy)
+    rng = np.random.default_rng(4)
+    k = ns._PLANE * (UO + 1)
+    for footprint in (0.3, 0.9, 1.4, 3.0, 20.0, 300.0):
+        plane, qy, uy, vy = _row(rng, footprint)
+        px, n = 17, 150
+        got = _lods(plane, UO, px, n, qy, uy, vy, 48.0, 20.0)
+        x = (px + np.arange(n)) * X_SCALE + X_OFFSET
+
+        def uv(x, dy, plane=plane, qy=qy, uy=uy, vy=vy):
+            q = plane[0] * x + plane[1] + qy * dy
+            return ((plane[k] * x + plane[k + 1] + uy * dy) / q,
+                    (plane[k + 2] * x + plane[k + 3] + vy * dy) / q)
+
+        h = 1e-4
+        (u1, v1), (u0, v0) = uv(x + h * X_SCALE, 0.0), uv(x - h * X_SCALE, 0.0)
+        along_x = np.hypot((u1 - u0) / (2 * h) * 48, (v1 - v0) / (2 * h) * 20)
+        (u1, v1), (u0, v0) = uv(x, h * Y_SCALE), uv(x, -h * Y_SCALE)
+        along_y = np.hypot((u1 - u0) / (2 * h) * 48, (v1 - v0) / (2 * h) * 20)
+        want = np.log2(np.maximum(along_x, along_y))
+        np.testing.assert_allclose(got, want, atol=1e-6, err_msg=f"footprint {footprint}")
+        assert abs(np.median(got) - math.log2(footprint)) < 2.5  # about the asked footprint
 
 
 def test_magnified_bound_holds_and_decides():

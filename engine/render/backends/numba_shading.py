@@ -18,15 +18,19 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   negated in the setup.
 - Textures: float32 linear texels (``Texture.linear`` and its mip levels,
   engine.render.materials); the level of detail from the run's u, v planes (their x
-  coefficients and, set per run, the y ones: analytic derivatives, no neighbours), wrap
-  modes computed once per sample and axis with the floor of one product (by the wrap
-  period's reciprocal) and selects (engine.scene.sampling), so no texel is decoded and
-  no index takes an integer modulo. The base colour texture is sampled once per run
+  coefficients and, set per run, the y ones: analytic derivatives, no neighbours; its
+  log2 from the float's bits, numba_texels.log2), wrap modes computed once per sample
+  and axis with the floor of one product (by the wrap period's reciprocal) and selects
+  (engine.scene.sampling), or in the run loops a mask for a power-of-two period
+  (``_axis_linear``), so no texel is decoded and no index takes an integer modulo; the
+  four texels of a bilinear sample are blended in one 4-wide vector
+  (numba_texels.blend4). The base colour texture is sampled once per run
   (``_texture_run``, up to ``RUN_PIXELS`` pixels at a time, into the band's sample row):
   where every pixel of the stretch reads level 0 with the magnification filter (the min
   filter reads level 0 anyway, or a bound of the level of detail over the stretch,
   ``_magnified``, is below the switch point) no level of detail is computed; the default
-  "linear_mipmap_linear" has its own branch-free loop; the other min filters go through
+  "linear_mipmap_linear" has its own branch-free loop (and one for power-of-two chains,
+  ``_trilinear_pow2``); the other min filters go through
   ``_sample``. The values are the per-pixel sampler's, bit for bit.
 - sRGB encode: linear interpolation in a 4097-entry table of the exact curve: at most
   0.005/255 from the formula, so the 8-bit result differs from the NumPy resolve's in
@@ -83,6 +87,7 @@ from ..shadows import (
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 from .numba_ibl import _ibl_irradiance, _ibl_pbr
+from .numba_texels import blend4, log2
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
 
@@ -147,6 +152,33 @@ def _axis(u, n, mode, linear, rp):
     return np.int64(a), np.int64(b), f
 
 
+@numba.njit(inline="always")
+def _axis_linear(u, n, mode, rp):
+    """``_axis`` of a linear filter for the run loops: where the wrap period (n for
+    repeat, 2n for mirror) is a power of two, the index modulo it is the integer
+    floor(x) & (period - 1) in two's complement (negative indices too, |x| <= 2**40):
+    the same indices as the float path, in fewer operations. Only there: each inlined
+    copy of both paths costs compile time (``_sample`` keeps the float path)."""
+    if mode == 1 or (n & (n - 1)) != 0:
+        return _axis(u, n, mode, True, rp)
+    return _axis_pow2(u, n, mode == 2)
+
+
+@numba.njit(inline="always")
+def _axis_pow2(u, n, mirror):
+    """``_axis_linear``'s mask path: n a power of two, wrap repeat or (``mirror``)
+    mirrored repeat."""
+    x = min(max(u * n, -2.0**40), 2.0**40) - 0.5
+    x0 = np.floor(x)
+    p1 = 2 * n - 1 if mirror else n - 1
+    a = np.int64(x0) & p1
+    b = (a + 1) & p1
+    if mirror:
+        a = a if a < n else p1 - a
+        b = b if b < n else p1 - b
+    return a, b, x - x0
+
+
 # _sample and _pbr_pixel are compiled as functions of their own, not inlined into the
 # resolve: inlined at every call site (the base texture, three PBR maps, each with its
 # trilinear levels) the resolve took about 6 minutes to compile on 2 cores
@@ -158,22 +190,26 @@ def _sample(texels, info, periods, k, u, v, lam):
         u, v = 0.0, 0.0
     mag_linear, code = info[k, 5] != 0, info[k, 6]
     c = 0.5 if mag_linear and (code == 2 or code == 4) else 0.0
-    if not lam > c:  # magnification (nan too)
-        return _filtered(texels, info, periods, k, u, v, mag_linear)
-    within = code % 2 == 1
-    if code < 2:
-        return _filtered(texels, info, periods, k, u, v, within)
-    q = info[k, 7] - 1
-    first = info[k, 8]
-    if code < 4:
-        d = 0 if lam <= 0.5 else min(np.int64(math.ceil(lam + 0.5)) - 1, q)
-        return _filtered(texels, info, periods, first + d, u, v, within)
-    top = min(lam, q)
-    d = np.int64(math.floor(top))
-    f = np.float32(top - d)
-    r, g, b, a = _filtered(texels, info, periods, first + d, u, v, within)
-    if f > 0:
-        r1, g1, b1, a1 = _filtered(texels, info, periods, first + d + 1, u, v, within)
+    # the level (table row) and filter, and the second level of a "*_mipmap_linear"
+    # blend: two filter sites, not one per case (each inlined copy costs compile time)
+    row, linear, second, f = k, mag_linear, np.int64(-1), np.float32(0.0)
+    if lam > c:  # minification (nan reads as magnification)
+        linear = code % 2 == 1
+        if code >= 2:
+            q = info[k, 7] - 1
+            first = info[k, 8]
+            if code < 4:
+                row = first + (0 if lam <= 0.5 else min(np.int64(math.ceil(lam + 0.5)) - 1, q))
+            else:
+                top = min(lam, q)
+                d = np.int64(math.floor(top))
+                f = np.float32(top - d)
+                row = first + d
+                if f > 0:
+                    second = row + 1
+    r, g, b, a = _filtered(texels, info, periods, row, u, v, linear)
+    if second >= 0:
+        r1, g1, b1, a1 = _filtered(texels, info, periods, second, u, v, linear)
         r, g, b, a = r + (r1 - r) * f, g + (g1 - g) * f, b + (b1 - b) * f, a + (a1 - a) * f
     return r, g, b, a
 
@@ -183,18 +219,33 @@ def _filtered(texels, info, periods, k, u, v, linear):
     """Texture table row k (a texture or one of its mip levels) at finite (u, v) ->
     linear (r, g, b, a), bilinear when ``linear``, else the nearest texel;
     ``periods[k]``: 1 / the wrap period along u and v (``_material_arrays``)."""
-    off, w, h = info[k, 0], info[k, 1], info[k, 2]
+    off, w = info[k, 0], info[k, 1]
     i0, i1, fx = _axis(u, w, info[k, 3], linear, periods[k, 0])
-    j0, j1, fy = _axis(v, h, info[k, 4], linear, periods[k, 1])
+    j0, j1, fy = _axis(v, info[k, 2], info[k, 4], linear, periods[k, 1])
+    return _blend(texels, off, w, i0, i1, fx, j0, j1, fy)
+
+
+@numba.njit(inline="always")
+def _filtered_at(texels, off, w, h, wrap_s, wrap_t, rp_s, rp_t, u, v):
+    """``_filtered`` bilinear for the run loops (``_axis_linear``), of the texture table
+    row (off, w, h, wrap_s, wrap_t) with periods (rp_s, rp_t) read by the caller (the
+    level-0 loop reads them once: its stores to the samples could alias the table, so
+    the compiler would read them again per pixel)."""
+    i0, i1, fx = _axis_linear(u, w, wrap_s, rp_s)
+    j0, j1, fy = _axis_linear(v, h, wrap_t, rp_t)
+    return _blend(texels, off, w, i0, i1, fx, j0, j1, fy)
+
+
+@numba.njit(inline="always")
+def _blend(texels, off, w, i0, i1, fx, j0, j1, fy):
+    """The bilinear blend of texels (i0 or i1, j0 or j1) of the level at ``off`` of width
+    w, weights 1 - fx, fx along a row and 1 - fy, fy down (nearest: fx = fy = 0)."""
     r0, r1 = off + j0 * w, off + j1 * w
     # the blend in float32, as the texels are: no conversion per texel (1e-7 relative)
     w00, w01 = np.float32((1.0 - fx) * (1.0 - fy)), np.float32(fx * (1.0 - fy))
     w10, w11 = np.float32((1.0 - fx) * fy), np.float32(fx * fy)
-    a, b, c, d = r0 + i0, r0 + i1, r1 + i0, r1 + i1
-    return (texels[a, 0] * w00 + texels[b, 0] * w01 + texels[c, 0] * w10 + texels[d, 0] * w11,
-            texels[a, 1] * w00 + texels[b, 1] * w01 + texels[c, 1] * w10 + texels[d, 1] * w11,
-            texels[a, 2] * w00 + texels[b, 2] * w01 + texels[c, 2] * w10 + texels[d, 2] * w11,
-            texels[a, 3] * w00 + texels[b, 3] * w01 + texels[c, 3] * w10 + texels[d, 3] * w11)
+    # one 4-wide vector for the four channels (numba_texels.blend4)
+    return blend4(texels, r0 + i0, r0 + i1, r1 + i0, r1 + i1, w00, w01, w10, w11)
 
 
 @numba.njit(inline="always")
@@ -728,17 +779,31 @@ def _uv_slopes(t, tris, adj, vary, uo, ti, tex_info):
 
 
 @numba.njit(inline="always")
-def _lod(plane, uo, u, v, inv_x, inv_y, qy, uy, vy, tw, th):
-    """Level of detail at a pixel (SurfaceShader.uv_lod): d(N / q) = (dN - (N / q) dq) / q
-    along x and y for u and v (``inv_x``, ``inv_y``: 1 / q times the NDC step of one
-    pixel), in texels (a tw x th texture) per pixel, then log2 of the larger length."""
-    qx = plane[0]
-    ux = (plane[_PLANE * (uo + 1)] - u * qx) * inv_x * tw
-    vx = (plane[_PLANE * (uo + 2)] - v * qx) * inv_x * th
-    uy_ = (uy - u * qy) * inv_y * tw
-    vy_ = (vy - v * qy) * inv_y * th
-    rho2 = max(ux * ux + vx * vx, uy_ * uy_ + vy_ * vy_)
-    return 0.5 * math.log2(rho2) if rho2 > 0 else -math.inf
+def _lod_x(plane, uo, sx_u, sx_v):
+    """Per run, for ``_lod``: q^4 times the squared texel footprint of one pixel step
+    along x. Along a row q = qx x + qr and N_u = ax x + ar, so d(N_u / q)/dx =
+    (ax qr - ar qx) / q^2, a constant over q^2 (the same for v); ``sx_u``, ``sx_v``: the
+    texture's width and height times the NDC step of one pixel along x."""
+    qx, qr = plane[0], plane[1]
+    cu = (plane[_PLANE * (uo + 1)] * qr - plane[_PLANE * (uo + 1) + 1] * qx) * sx_u
+    cv = (plane[_PLANE * (uo + 2)] * qr - plane[_PLANE * (uo + 2) + 1] * qx) * sx_v
+    return cu * cu + cv * cv
+
+
+@numba.njit(inline="always")
+def _lod(plane, uo, xn, inv, kx, qy, uy, vy, sy_u, sy_v):
+    """Level of detail at NDC x = xn of the row (SurfaceShader.uv_lod), ``inv`` = 1 / q
+    there: d(N / q) = (q dN - N dq) / q^2 along x (``kx`` = ``_lod_x``: q^4 times its
+    squared length in texels) and y (for u: uy q - qy N_u, the y slopes of ``_uv_slopes``;
+    ``sy_u``, ``sy_v``: width and height times the NDC step of one pixel along y), then
+    log2 of the larger length."""
+    q = plane[0] * xn + plane[1]
+    nu = plane[_PLANE * (uo + 1)] * xn + plane[_PLANE * (uo + 1) + 1]
+    nv = plane[_PLANE * (uo + 2)] * xn + plane[_PLANE * (uo + 2) + 1]
+    eu, ev = (uy * q - qy * nu) * sy_u, (vy * q - qy * nv) * sy_v
+    i2 = inv * inv
+    rho2 = max(kx, eu * eu + ev * ev) * (i2 * i2)
+    return 0.5 * log2(rho2) if rho2 > 0 else -math.inf  # numba_texels.log2
 
 
 # the longest stretch of a run the texture sampler fills at once (``_texture_run``)
@@ -753,12 +818,12 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
     (the pixel loop's u, v; the level of detail of ``_lod`` from the run's y slopes
     qy, uy, vy and the texture's size tw x th, ``_uv_slopes``). Returns the count.
 
-    One call per run, not per pixel: a first pass of (u, v) (and lambda where needed)
-    into ``out``, then one loop per case with its filter known: where every pixel of the
-    stretch reads level 0 with the magnification filter (the min filter does, or
-    ``_magnified`` bounds the level of detail over the stretch) bilinear or nearest on
-    level 0 with no level of detail; "linear_mipmap_linear" by ``_trilinear``; any other
-    min filter by ``_sample``."""
+    One call per run, not per pixel, one loop per case with its filter known: where
+    every pixel of the stretch reads level 0 with the magnification filter (the min
+    filter does, or ``_magnified`` bounds the level of detail over the stretch) one pass
+    of bilinear or nearest on level 0 with no level of detail; else a first pass of (u,
+    v, lambda) into ``out``, then "linear_mipmap_linear" by ``_trilinear`` (or
+    ``_trilinear_pow2``) and any other min filter by ``_sample``."""
     low = np.uint64(0xFFFFFFFF)
     key_id = keys[p] & low
     n = 1
@@ -769,24 +834,29 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
     level0 = (code < 2 and (code == 1) == mag_linear) or _magnified(
         plane, uo, px * x_scale + x_offset, (px + n - 1) * x_scale + x_offset, qy, uy, vy,
         tw * x_scale, th * x_scale, tw * y_scale, th * y_scale, c)
-    # two passes, (u, v, lambda) first: shorter loop bodies, whose iterations the
-    # processor overlaps (a division, a log2 and the texel reads in one chain)
-    for j in range(n):
-        u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
-        out[j, 0], out[j, 1] = u, v
-        if not level0:
-            out[j, 2] = _lod(plane, uo, u, v, inv * x_scale, inv * y_scale, qy, uy, vy, tw, th)
-    if level0:
+    if level0:  # one pass, the texture's row read once
+        off, w, h, ws, wt = info[k, 0], info[k, 1], info[k, 2], info[k, 3], info[k, 4]
+        rs, rt = periods[k, 0], periods[k, 1]
         for j in range(n):
-            u, v = out[j, 0], out[j, 1]
+            u, v, _ = _run_uv(plane, uo, px + j, x_scale, x_offset)
             ok = u * 0.0 + v * 0.0 == 0.0  # both finite, else (0, 0) as _sample reads
             u, v = u if ok else 0.0, v if ok else 0.0
             if mag_linear:
-                _put(out, j, _filtered(texels, info, periods, k, u, v, True))
+                _put(out, j, _filtered_at(texels, off, w, h, ws, wt, rs, rt, u, v))
             else:
                 _put(out, j, _filtered(texels, info, periods, k, u, v, False))
     else:
-        if code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
+        # two passes, (u, v, lambda) first: shorter loop bodies, whose iterations the
+        # processor overlaps (a division, a log2 and the texel reads in one chain)
+        kx, sy_u, sy_v = _lod_x(plane, uo, tw * x_scale, th * x_scale), tw * y_scale, th * y_scale
+        for j in range(n):
+            u, v, inv = _run_uv(plane, uo, px + j, x_scale, x_offset)
+            lam = _lod(plane, uo, (px + j) * x_scale + x_offset, inv, kx, qy, uy, vy, sy_u, sy_v)
+            out[j, 0], out[j, 1], out[j, 2] = u, v, lam
+        if code == 5 and mag_linear and _pow2_chain(info, k):  # the common texture
+            for j in range(n):
+                _put(out, j, _trilinear_pow2(texels, info, k, out[j, 0], out[j, 1], out[j, 2]))
+        elif code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
             for j in range(n):
                 _put(out, j, _trilinear(texels, info, periods, k, out[j, 0], out[j, 1],
                                         out[j, 2]))
@@ -825,9 +895,48 @@ def _trilinear(texels, info, periods, k, u, v, lam):
     d = np.int64(math.floor(top))
     f = np.float32(top - d)
     first = info[k, 8]
-    r, g, b, a = _filtered(texels, info, periods, first + d, u, v, True)
-    r1, g1, b1, a1 = _filtered(texels, info, periods, first + min(d + 1, q), u, v, True)
+    r, g, b, a = _filtered_row(texels, info, periods, first + d, u, v)
+    r1, g1, b1, a1 = _filtered_row(texels, info, periods, first + min(d + 1, q), u, v)
     return r + (r1 - r) * f, g + (g1 - g) * f, b + (b1 - b) * f, a + (a1 - a) * f
+
+
+@numba.njit(inline="always")
+def _pow2_chain(info, k):
+    """Whether every level of texture k's chain takes the mask path: both sizes powers of
+    two (then so is every level's, max(1, W >> d): engine.scene.mipmap.level_sizes) and
+    neither wrap clamps."""
+    w, h = info[k, 1], info[k, 2]
+    return (w & (w - 1)) == 0 and (h & (h - 1)) == 0 and info[k, 3] != 1 and info[k, 4] != 1
+
+
+@numba.njit(inline="always")
+def _trilinear_pow2(texels, info, k, u, v, lam):
+    """``_trilinear`` for a ``_pow2_chain`` texture: each level's size from a shift and
+    its offset from the table, the indices by ``_axis_pow2`` (no size, wrap or period
+    read per level); the same values."""
+    ok = u * 0.0 + v * 0.0 == 0.0  # both finite
+    u, v = u if ok else 0.0, v if ok else 0.0
+    q = info[k, 7] - 1
+    top = min(lam if lam > 0.0 else 0.0, q)  # noqa: FURB136 (nan reads as 0)
+    d = np.int64(math.floor(top))
+    f = np.float32(top - d)
+    d1 = min(d + 1, q)
+    first, w, h, ms, mt = info[k, 8], info[k, 1], info[k, 2], info[k, 3] == 2, info[k, 4] == 2
+    w0, h0, w1, h1 = max(w >> d, 1), max(h >> d, 1), max(w >> d1, 1), max(h >> d1, 1)
+    i0, i1, fx = _axis_pow2(u, w0, ms)
+    j0, j1, fy = _axis_pow2(v, h0, mt)
+    r, g, b, a = _blend(texels, info[first + d, 0], w0, i0, i1, fx, j0, j1, fy)
+    i0, i1, fx = _axis_pow2(u, w1, ms)
+    j0, j1, fy = _axis_pow2(v, h1, mt)
+    r1, g1, b1, a1 = _blend(texels, info[first + d1, 0], w1, i0, i1, fx, j0, j1, fy)
+    return r + (r1 - r) * f, g + (g1 - g) * f, b + (b1 - b) * f, a + (a1 - a) * f
+
+
+@numba.njit(inline="always")
+def _filtered_row(texels, info, periods, k, u, v):
+    """``_filtered_at`` of texture table row k."""
+    return _filtered_at(texels, info[k, 0], info[k, 1], info[k, 2], info[k, 3], info[k, 4],
+                        periods[k, 0], periods[k, 1], u, v)
 
 
 @numba.njit(inline="always")
