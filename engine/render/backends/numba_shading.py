@@ -430,11 +430,9 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                         er, eg, eb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
                     ndl = nx * lx + ny * ly + nz * lz
                     if ndl > 0 and n_maps > 0 and sh_receive[t] != 0:
-                        sm = sh_dir[li] if li < n_dir else sh_point[li - n_dir]
-                        if sm >= 0:
-                            vis = _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz,
-                                          ndl, lx, ly, lz)
-                            er, eg, eb = er * vis, eg * vis, eb * vis
+                        vis = _light_visibility(sh_texels, sh_table, sh_dir, sh_point, li,
+                                                n_dir, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz)
+                        er, eg, eb = er * vis, eg * vis, eb * vis
                     if ndl > 0:
                         dr += er * ndl
                         dg += eg * ndl
@@ -607,13 +605,11 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
             qi = li - n_dir
             lx, ly, lz, k_l = _point(pt_pos, pt_cone, pt_range, windowed, qi, wx, wy, wz)
             cr, cg, cb = pt_e[qi, 0] * k_l, pt_e[qi, 1] * k_l, pt_e[qi, 2] * k_l
-        if receives:
-            sm = sh_dir[li] if li < n_dir else sh_point[li - n_dir]
-            ndl = nx * lx + ny * ly + nz * lz
-            if sm >= 0 and ndl > 0:
-                vis = _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz, ndl, lx, ly,
-                              lz)
-                cr, cg, cb = cr * vis, cg * vis, cb * vis
+        ndl = nx * lx + ny * ly + nz * lz
+        if receives and ndl > 0:
+            vis = _light_visibility(sh_texels, sh_table, sh_dir, sh_point, li, n_dir, wx, wy,
+                                    wz, nx, ny, nz, ndl, lx, ly, lz)
+            cr, cg, cb = cr * vis, cg * vis, cb * vis
         fr, fg, fb = _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2)
         lr += fr * cr
         lg += fg * cg
@@ -621,7 +617,20 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
     return lr + er, lg + eg, lb + eb
 
 
-@numba.njit(**_opts)
+@numba.njit(inline="always")
+def _light_visibility(sh_texels, sh_table, sh_dir, sh_point, li, n_dir, wx, wy, wz, nx, ny,
+                      nz, ndl, lx, ly, lz):
+    """Visibility in [0, 1] of light li (li < n_dir: directional li, else point li -
+    n_dir) at a receiving pixel with N.L ``ndl`` > 0: its map's ``_shadow``, 1 when the
+    light has no map (the lit and the "pbr" paths' one lookup)."""
+    sm = sh_dir[li] if li < n_dir else sh_point[li - n_dir]
+    if sm < 0:
+        return 1.0
+    return _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz)
+
+
+# no reference counting (_call_opts): called per pixel and light, as _sample is
+@numba.njit(**_call_opts)
 def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz):
     """Visibility in [0, 1] of shadow map k at batch-frame point (wx, wy, wz) of unit
     normal (nx, ny, nz), for N.L ``ndl`` > 0 and unit direction to the light (lx, ly,
@@ -652,6 +661,13 @@ def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz):
     iy = np.int64(math.floor(min(max(sy, -2.0), s + 2.0)))
     off = np.int64(table[k, 0])
     lit = 0
+    if PCF_RADIUS <= ix < s - PCF_RADIUS and PCF_RADIUS <= iy < s - PCF_RADIUS:
+        # every tap inside the map (all but its border): no tests per tap
+        for dj in range(-PCF_RADIUS, PCF_RADIUS + 1):
+            row = off + (iy + dj) * s + ix
+            for di in range(-PCF_RADIUS, PCF_RADIUS + 1):
+                lit += d <= texels[row + di]
+        return lit / ((2 * PCF_RADIUS + 1) ** 2)
     for dj in range(-PCF_RADIUS, PCF_RADIUS + 1):
         y = iy + dj
         for di in range(-PCF_RADIUS, PCF_RADIUS + 1):
