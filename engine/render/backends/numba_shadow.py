@@ -43,6 +43,9 @@ class DepthMap:
         depth: (S, S) float32 window depth, row 0 at the top; 1.0 where nothing drew.
         row_lo, row_hi: (S,) int64, per row the texels [lo, hi) drawn since the last
             ``clear`` (lo = S, hi = 0: none).
+        centres: (S,) float64, ``(2 i + 1) / S - 1``: the NDC x of column i's texel
+            centres (and, negated, the NDC y of row i's: the same value exactly), the
+            raster's divisions done once.
     """
 
     def __init__(self, size: int):
@@ -50,6 +53,7 @@ class DepthMap:
         self.depth = np.ones((self.size, self.size), np.float32)
         self.row_lo = np.full(self.size, self.size, np.int64)
         self.row_hi = np.zeros(self.size, np.int64)
+        self.centres = (2.0 * np.arange(self.size) + 1.0) / self.size - 1.0
 
     def clear(self):
         """Every texel back to 1.0 (only the drawn spans are written)."""
@@ -80,16 +84,16 @@ def raster_depth(target: DepthMap, setup: TriangleSetup, pieces=None) -> DepthMa
         _raster(x, y, np.ascontiguousarray(setup.piece_tri[sel]), setup.adj,
                 np.ascontiguousarray(setup.clip, np.float64),
                 np.ascontiguousarray(setup.triangles, np.int64), target.size,
-                target.depth.reshape(-1), target.row_lo, target.row_hi,
+                target.centres, target.depth.reshape(-1), target.row_lo, target.row_hi,
                 numba.get_num_threads())
     return target
 
 
 @numba.njit(**{**_opts, "parallel": True})
-def _raster(x, y, piece_tri, adj, clip, tris, size, depth, row_lo, row_hi, bands):
+def _raster(x, y, piece_tri, adj, clip, tris, size, centres, depth, row_lo, row_hi, bands):
     """Each of ``bands`` threads owns a band of rows (no two write the same texel)."""
     for band in numba.prange(bands):
-        _raster_band(x, y, piece_tri, adj, clip, tris, size, depth, row_lo, row_hi,
+        _raster_band(x, y, piece_tri, adj, clip, tris, size, centres, depth, row_lo, row_hi,
                      band * size // bands, (band + 1) * size // bands)
 
 
@@ -108,8 +112,8 @@ def _span(lo, hi, e, b, d):
 
 
 @numba.njit(**_opts)
-def _raster_band(x, y, piece_tri, adj, clip, tris, size, depth, row_lo, row_hi, band_lo,
-                 band_hi):
+def _raster_band(x, y, piece_tri, adj, clip, tris, size, centres, depth, row_lo, row_hi,
+                 band_lo, band_hi):
     for m in range(x.shape[0]):
         # the texel centres inside the bounding box, clamped to the map and the band
         # (the integer arithmetic of numba_triangles._raster_band)
@@ -147,15 +151,15 @@ def _raster_band(x, y, piece_tri, adj, clip, tris, size, depth, row_lo, row_hi, 
             e0 = dx0 * (cy - ya0) - dy0 * (cx - xa0)
             e1 = dx1 * (cy - ya1) - dy1 * (cx - xa1)
             e2 = dx2 * (cy - ya2) - dy2 * (cx - xa2)
-            yn = 1.0 - (2.0 * py + 1.0) / size
+            yn = -centres[py]  # 1 - (2 py + 1) / S
             if narrow:  # each texel tested, as numba_triangles does
                 px0, px1 = bx0, bx1
                 row = py * size
                 for px in range(bx0, bx1 + 1):
                     if e0 >= b0 and e1 >= b1 and e2 >= b2:
                         depth[row + px] = min(depth[row + px], _window_depth(
-                            (2.0 * px + 1.0) / size - 1.0, yn, a00, a01, a02, a10, a11,
-                            a12, a20, a21, a22, z0, z1, z2, w0, w1, w2))
+                            centres[px], yn, a00, a01, a02, a10, a11, a12, a20, a21, a22,
+                            z0, z1, z2, w0, w1, w2))
                     e0 -= dy0 * step
                     e1 -= dy1 * step
                     e2 -= dy2 * step
@@ -170,10 +174,11 @@ def _raster_band(x, y, piece_tri, adj, clip, tris, size, depth, row_lo, row_hi, 
                 # vectorizes the loop (a variable start kept Numba's negative-index
                 # wraparound in it and cost 8 times as much, measured)
                 span = depth[py * size + px0: py * size + px1 + 1]
+                xs = centres[px0: px1 + 1]
                 for j in range(span.shape[0]):
                     span[j] = min(span[j], _window_depth(
-                        (2.0 * (px0 + j) + 1.0) / size - 1.0, yn, a00, a01, a02, a10, a11,
-                        a12, a20, a21, a22, z0, z1, z2, w0, w1, w2))
+                        xs[j], yn, a00, a01, a02, a10, a11, a12, a20, a21, a22, z0, z1, z2,
+                        w0, w1, w2))
             row_lo[py] = min(row_lo[py], px0)
             row_hi[py] = max(row_hi[py], px1 + 1)
 
