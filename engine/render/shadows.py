@@ -6,7 +6,9 @@ Which lights: every visible DirectionalLight or SpotLight with ``shadows`` on
 light, before the camera's pass, the backend runs its own stages with the light's view:
 the vertex stage (the light's view-projection in place of the camera's), the triangle
 setup and raster into a key buffer of ``shadow_map_size`` squared texels, no shading;
-the map is the window depth of each texel's key (1.0 where nothing was drawn). Only the
+the map is the window depth of each texel's key (1.0 where nothing was drawn). The
+Numba backend rasterizes depth only, straight into the float32 map, with the same
+values bit for bit (engine.render.backends.numba_shadow). Only the
 triangles of nodes with ``cast_shadow`` go in, culled as the camera culls them: the
 faces of a single-sided material turned away from the light are left out (they are
 unlit anyway; a single-sided open mesh, a plane, casts from its front side only), a

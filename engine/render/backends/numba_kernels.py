@@ -139,13 +139,3 @@ def mark_culled(clip, visible, runs, with_clip, with_visible):
                     clip[i, c] = 0.0
             if with_visible:
                 visible[i] = False
-
-
-@numba.njit(parallel=True, **_opts)
-def key_depths(keys, out):
-    """engine.render.shadows.depth_of_keys compiled, into ``out`` ((S * S,) uint32: the
-    float32 bits of each key's depth, those of 1.0 where empty): one pass, no temporary."""
-    empty = np.uint64(0xFFFFFFFFFFFFFFFF)
-    for i in numba.prange(keys.shape[0]):
-        k = keys[i]
-        out[i] = np.uint32(0x3F800000) if k == empty else np.uint32(k >> np.uint64(32))

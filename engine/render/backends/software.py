@@ -17,6 +17,7 @@ Numba (the CPU fast path). One pipeline, two sets of stage functions::
     MSAA sample keys          msaa.moved_sample_keys            numba_triangles (one setup)
     MSAA layers, mix, depth   msaa (NumPy)                      numba_msaa
     resolve                   shading.resolve / frame.resolve_keys   numba_shading / numba_raster
+    shadow maps: depth        triangles.raster_triangles        numba_shadow.raster_depth
 
 Every stage writes or reads the one key buffer per pixel, reused from frame to frame;
 the twins give the same keys bit for bit and colours within 1/255 (test_parity.py).
@@ -131,33 +132,33 @@ class SoftwareBackend(Backend):
     def shadow_depth(self, batch, prims, shadow_map, slot):
         """One light's depth pass on this backend's own stages (engine.render.shadows):
         the vertex stage with the light's view, the casters' triangles set up (back faces
-        of single-sided materials culled, as for the camera) and rasterized into the
-        shadow key buffer, alpha-tested where their
-        material asks (the NumPy raster's keep). Returns (S, S) float32 depth."""
+        of single-sided materials culled, as for the camera) and rasterized
+        (``_caster_depth``), alpha-tested where their material asks (the NumPy raster's
+        keep). Returns (S, S) float32 depth."""
         casters = _Casters.of(prims)
         size = (shadow_map.size, shadow_map.size)
-        keys = self._shadow_keys = cleared_keys(self._shadow_keys, size)
+        setup = vary = None
         if len(casters.triangles):
             view = self.light_view(batch, shadow_map)
-            masked = casters.masked_pieces is not None
             clip, vary, _ = self.surface_vertices(batch, prims, view,
-                                                  self.attributes(batch, prims), masked,
+                                                  self.attributes(batch, prims),
+                                                  casters.masked_pieces is not None,
                                                   points=False,
                                                   deform=self.deformation(batch, prims))
             setup = self._setup(clip, casters.triangles, casters.cull_back, size,
                                 self._shadow_workspace)
-            if not masked:
-                self._raster_triangles(keys, setup, size, 0)
-            else:
-                cut = casters.cutoffs[casters.tri_material[setup.piece_tri]] >= 0
-                self._raster_triangles(keys, setup, size, 0, np.flatnonzero(~cut))
-                shader = SurfaceShader(casters, setup, vary, np.zeros(3), None, size)
-                raster_triangles(keys, setup, size, 0, np.flatnonzero(cut),
-                                 keep=casters.keep(shader))
-        return self._depth_of_keys(keys, shadow_map.size, slot)
+        return self._caster_depth(casters, setup, vary, shadow_map.size, slot)
 
-    def _depth_of_keys(self, keys, size, slot):
-        """The NumPy reference's depth_of_keys (new arrays every frame)."""
+    def _caster_depth(self, casters, setup, vary, size, slot):
+        """The NumPy reference's map: the casters' pieces (``setup``, None: no casters)
+        into the shadow key buffer, their depths (depth_of_keys, new arrays every frame)."""
+        keys = self._shadow_keys = cleared_keys(self._shadow_keys, (size, size))
+        if setup is not None:
+            cut = casters.cut_pieces(setup)
+            self._raster_triangles(keys, setup, (size, size), 0,
+                                   None if cut is None else np.flatnonzero(~cut))
+            if cut is not None:
+                casters.raster_cut(keys, setup, vary, size, cut)
         return depth_of_keys(keys, size)
 
     def rasterize(self, inputs, view):
@@ -355,7 +356,7 @@ class NumbaBackend(SoftwareBackend):
         super().__init__(NumbaProjector())  # raises first when Numba is missing
         from functools import partial
 
-        from . import numba_raster, numba_shading, numba_triangles, numba_vertex
+        from . import numba_raster, numba_shading, numba_shadow, numba_triangles, numba_vertex
         from .threads import StageThreads
 
         # each surface stage on one thread or all, whichever costs less lately
@@ -400,17 +401,29 @@ class NumbaBackend(SoftwareBackend):
         self.nearest_depth = _chosen_threads(st, "msaa depth", lambda a: len(a[0]),
                                              numba_msaa.nearest_depth_numba)
         self.empty_keys = lambda n: _filled(first.array("layer", (n,), np.uint64), EMPTY_KEY)
-        self._shadow_depths = {}  # slot -> (S, S) float32, reused (16 MB at 2048^2)
+        # the shadow maps' depth-only raster, its own thread choice (texels, not pixels)
+        self._raster_depth = _chosen_threads(st, "shadow raster",
+                                             lambda a: len(a[1].piece_tri),
+                                             numba_shadow.raster_depth)
+        self._shadow_depths = {}  # slot -> numba_shadow.DepthMap, reused (16 MB at 2048^2)
 
-    def _depth_of_keys(self, keys, size, slot):
-        """depth_of_keys compiled (numba_kernels.key_depths) into this slot's array."""
-        from .numba_kernels import key_depths
+    def _caster_depth(self, casters, setup, vary, size, slot):
+        """The casters' pieces drawn depth-only (numba_shadow.raster_depth) into this
+        slot's map, kept from frame to frame and cleared where it was drawn; the
+        alpha-tested ones through the NumPy raster's keys, folded in."""
+        from .numba_shadow import DepthMap, fold_keys
 
-        out = self._shadow_depths.get(slot)
-        if out is None or out.shape != (size, size):
-            out = self._shadow_depths[slot] = np.empty((size, size), np.float32)
-        key_depths(keys, out.reshape(-1).view(np.uint32))
-        return out
+        target = self._shadow_depths.get(slot)
+        if target is None or target.size != size:
+            target = self._shadow_depths[slot] = DepthMap(size)
+        target.clear()
+        if setup is not None:
+            cut = casters.cut_pieces(setup)
+            self._raster_depth(target, setup, None if cut is None else np.flatnonzero(~cut))
+            if cut is not None:
+                keys = self._shadow_keys = cleared_keys(self._shadow_keys, (size, size))
+                fold_keys(target, casters.raster_cut(keys, setup, vary, size, cut))
+        return target.depth
 
 
 class _Casters:
@@ -437,6 +450,20 @@ class _Casters:
         if c is None:
             c = prims.derived["shadow_casters"] = cls(prims)
         return c
+
+    def cut_pieces(self, setup):
+        """(P,) bool over ``setup``'s pieces: alpha-tested (their material's cutoff), or
+        None when no caster is."""
+        if self.masked_pieces is None:
+            return None
+        return self.cutoffs[self.tri_material[setup.piece_tri]] >= 0
+
+    def raster_cut(self, keys, setup, vary, size, cut):
+        """The alpha-tested pieces (``cut``) into the (S * S,) key buffer ``keys`` by the
+        NumPy raster with ``keep``, in place. Returns keys."""
+        shader = SurfaceShader(self, setup, vary, np.zeros(3), None, (size, size))
+        return raster_triangles(keys, setup, (size, size), 0, np.flatnonzero(cut),
+                                keep=self.keep(shader))
 
     def keep(self, shader):
         """The raster's ``keep(t, px, py)``: base alpha >= the caster cutoff."""
