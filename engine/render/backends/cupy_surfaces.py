@@ -94,6 +94,7 @@ class CudaSurfaces:
         self._env_key = self._env_ref = self._env_args = None
         self._casters_key = None
         self._no_shadows = None  # the resolve's shadow arguments in frames without maps
+        self._no_punctual = None  # the resolve's cone and range arguments without spots
         self._attrs_host = None
         self._static_deform = self._deform_key = None
         self._deform_rev, self._deform_on = -1, False
@@ -367,6 +368,18 @@ class CudaSurfaces:
             self._env_key, self._env_ref = id(pre), pre  # the reference keeps the id unique
         return self._env_args
 
+    def _punctual(self, cone, ranges, windowed):
+        """The resolve's point-light cones and ranges on the device (shaders/punctual.cuh):
+        copied where a light has a cone or range; otherwise never read, and placeholders
+        made once stand in (no copy per frame)."""
+        xp = self.xp
+        if windowed:
+            return (xp.asarray(np.ascontiguousarray(cone.reshape(-1))),
+                    xp.asarray(np.ascontiguousarray(ranges)))
+        if self._no_punctual is None:
+            self._no_punctual = (xp.zeros(5), xp.zeros(1))
+        return self._no_punctual
+
     def resolve(self, keys, inputs, view) -> Frame:
         """Shade each pixel of ``keys`` (from ``rasterize``) once -> host Frame."""
         xp = self.xp
@@ -405,7 +418,7 @@ class CudaSurfaces:
                      np.int32(len(dl)), dev(dl), dev(de), np.int32(len(pp)), dev(pp), dev(pe),
                      dev(np.asarray(shader.eye, np.float64)), np.int32(ortho), dev(view_dir),
                      color, depth, *self._environment(shader.environment), *shadow_args,
-                     np.int32(len(shader.shadows.maps)), dev(cone.reshape(-1)), dev(ranges),
+                     np.int32(len(shader.shadows.maps)), *self._punctual(cone, ranges, windowed),
                      np.int32(windowed), np.float64(shader.exposure),
                      np.int32(TONE_MAPS.index(shader.tone_map)))
         out = to_host(color).view(np.uint8).reshape(h, w, 4)
