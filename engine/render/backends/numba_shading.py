@@ -87,7 +87,6 @@ from ..shadows import (
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 from .numba_ibl import _ibl_irradiance, _ibl_pbr
-from .numba_prefetch import prefetch
 from .numba_texels import blend4, log2
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
@@ -102,12 +101,6 @@ _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy",
 # (Numba's own string helpers take the same option)
 _call_opts = {**_opts, "_nrt": False}
 BAND_ROWS = 8
-# the shadow maps' rows are prefetched this many pixels ahead of their lookup
-# (_prefetch_shadows): a map much finer than the pixels (benchmarks/shadows.py's bunny:
-# 2048^2 texels over 87,000 pixels, 20 texels a pixel) misses the cache at every lookup.
-# Measured there on one thread of the loaded 2-core machine, per lookup: 116 ns without
-# it, 72 ns 6 pixels ahead, 109 ns 2 ahead (medians; best runs 75, 63 and 65 ns)
-SHADOW_AHEAD = 6
 # the varyings this resolve reads, by their index in the offsets array it is given
 _VARYINGS = ("position", "normal", "uv0", "color_linear", "tangent", "uv1")
 _POSITION, _NORMAL, _UV0, _COLOR_LINEAR, _TANGENT, _UV1 = range(len(_VARYINGS))
@@ -437,9 +430,6 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     continue
                 if shading == _PBR:
                     receives = n_maps > 0 and sh_receive[t] != 0
-                    if receives:
-                        _prefetch_shadows(sh_texels, sh_table, n_maps, plane, po,
-                                          xn + SHADOW_AHEAD * x_scale)
                     lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
                                             flags, front, mat_f, mat_i, texels, tex_info,
                                             tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
@@ -480,9 +470,6 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                         if vl > 0:
                             k_v = 1.0 / math.sqrt(vl)
                             vx, vy, vz = vx * k_v, vy * k_v, vz * k_v
-                if n_maps > 0 and sh_receive[t] != 0:
-                    _prefetch_shadows(sh_texels, sh_table, n_maps, plane, po,
-                                      xn + SHADOW_AHEAD * x_scale)
                 for li in range(n_light):
                     if li < n_dir:
                         lx, ly, lz = dir_l[li, 0], dir_l[li, 1], dir_l[li, 2]
@@ -691,33 +678,6 @@ def _light_visibility(sh_texels, sh_table, sh_dir, sh_point, li, n_dir, wx, wy, 
     if sm < 0:
         return 1.0
     return _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz)
-
-
-@numba.njit(**_call_opts)
-def _prefetch_shadows(texels, table, n_maps, plane, po, xn):
-    """Start the cache misses of the shadow lookups SHADOW_AHEAD pixels ahead: the map
-    rows around the texel of this run's position at NDC x ``xn`` (the bias moves a
-    point along L, which keeps its texel). A hint only: nothing is read or written."""
-    q = plane[0] * xn + plane[1]
-    if q == 0:
-        return
-    inv = 1.0 / q
-    wx, wy, wz = _at(plane, po, xn, inv), _at(plane, po + 1, xn, inv), _at(plane, po + 2, xn,
-                                                                           inv)
-    for k in range(n_maps):
-        w = table[k, 14] * wx + table[k, 15] * wy + table[k, 16] * wz + table[k, 17]
-        if not w > 0:
-            continue
-        s = np.int64(table[k, 1])
-        sx = ((table[k, 2] * wx + table[k, 3] * wy + table[k, 4] * wz + table[k, 5]) / w
-              + 1.0) * 0.5 * s
-        sy = (1.0 - (table[k, 6] * wx + table[k, 7] * wy + table[k, 8] * wz + table[k, 9])
-              / w) * 0.5 * s
-        if 1.0 <= sx < s - 1 and 1.0 <= sy < s - 1:  # and finite
-            row = np.int64(table[k, 0]) + np.int64(sy) * s + np.int64(sx)
-            prefetch(texels, row - s)
-            prefetch(texels, row)
-            prefetch(texels, row + s)
 
 
 # no reference counting (_call_opts): called per pixel and light, as _sample is
