@@ -27,6 +27,7 @@ import numpy as np
 
 from ..triangles import HALF, SUBPIXEL, TriangleSetup
 from .kernel_cache import cached
+from .numba_triangles import pixel_box
 
 __all__ = ["DepthMap", "fold_keys", "raster_depth"]
 
@@ -116,13 +117,8 @@ def _raster_band(x, y, piece_tri, adj, clip, tris, size, centres, depth, row_lo,
                  band_lo, band_hi):
     for m in range(x.shape[0]):
         # the texel centres inside the bounding box, clamped to the map and the band
-        # (the integer arithmetic of numba_triangles._raster_band)
-        mnx, mxx = min(x[m, 0], x[m, 1], x[m, 2]), max(x[m, 0], x[m, 1], x[m, 2])
-        mny, mxy = min(y[m, 0], y[m, 1], y[m, 2]), max(y[m, 0], y[m, 1], y[m, 2])
-        bx0 = max(-((HALF - mnx) // SUBPIXEL), 0)
-        bx1 = min((mxx - HALF) // SUBPIXEL, size - 1)
-        by0 = max(-((HALF - mny) // SUBPIXEL), band_lo)
-        by1 = min((mxy - HALF) // SUBPIXEL, band_hi - 1)
+        bx0, bx1, by0, by1 = pixel_box(x[m, 0], x[m, 1], x[m, 2], y[m, 0], y[m, 1], y[m, 2],
+                                       size, band_lo, band_hi)
         if bx0 > bx1 or by0 > by1:
             continue
         t = piece_tri[m]

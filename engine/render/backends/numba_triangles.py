@@ -300,6 +300,18 @@ def _raster(x, y, piece_tri, adj, clip, tris, width, height, id_base, keys, band
 
 
 @numba.njit(inline="always")
+def pixel_box(x0, x1, x2, y0, y1, y2, width, row_lo, row_hi):
+    """(bx0, bx1, by0, by1): the columns and rows of the pixel (or texel) centres inside
+    the bounding box of the snapped vertices (x0, y0)..(x2, y2), clamped to columns
+    [0, width) and rows [row_lo, row_hi); empty when bx0 > bx1 or by0 > by1 (the integer
+    arithmetic of triangles.pixel_bounds)."""
+    mnx, mxx = min(x0, x1, x2), max(x0, x1, x2)
+    mny, mxy = min(y0, y1, y2), max(y0, y1, y2)
+    return (max(-((HALF - mnx) // SUBPIXEL), 0), min((mxx - HALF) // SUBPIXEL, width - 1),
+            max(-((HALF - mny) // SUBPIXEL), row_lo), min((mxy - HALF) // SUBPIXEL, row_hi - 1))
+
+
+@numba.njit(inline="always")
 def walk_piece(x, y, m, ox, oy, width, height, row_lo, row_hi, key_low, a, zw, visit, out,
                arg, s):
     """Every pixel of rows ``row_lo`` to ``row_hi`` - 1 whose centre piece ``m`` covers
@@ -317,12 +329,7 @@ def walk_piece(x, y, m, ox, oy, width, height, row_lo, row_hi, key_low, a, zw, v
     reference's float64 operations."""
     x0, x1, x2 = x[m, 0] - ox, x[m, 1] - ox, x[m, 2] - ox
     y0, y1, y2 = y[m, 0] - oy, y[m, 1] - oy, y[m, 2] - oy
-    mnx, mxx = min(x0, x1, x2), max(x0, x1, x2)
-    mny, mxy = min(y0, y1, y2), max(y0, y1, y2)
-    bx0 = max(-((HALF - mnx) // SUBPIXEL), 0)
-    bx1 = min((mxx - HALF) // SUBPIXEL, width - 1)
-    by0 = max(-((HALF - mny) // SUBPIXEL), row_lo)
-    by1 = min((mxy - HALF) // SUBPIXEL, row_hi - 1)
+    bx0, bx1, by0, by1 = pixel_box(x0, x1, x2, y0, y1, y2, width, row_lo, row_hi)
     if bx0 > bx1 or by0 > by1:
         return
     a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
