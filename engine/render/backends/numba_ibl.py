@@ -73,7 +73,9 @@ def _ibl_irradiance(env_sh, nx, ny, nz):
     return max(er, 0.0), max(eg, 0.0), max(eb, 0.0)
 
 
-@numba.njit(**_opts)
+# no reference counting: called per "pbr" pixel (numba_shading._pbr_pixel), where each
+# array argument's increment and decrement are atomic operations
+@numba.njit(**{**_opts, "_nrt": False})
 def _ibl_pbr(env_texels, env_info, env_sh, env_lut, nx, ny, nz, vx, vy, vz, r, g, b,
              metallic, rough, occlusion):
     """The environment's light on a "pbr" pixel (engine.render.ibl.ambient_pbr) for unit

@@ -587,7 +587,9 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
             ((1.0 - fb) * b * dm + fb * dv) * ndl)
 
 
-@numba.njit(**_opts)
+# no reference counting (_call_opts): called per pixel with some thirty arrays, each an
+# atomic increment and decrement per call otherwise
+@numba.njit(**_call_opts)
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels, env_info,
