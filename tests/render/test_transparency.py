@@ -207,7 +207,6 @@ def test_msaa_blends_at_the_pixel_centre(backend, monkeypatch, native_dir):
 def test_numba_k_buffer_matches_the_reference():
     # random overlapping triangles, random bound: the compiled k-buffer equals the
     # NumPy reference's, and both equal the brute-force sort of every fragment
-    pytest.importorskip("numba")
     from engine.render.backends.numba_layers import raster_layers_numba
     from engine.render.triangles import covered_pixels
 
@@ -249,7 +248,6 @@ def test_numba_composite_matches_the_reference():
     # random layers (any alpha, 0 and 255 included), random overflow, a transparent
     # opaque-pass pixel here and there: the compiled compositing gives the reference's
     # bytes within 1 level
-    pytest.importorskip("numba")
     from engine.render.backends.numba_layers import composite_layers_numba
     from engine.render.transparency import composite_layers
 

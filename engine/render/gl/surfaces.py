@@ -343,8 +343,9 @@ class SurfacePainter:
             with np.errstate(divide="ignore", invalid="ignore"):
                 ndc = np.where(clip[:, 3] > 0.0, clip[:, 2] / clip[:, 3], np.inf)
             ndc[~np.isfinite(ndc)] = np.inf
-            tri = ndc[self._sorted_triangles].min(axis=1)
-            near = [tri[first // 3:(first + count) // 3].min() for _, first, count, _ in groups]
+            tris = self._sorted_triangles  # the BLEND groups' slices only
+            near = [ndc[tris[first // 3:(first + count) // 3]].min()
+                    for _, first, count, _ in groups]
             groups = [groups[i] for i in np.argsort(near, kind="stable")]
         self._blend_order = (inputs, groups)
         return groups
