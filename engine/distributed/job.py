@@ -354,9 +354,17 @@ def render_frames(job: RenderJob, start: int, stop: int, alpha: bool = True,
             out.append(color)
             continue
         name = os.path.join(folder, f"{job.token}-{k:07d}-{uuid.uuid4().hex[:12]}")
-        with open(name + ".part", "wb") as f:
-            np.save(f, color, allow_pickle=False)
-        os.replace(name + ".part", name + ".npy")
+        try:
+            with open(name + ".part", "wb") as f:
+                np.save(f, color, allow_pickle=False)
+            os.replace(name + ".part", name + ".npy")
+        except FileNotFoundError:
+            # the client removed the spool while this task ran (the job ended, e.g. on
+            # Ctrl-C): the rest as pixels, which nobody takes, instead of a failed task
+            # whose traceback the worker logs over the client's closing line
+            folder = None
+            out.append(color)
+            continue
         out.append(name + ".npy")
     return int(start), out
 

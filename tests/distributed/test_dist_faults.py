@@ -126,3 +126,32 @@ def test_a_frame_that_keeps_killing_workers_fails_cleanly(tmp_path):
             render_job(job, writer, client, chunk=2, window=4)
     assert out.read_bytes() == b"an earlier clip"  # the earlier file is untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4"]
+
+
+def test_a_task_whose_spool_is_removed_mid_run_returns_pixels(tmp_path, monkeypatch):
+    # the client removes the spool folder when the job ends (Ctrl-C included) while a
+    # worker may still run a task: its later frames come back as pixels, not as a
+    # failed task whose traceback the worker logs over the client's last line
+    import numpy as np
+
+    from engine.distributed import job as job_module
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    job = demo_job()
+    real = job_module.render_frame
+
+    def removes_spool_after_first(j, k):
+        out = real(j, k)
+        if k == 1:
+            for p in spool.iterdir():
+                p.unlink()
+            spool.rmdir()
+        return out
+
+    monkeypatch.setattr(job_module, "render_frame", removes_spool_after_first)
+    start, items = job_module.render_frames(job, 0, 3, spool=str(spool))
+    assert start == 0 and isinstance(items[0], str)  # written while the spool was there
+    for k, item in zip((1, 2), items[1:]):
+        assert isinstance(item, np.ndarray)
+        np.testing.assert_array_equal(item, real(job, k)[1])
