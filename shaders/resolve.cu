@@ -126,8 +126,10 @@ extern "C" __global__ void resolve_surfaces(
         // this pixel's shadow maps, or null where there are none or it receives none
         const frustum::ShadowMaps* shadows = n_maps > 0 && sh_receive[t] ? &maps : nullptr;
         if (shading == 3) {
-            double lin[3];
-            frustum::pbr_pixel(M, n, v, w3, base, vals, offsets, texels, tex_info, ambient,
+            double lin[3], map_lod[3];
+            frustum::pbr_map_lods(M, adj + 9 * t, vary, n_vary, v0, v1, v2, offsets, tex_info,
+                                  px, py, width, height, map_lod);
+            frustum::pbr_pixel(M, n, v, w3, base, vals, map_lod, offsets, texels, tex_info, ambient,
                                n_dir, dir_l, dir_e, pts, env, lin, shadows);
             frustum::display(lin, exposure, tone);
             color_out[p] = frustum::unorm8(frustum::srgb_encode(lin[0])) |

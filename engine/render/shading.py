@@ -234,10 +234,11 @@ class SurfaceShader:
     def _lod(self, t, px, py, mat):
         return None if mat.texture is None else self.uv_lod(t, px, py, mat)
 
-    def uv_lod(self, t, px, py, mat):
+    def uv_lod(self, t, px, py, mat, role="base_color"):
         """(M,) texture level of detail (engine.scene.sampling.level_of_detail) of
-        material ``mat``'s texture on triangles t at pixel centres, from the analytic
-        screen derivatives of uv0. With b_i = adj_i . (x, y, 1) (x, y in NDC) and
+        material ``mat``'s texture of ``role`` (engine.scene.material.TEXTURE_ROLES: its
+        base colour texture or one of its maps) on triangles t at pixel centres, from
+        the analytic screen derivatives of the UV set it reads (uv0 or uv1). With b_i = adj_i . (x, y, 1) (x, y in NDC) and
         S = sum_i b_i, uv = sum_i b_i uv_i / S, so
         d uv / dx = sum_i adj_i0 (uv_i - uv) / S (and adj_i1 for y), times dx/dpx =
         2 / width (dy/dpy = -2 / height)."""
@@ -248,13 +249,13 @@ class SurfaceShader:
         b = a[:, :, 0] * xn[:, None] + a[:, :, 1] * yn[:, None] + a[:, :, 2]
         s = b.sum(axis=1)
         s = np.where(s != 0, s, 1.0)[:, None]
-        slot = _UV1 if mat.tex_coords.get("base_color", 0) == 1 else _UV0
+        slot = _UV1 if mat.tex_coords.get(role, 0) == 1 else _UV0
         uvi = self.varyings[self.prims.triangles[t]][:, :, slot]   # (M, 3, 2)
         uv = np.einsum("mi,mik->mk", b, uvi) / s
         rel = uvi - uv[:, None, :]
         dx = np.einsum("mi,mik->mk", a[:, :, 0], rel) / s * (2.0 / w)
         dy = np.einsum("mi,mik->mk", a[:, :, 1], rel) / s * (2.0 / h)
-        tw, th = mat.texture.size
+        tw, th = (mat.texture if role == "base_color" else mat.maps[role]).size
         return level_of_detail(dx[:, 0], dx[:, 1], dy[:, 0], dy[:, 1], tw, th)
 
     @staticmethod
@@ -299,7 +300,7 @@ class SurfaceShader:
             # but a blended one's layer (engine.render.transparency) keeps it
             out[sel, 3] = to_unorm8(c[:, 3]) if mat.blend else FRAME_ALPHA
             if mat.shading == "pbr":
-                rgb = self._pbr(mat, ts, vals, c[:, :3])
+                rgb = self._pbr(mat, ts, vals, c[:, :3], px[sel], py[sel])
             else:
                 rgb = c[:, :3] if mat.shading == "unlit" else self._light(mat, ts, vals, c[:, :3])
             rgb = apply_tone_map(rgb, self.exposure, self.tone_map)
@@ -377,19 +378,23 @@ class SurfaceShader:
                 spec += (ndl > 0) * e * mat.specular * np.maximum(ndh, 0.0) ** mat.shininess
         return base * diffuse + spec
 
-    def _pbr(self, mat, t, vals, base):
-        """(M, 3) linear radiance of a "pbr" material (engine.render.pbr)."""
+    def _pbr(self, mat, t, vals, base, px, py):
+        """(M, 3) linear radiance of a "pbr" material (engine.render.pbr) at pixels (px,
+        py); its maps filtered as their samplers say at their own level of detail
+        (``uv_lod``: each map's size and UV set), the data maps from their stored
+        values."""
         n, view, p = self._normal_view(mat, t, vals)
         metallic = np.full(len(t), mat.metallic)
         roughness = np.full(len(t), mat.roughness)
         maps = mat.maps
         if "metallic_roughness" in maps:  # linear data: B metal, G roughness
             mr = sample(maps["metallic_roughness"], _uv(mat, "metallic_roughness", vals),
-                        linear=False)
+                        linear=False, lod=self.uv_lod(t, px, py, mat, "metallic_roughness"))
             metallic, roughness = metallic * mr[:, 2], roughness * mr[:, 1]
         occlusion = np.ones((len(t), 1))
         if "occlusion" in maps:
-            r = sample(maps["occlusion"], _uv(mat, "occlusion", vals), linear=False)[:, :1]
+            r = sample(maps["occlusion"], _uv(mat, "occlusion", vals), linear=False,
+                       lod=self.uv_lod(t, px, py, mat, "occlusion"))[:, :1]
             occlusion = 1.0 + mat.occlusion_strength * (r - 1.0)
         f0 = pbr.DIELECTRIC_F0 * (1.0 - metallic[:, None]) + base * metallic[:, None]
         rgb = self.lights[0] * (base * (1.0 - metallic[:, None]) + f0) * occlusion
@@ -403,7 +408,8 @@ class SurfaceShader:
         emissive = np.asarray(mat.emissive, np.float64)
         if "emissive" in maps:
             emissive = emissive * sample(maps["emissive"], _uv(mat, "emissive", vals),
-                                         linear=True)[:, :3]
+                                         linear=True,
+                                         lod=self.uv_lod(t, px, py, mat, "emissive"))[:, :3]
         return rgb + emissive
 
 

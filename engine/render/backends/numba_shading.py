@@ -45,7 +45,8 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   the NumPy resolve's exact power.
 
 - PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
-  light, its maps sampled like the base colour texture (``_pbr_light``).
+  light (``_pbr_light``), its maps filtered by ``_sample`` as their samplers say at
+  each one's level of detail per pixel (``_map_sample``).
 - Normal maps (any lit kind): ``_mapped_normal`` (engine.render.normal_map) from the
   run's tangent planes; each texture's uv0 or uv1 planes by the record's ``uv_sets``.
 - Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
@@ -435,7 +436,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                                             tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                                             pt_cone, pt_range, windowed, eye, ortho, view_dir,
                                             env_texels, env_info, env_sh, env_lut, has_env,
-                                            sh_texels, sh_table, sh_dir, sh_point, receives)
+                                            sh_texels, sh_table, sh_dir, sh_point, receives,
+                                            adj, x_scale, y_scale)
                     lr, lg, lb = _display(lr, lg, lb, exposure, tone)
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
@@ -593,9 +595,11 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels, env_info,
-               env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir, sh_point, receives):
+               env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir, sh_point, receives,
+               adj, x_scale, y_scale):
     """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr);
-    ``receives``: the shadow maps apply to this pixel."""
+    ``receives``: the shadow maps apply to this pixel; ``adj``, ``x_scale``, ``y_scale``
+    (the NDC step of a pixel) for the maps' levels of detail (``_map_sample``)."""
     po, no = offsets[_POSITION], offsets[_NORMAL]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                   _at(plane, no + 2, xn, inv))
@@ -624,20 +628,22 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
     er, eg, eb = mat_f[mi, _F_EMISSIVE], mat_f[mi, _F_EMISSIVE + 1], mat_f[mi, _F_EMISSIVE + 2]
     k_mr, k_occ, k_em = mat_i[mi, _I_MR], mat_i[mi, _I_OCCLUSION], mat_i[mi, _I_EMISSIVE]
     if k_mr >= 0 or k_occ >= 0 or k_em >= 0:
-        # the maps are read from their full-size level (level of detail 0: no mip chain
-        # for them yet, as engine.render.materials packs them)
+        # each map at its own level of detail (its size, its uv set: _map_sample)
         sets = mat_i[mi, _I_UV_SETS]
         if k_mr >= 0:  # B metal, G roughness, stored values
-            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_MR)
-            _, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_mr, u, v, 0.0)
+            _, sg, sb, _ = _map_sample(plane, xn, inv, t, tris, adj, vary, offsets,
+                                       sets & _UV_MR, x_scale, y_scale, texels, tex_info,
+                                       tex_periods, k_mr)
             metallic, rough = metallic * sb, rough * sg
         if k_occ >= 0:
-            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_OCCLUSION)
-            sr, _, _, _ = _sample(texels, tex_info, tex_periods, k_occ, u, v, 0.0)
+            sr, _, _, _ = _map_sample(plane, xn, inv, t, tris, adj, vary, offsets,
+                                      sets & _UV_OCCLUSION, x_scale, y_scale, texels,
+                                      tex_info, tex_periods, k_occ)
             occlusion = 1.0 + mat_f[mi, _F_OCCLUSION] * (sr - 1.0)
         if k_em >= 0:
-            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_EMISSIVE)
-            sr, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_em, u, v, 0.0)
+            sr, sg, sb, _ = _map_sample(plane, xn, inv, t, tris, adj, vary, offsets,
+                                        sets & _UV_EMISSIVE, x_scale, y_scale, texels,
+                                        tex_info, tex_periods, k_em)
             er, eg, eb = er * sr, eg * sg, eb * sb
     a2 = rough ** 4
     f0r, f0g, f0b = (0.04 * (1.0 - metallic) + r * metallic, 0.04 * (1.0 - metallic)
@@ -668,6 +674,28 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         lg += fg * cg
         lb += fb * cb
     return lr + er, lg + eg, lb + eb
+
+
+# its own function (no reference counting, as _sample): one copy for the three maps
+@numba.njit(**_call_opts)
+def _map_sample(plane, xn, inv, t, tris, adj, vary, offsets, second, x_scale, y_scale,
+                texels, info, periods, k):
+    """A "pbr" map, texture k, at the pixel (NDC x = xn on the row of ``plane``, 1 / q =
+    ``inv``) -> (r, g, b, a) as ``_sample`` filters it (SurfaceShader._pbr): at the
+    level of detail of its uv set (uv1 when ``second``, its uv_sets bit) and size, from
+    the analytic derivatives of ``_lod`` (``x_scale``, ``y_scale``: the NDC step of a
+    pixel along x and y). A sampler whose min filter is its magnification filter on the
+    full-size level ("nearest"/"linear" beside the same magFilter) needs no level of
+    detail: none is computed there (the cost of the maps where they are magnified)."""
+    uo = offsets[_UV1] if second else offsets[_UV0]
+    u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
+    code = info[k, 6]
+    lam = 0.0
+    if not (code < 2 and (code == 1) == (info[k, 5] != 0)):
+        qy, uy, vy, tw, th = _uv_slopes(t, tris, adj, vary, uo, k, info)
+        lam = _lod(plane, uo, xn, inv, _lod_x(plane, uo, tw * x_scale, th * x_scale), qy, uy,
+                   vy, tw * y_scale, th * y_scale)
+    return _sample(texels, info, periods, k, u, v, lam)
 
 
 @numba.njit(inline="always")

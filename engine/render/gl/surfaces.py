@@ -182,8 +182,9 @@ class SurfacePainter:
         the software resolves' texels, so GL filters decoded texels for every material),
         with the engine's own mip chain (engine.scene.mipmap: box-filtered in linear
         light) as its levels when the sampler's min filter reads mipmaps; ``raw``: RGBA32F
-        of the stored values / 255, full-size level only (the data maps: "pbr" ones and
-        the normal map, as engine.render.materials packs them)."""
+        of the stored values / 255 (``Texture.stored``, the data maps: "pbr" ones and the
+        normal map, as engine.render.materials packs them), its levels the chain of the
+        stored values (``Texture.stored_mipmaps``)."""
         key = (id(texture), raw)
         tex = self._textures.get(key)
         if tex is None:
@@ -192,16 +193,16 @@ class SurfacePainter:
                 # float32 stored / 255, the software resolves' texels: filtered from RGBA8,
                 # llvmpipe's bilinear weights moved a normal-mapped highlight by up to 4
                 # levels (measured on the parity matrix's bumpy ball)
-                data = texture.image.astype(np.float32) / 255.0
-                tex = self.ctx.texture((w, h), 4, data.tobytes(), alignment=1, dtype="f4")
+                tex = self.ctx.texture((w, h), 4, texture.stored.tobytes(), alignment=1,
+                                       dtype="f4")
             else:
                 tex = self.ctx.texture((w, h), 4, texture.linear.tobytes(), alignment=1,
                                        dtype="f4")
-                if MIN_FILTERS.index(texture.sampler.min_filter) >= 2:
-                    levels = texture.mipmaps
-                    tex.build_mipmaps(0, len(levels) - 1)  # allocates the levels
-                    for k, level in enumerate(levels[1:], 1):
-                        tex.write(level.tobytes(), level=k, alignment=1)
+            if MIN_FILTERS.index(texture.sampler.min_filter) >= 2:
+                levels = texture.stored_mipmaps if raw else texture.mipmaps
+                tex.build_mipmaps(0, len(levels) - 1)  # allocates the levels
+                for k, level in enumerate(levels[1:], 1):
+                    tex.write(level.tobytes(), level=k, alignment=1)
             self._textures[key] = tex
         return tex
 
@@ -569,9 +570,8 @@ class SurfacePainter:
                 if t is None:
                     continue
                 self._texture(t, raw=role != "emissive").use(unit)
-                # the maps are read from their full-size level, as the software resolves
-                # read them (engine.render.materials)
-                self._sampler(t.sampler, base_only=True).use(unit)
+                # the sampler's own min filter: the shader picks the level (map_lod)
+                self._sampler(t.sampler).use(unit)
                 _set(prog, f"u_{name}_map", unit)
                 _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
                                                 int(t.sampler.wrap_t == "mirror")))
