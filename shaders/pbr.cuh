@@ -72,9 +72,9 @@ __host__ __device__ inline void pbr_map_lods(const Material& M, const double* a,
 
 // Linear radiance of a "pbr" pixel: unit normal n, unit view vector v, batch-frame
 // position w, linear base colour base, the interpolated varyings vals (uv0 for the
-// maps: uv0 or uv1 each), the maps' levels of detail map_lod (pbr_map_lods), the scene's ambient, directional and point lights (spots and
-// ranged lights among them, punctual.cuh), its
-// environment (ibl.cuh); `shadows`: the frame's shadow maps where the pixel receives
+// maps: uv0 or uv1 each), the maps' levels of detail map_lod (pbr_map_lods), the scene's
+// ambient, directional and point lights (spots and ranged lights among them,
+// punctual.cuh), its environment (ibl.cuh); `shadows`: the frame's shadow maps where the pixel receives
 // them (shadow.cuh), else null.
 __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const double v[3], const double w[3],

@@ -202,13 +202,23 @@ vec2 wrapped_uv(bvec2 mirror, int bit) {
     return vec2(mirror.x ? mirrored.x : uv.x, mirror.y ? mirrored.y : uv.y);
 }
 
+// the level of detail of engine.scene.sampling for texture `tex` read through the uv
+// set of uv_sets bit `bit` (the larger Euclidean footprint in texels, from the unfolded
+// coordinate's derivatives, as for the base colour texture in main)
+float map_lod(sampler2D tex, int bit) {
+    vec2 texels = vec2(textureSize(tex, 0));
+    vec2 ddx = dFdx(uv_of(bit)) * texels, ddy = dFdy(uv_of(bit)) * texels;
+    return 0.5 * log2(max(dot(ddx, ddx), dot(ddy, ddy)));
+}
+
 // the unit normal n through the "normal" map (engine/render/normal_map.py): the map's
-// stored RGB c, n_t = normalize((2c - 1)(scale, scale, 1)), the frame T' = normalize(T -
-// n (n.T)), B = cross(n, T') sign(w), n; n kept where the tangent is zero or parallel.
+// stored RGB c at level of detail lod (map_lod, taken where control flow is uniform),
+// n_t = normalize((2c - 1)(scale, scale, 1)), the frame T' = normalize(T - n (n.T)),
+// B = cross(n, T') sign(w), n; n kept where the tangent is zero or parallel.
 // For |scale| > 1 the same direction is taken as (2c - 1)(sign(scale), sign(scale),
 // 1 / |scale|): float32 squares of (2c - 1) scale overflow for a huge scale (1e30)
-vec3 mapped_normal(vec3 n) {
-    vec3 c = texture(u_normal_map, wrapped_uv(u_normal_mirror, UV_NORMAL)).rgb;
+vec3 mapped_normal(vec3 n, float lod) {
+    vec3 c = textureLod(u_normal_map, wrapped_uv(u_normal_mirror, UV_NORMAL), lod).rgb;
     float s = u_material.normal_scale;
     vec3 k = abs(s) > 1.0 ? vec3(sign(s), sign(s), 1.0 / abs(s)) : vec3(s, s, 1.0);
     vec3 ts = (2.0 * c - 1.0) * k;
@@ -264,15 +274,6 @@ vec3 pbr_light(vec3 n, vec3 v, vec3 l, vec3 c, float m, float a2) {
     vec3 f0 = mix(vec3(0.04), c, m);
     vec3 f = f0 + (1.0 - f0) * pow(1.0 - abs(vdh), 5.0);
     return pi * ((1.0 - f) * c * (1.0 - m) / pi + f * d * vis) * ndl;
-}
-
-// the level of detail of engine.scene.sampling for texture `tex` read through the uv
-// set of uv_sets bit `bit` (the larger Euclidean footprint in texels, from the unfolded
-// coordinate's derivatives, as for the base colour texture in main)
-float map_lod(sampler2D tex, int bit) {
-    vec2 texels = vec2(textureSize(tex, 0));
-    vec2 ddx = dFdx(uv_of(bit)) * texels, ddy = dFdy(uv_of(bit)) * texels;
-    return 0.5 * log2(max(dot(ddx, ddx), dot(ddy, ddy)));
 }
 
 // linear radiance of a "pbr" pixel (SurfaceShader._pbr): each map filtered by its sampler
@@ -370,7 +371,8 @@ void main() {
         // the frame of the normal before a back face reverses it (the software resolves'
         // winding normal for flat shading), the mapped normal reversed again
         bool back = !gl_FrontFacing && ((u_material.flags & 2) != 0 || IS_FLAT);
-        n = back ? -mapped_normal(-n) : mapped_normal(n);
+        float lod = map_lod(u_normal_map, UV_NORMAL);
+        n = back ? -mapped_normal(-n, lod) : mapped_normal(n, lod);
     }
 #endif
     vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_position);

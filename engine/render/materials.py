@@ -208,9 +208,8 @@ def _add_texture(t, raw, seen, info, texels, offset, chains):
     """Append texture ``t`` to the table unless there (by identity and ``raw``: its
     texels as stored / 255, for data maps, rather than decoded); its row and level chain
     go to ``chains`` (the mip chain when its min filter uses mipmaps: of the linear light
-    ``Texture.mipmaps``, or for ``raw`` of the stored values, ``Texture.stored_mipmaps``;
-    the normal map reads its full-size level only, docs/surfaces.md); returns the next
-    offset."""
+    ``Texture.mipmaps``, or for ``raw`` of the stored values, ``Texture.stored_mipmaps``);
+    returns the next offset."""
     if (id(t), raw) in seen:
         return offset
     seen[id(t), raw] = len(info)

@@ -302,13 +302,15 @@ class SurfaceShader:
             if mat.shading == "pbr":
                 rgb = self._pbr(mat, ts, vals, c[:, :3], px[sel], py[sel])
             else:
-                rgb = c[:, :3] if mat.shading == "unlit" else self._light(mat, ts, vals, c[:, :3])
+                rgb = c[:, :3] if mat.shading == "unlit" else self._light(mat, ts, vals, c[:, :3],
+                                                                          px[sel], py[sel])
             rgb = apply_tone_map(rgb, self.exposure, self.tone_map)
             out[sel, :3] = to_unorm8(linear_to_srgb(rgb))
         return out
 
-    def _normal_view(self, mat, t, vals):
-        """(unit normals (M, 3), unit view vectors (M, 3), positions (M, 3))."""
+    def _normal_view(self, mat, t, vals, px, py):
+        """(unit normals (M, 3), unit view vectors (M, 3), positions (M, 3)) at pixels
+        (px, py) (the normal map's level of detail)."""
         v = self.prims.triangles[t]
         world = self.varyings[:, _POSITION]
         p = vals[:, _POSITION]
@@ -318,8 +320,9 @@ class SurfaceShader:
         else:
             n = _unit(vals[:, _NORMAL])
             n = np.where(np.any(n != 0, axis=1, keepdims=True), n, geo)
-        if "normal" in mat.maps:  # the map's full-size level, stored values (data)
-            texel = sample(mat.maps["normal"], _uv(mat, "normal", vals), linear=False)
+        if "normal" in mat.maps:  # stored values (data), filtered as its sampler says
+            texel = sample(mat.maps["normal"], _uv(mat, "normal", vals), linear=False,
+                           lod=self.uv_lod(t, px, py, mat, "normal"))
             n = mapped_normals(n, vals[:, _TANGENT], texel, mat.normal_scale)
         if mat.double_sided:
             n = np.where(self.setup.front[t][:, None], n, -n)
@@ -363,8 +366,8 @@ class SurfaceShader:
             out[k] = (to_light, e * vis[:, None])
         return out
 
-    def _light(self, mat, t, vals, base):
-        n, view, p = self._normal_view(mat, t, vals)
+    def _light(self, mat, t, vals, base, px, py):
+        n, view, p = self._normal_view(mat, t, vals, px, py)
         ambient = self.lights[0]
         diffuse = np.broadcast_to(ambient, base.shape).copy()
         if self.environment is not None:  # the environment joins the ambient (engine.render.ibl)
@@ -383,7 +386,7 @@ class SurfaceShader:
         py); its maps filtered as their samplers say at their own level of detail
         (``uv_lod``: each map's size and UV set), the data maps from their stored
         values."""
-        n, view, p = self._normal_view(mat, t, vals)
+        n, view, p = self._normal_view(mat, t, vals, px, py)
         metallic = np.full(len(t), mat.metallic)
         roughness = np.full(len(t), mat.roughness)
         maps = mat.maps

@@ -17,6 +17,7 @@ import pytest
 
 from engine import (
     AmbientLight,
+    DirectionalLight,
     Material,
     Mesh,
     Node,
@@ -134,3 +135,23 @@ def test_texcoord1_map_takes_its_own_derivatives(backend):
     img = _render(*_wall(wall, uvs=uv0, uvs1=UV), backend)[..., 0]
     assert img.std() < 1.0 and abs(float(img.mean()) - _encoded(0.26)) <= 1, (img.std(),
                                                                               img.mean())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_minified_normal_map_reads_its_mean_normal(backend):
+    """A normal map whose texels tilt the normal 30 degrees towards +u and -u in a
+    one-texel checker, minified on a Lambert wall lit head-on: its levels average the
+    stored values to the untilted normal (R 127.5 / 255 -> X 0), so the wall is as
+    bright as without a map (the full-size level would give cos 30 of it)."""
+    s, c = np.sin(np.radians(30)), np.cos(np.radians(30))
+    texel = lambda x: np.rint((np.array([x, 0.0, c]) + 1) / 2 * 255)
+    tilt = np.where((_checker() > 0)[..., None], texel(s), texel(-s)).astype(np.uint8)
+    walls = []
+    for maps in ({"normal": Texture(tilt)}, {}):
+        wall = Material(color=(1, 1, 1), specular=0.0, maps=maps)
+        scene, camera = _wall(wall, ambient=0)
+        scene.add(DirectionalLight(intensity=0.5))     # along -Z: head-on
+        walls.append(_render(scene, camera, backend)[..., 0].astype(float))
+    mapped, plain = walls
+    assert abs(plain.mean() - _encoded(0.5)) <= 1 and plain.std() < 1.0, plain.mean()
+    assert np.abs(mapped - plain).max() <= 1, (mapped.mean(), plain.mean())

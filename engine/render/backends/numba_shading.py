@@ -46,9 +46,11 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
 
 - PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
   light (``_pbr_light``), its maps filtered by ``_sample`` as their samplers say at
-  each one's level of detail per pixel (``_map_sample``).
+  each one's level of detail per pixel (``_map_sample``, from the run's UV slopes in the
+  tail of its planes, ``_map_slopes``).
 - Normal maps (any lit kind): ``_mapped_normal`` (engine.render.normal_map) from the
-  run's tangent planes; each texture's uv0 or uv1 planes by the record's ``uv_sets``.
+  run's tangent planes, the map read by ``_map_sample`` as the "pbr" maps; each
+  texture's uv0 or uv1 planes by the record's ``uv_sets``.
 - Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
   1 / (cos inner - cos outer); a plain point light's cone lets everything through) and a
   range (0: none), read only when some light has either
@@ -120,6 +122,11 @@ _UV_BASE, _UV_MR, _UV_OCCLUSION, _UV_EMISSIVE, _UV_NORMAL = 1, 2, 4, 8, 16
 _PBR = 3  # materials.SHADING_CODES["pbr"]
 _TONE_START, _TONE_DESATURATION = 0.8 - 0.04, 0.15  # engine.render.tonemap's constants
 _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
+# after the planes (a band's scratch row), for the maps' levels of detail (_map_slopes):
+# the y coefficients of the uv0 numerators (u, v), of uv1's, of the denominator, and the
+# NDC steps of a pixel along x and y
+_TAIL = _PLANE * (VARYING_COUNT + 1)
+_TAIL_SIZE = 7
 
 
 @numba.njit(inline="always")
@@ -402,6 +409,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                            needs_position or (mat_f[mi, _F_SPECULAR] > 0 and not ortho),
                            plane)
                     bo = offsets[_UV1] if mat_i[mi, _I_UV_SETS] & _UV_BASE else uo
+                    if _reads_maps(mat_i, mi, shading):
+                        _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, plane)
                     if ti >= 0:
                         lod_qy, lod_uy, lod_vy, lod_w, lod_h = _uv_slopes(
                             t, tris, adj, vary, bo, ti, tex_info)
@@ -436,8 +445,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                                             tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                                             pt_cone, pt_range, windowed, eye, ortho, view_dir,
                                             env_texels, env_info, env_sh, env_lut, has_env,
-                                            sh_texels, sh_table, sh_dir, sh_point, receives,
-                                            adj, x_scale, y_scale)
+                                            sh_texels, sh_table, sh_dir, sh_point, receives)
                     lr, lg, lb = _display(lr, lg, lb, exposure, tone)
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
@@ -595,11 +603,9 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
                pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels, env_info,
-               env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir, sh_point, receives,
-               adj, x_scale, y_scale):
+               env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir, sh_point, receives):
     """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr);
-    ``receives``: the shadow maps apply to this pixel; ``adj``, ``x_scale``, ``y_scale``
-    (the NDC step of a pixel) for the maps' levels of detail (``_map_sample``)."""
+    ``receives``: the shadow maps apply to this pixel."""
     po, no = offsets[_POSITION], offsets[_NORMAL]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                   _at(plane, no + 2, xn, inv))
@@ -631,18 +637,15 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         # each map at its own level of detail (its size, its uv set: _map_sample)
         sets = mat_i[mi, _I_UV_SETS]
         if k_mr >= 0:  # B metal, G roughness, stored values
-            _, sg, sb, _ = _map_sample(plane, xn, inv, t, tris, adj, vary, offsets,
-                                       sets & _UV_MR, x_scale, y_scale, texels, tex_info,
-                                       tex_periods, k_mr)
+            _, sg, sb, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_MR, texels,
+                                       tex_info, tex_periods, k_mr)
             metallic, rough = metallic * sb, rough * sg
         if k_occ >= 0:
-            sr, _, _, _ = _map_sample(plane, xn, inv, t, tris, adj, vary, offsets,
-                                      sets & _UV_OCCLUSION, x_scale, y_scale, texels,
+            sr, _, _, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_OCCLUSION, texels,
                                       tex_info, tex_periods, k_occ)
             occlusion = 1.0 + mat_f[mi, _F_OCCLUSION] * (sr - 1.0)
         if k_em >= 0:
-            sr, sg, sb, _ = _map_sample(plane, xn, inv, t, tris, adj, vary, offsets,
-                                        sets & _UV_EMISSIVE, x_scale, y_scale, texels,
+            sr, sg, sb, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_EMISSIVE, texels,
                                         tex_info, tex_periods, k_em)
             er, eg, eb = er * sr, eg * sg, eb * sb
     a2 = rough ** 4
@@ -674,28 +677,6 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         lg += fg * cg
         lb += fb * cb
     return lr + er, lg + eg, lb + eb
-
-
-# its own function (no reference counting, as _sample): one copy for the three maps
-@numba.njit(**_call_opts)
-def _map_sample(plane, xn, inv, t, tris, adj, vary, offsets, second, x_scale, y_scale,
-                texels, info, periods, k):
-    """A "pbr" map, texture k, at the pixel (NDC x = xn on the row of ``plane``, 1 / q =
-    ``inv``) -> (r, g, b, a) as ``_sample`` filters it (SurfaceShader._pbr): at the
-    level of detail of its uv set (uv1 when ``second``, its uv_sets bit) and size, from
-    the analytic derivatives of ``_lod`` (``x_scale``, ``y_scale``: the NDC step of a
-    pixel along x and y). A sampler whose min filter is its magnification filter on the
-    full-size level ("nearest"/"linear" beside the same magFilter) needs no level of
-    detail: none is computed there (the cost of the maps where they are magnified)."""
-    uo = offsets[_UV1] if second else offsets[_UV0]
-    u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
-    code = info[k, 6]
-    lam = 0.0
-    if not (code < 2 and (code == 1) == (info[k, 5] != 0)):
-        qy, uy, vy, tw, th = _uv_slopes(t, tris, adj, vary, uo, k, info)
-        lam = _lod(plane, uo, xn, inv, _lod_x(plane, uo, tw * x_scale, th * x_scale), qy, uy,
-                   vy, tw * y_scale, th * y_scale)
-    return _sample(texels, info, periods, k, u, v, lam)
 
 
 @numba.njit(inline="always")
@@ -759,10 +740,50 @@ def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz):
 
 
 @numba.njit(inline="always")
-def _uv_at(plane, xn, inv, offsets, second):
-    """(u, v) at the pixel: uv1 when ``second`` (the texture's uv_sets bit), else uv0."""
-    c = offsets[_UV1] if second else offsets[_UV0]
-    return _at(plane, c, xn, inv), _at(plane, c + 1, xn, inv)
+def _reads_maps(mat_i, mi, shading):
+    """Whether material mi (of kind ``shading``) reads a map through ``_map_sample``: a
+    normal map (any lit kind) or a "pbr" map."""
+    return (shading != 0 and mat_i[mi, _I_NORMAL] >= 0) or (shading == _PBR and (
+        mat_i[mi, _I_MR] >= 0 or mat_i[mi, _I_OCCLUSION] >= 0 or mat_i[mi, _I_EMISSIVE] >= 0))
+
+
+@numba.njit(inline="always")
+def _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, plane):
+    """Per run, into the tail of its planes (``_TAIL``): what ``_map_sample``'s level of
+    detail needs beside the planes, the y coefficients of triangle t's uv0 and uv1
+    numerator planes and of its denominator (``_uv_slopes``), and the NDC steps of a
+    pixel along x and y."""
+    v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
+    a0, a1, a2 = adj[t, 0, 1], adj[t, 1, 1], adj[t, 2, 1]
+    for k, c in ((0, offsets[_UV0]), (1, offsets[_UV0] + 1), (2, offsets[_UV1]),
+                 (3, offsets[_UV1] + 1)):
+        plane[_TAIL + k] = vary[v0, c] * a0 + vary[v1, c] * a1 + vary[v2, c] * a2
+    plane[_TAIL + 4] = a0 + a1 + a2
+    plane[_TAIL + 5], plane[_TAIL + 6] = x_scale, y_scale
+
+
+# inlined: a call passing its arrays would cost about what the level of detail does; the
+# filtering stays _sample's, a function of its own
+@numba.njit(inline="always")
+def _map_sample(plane, xn, inv, offsets, second, texels, info, periods, k):
+    """A map (the "pbr" ones, the normal map), texture k, at the pixel (NDC x = xn on
+    the row of ``plane``, 1 / q = ``inv``) -> (r, g, b, a) as ``_sample`` filters it
+    (SurfaceShader._pbr, SurfaceShader.uv_lod): at the level of detail of its uv set
+    (uv1 when ``second``, its uv_sets bit) and size, ``_lod`` from the run's slopes
+    (``_map_slopes``). A sampler whose min filter is its magnification filter on the
+    full-size level ("nearest"/"linear" beside the same magFilter) needs no level of
+    detail, and none is computed."""
+    uo = offsets[_UV1] if second else offsets[_UV0]
+    u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
+    code = info[k, 6]
+    lam = 0.0
+    if not (code < 2 and (code == 1) == (info[k, 5] != 0)):
+        j = _TAIL + (2 if second else 0)
+        xs, ys = plane[_TAIL + 5], plane[_TAIL + 6]
+        tw, th = np.float64(info[k, 1]), np.float64(info[k, 2])
+        lam = _lod(plane, uo, xn, inv, _lod_x(plane, uo, tw * xs, th * xs), plane[_TAIL + 4],
+                   plane[j], plane[j + 1], tw * ys, th * ys)
+    return _sample(texels, info, periods, k, u, v, lam)
 
 
 # its own function, as _sample is: one copy for the lit and the "pbr" paths
@@ -771,11 +792,12 @@ def _mapped_normal(plane, xn, inv, nx, ny, nz, back, mi, mat_f, mat_i, offsets, 
                    tex_info, tex_periods):
     """The unit normal (nx, ny, nz) (reversed already when ``back``: a double-sided back
     face) through the "normal" map (engine.render.normal_map.mapped_normals: the frame
-    of the unreversed normal, the result reversed again for a back face)."""
+    of the unreversed normal, the result reversed again for a back face), filtered at
+    its level of detail (``_map_sample``)."""
     if back:
         nx, ny, nz = -nx, -ny, -nz
-    u, v = _uv_at(plane, xn, inv, offsets, mat_i[mi, _I_UV_SETS] & _UV_NORMAL)
-    cr, cg, cb, _ = _sample(texels, tex_info, tex_periods, mat_i[mi, _I_NORMAL], u, v, 0.0)
+    cr, cg, cb, _ = _map_sample(plane, xn, inv, offsets, mat_i[mi, _I_UV_SETS] & _UV_NORMAL,
+                                texels, tex_info, tex_periods, mat_i[mi, _I_NORMAL])
     scale = mat_f[mi, _F_NORMAL_SCALE]
     sx, sy, sz = (2.0 * cr - 1.0) * scale, (2.0 * cg - 1.0) * scale, 2.0 * cb - 1.0
     sl = math.sqrt(sx * sx + sy * sy + sz * sz)
@@ -1077,7 +1099,7 @@ def _material_arrays(prims):
 def _scratch(prims, height):
     """The bands' scratch rows, kept with the assembly (no allocation per frame)."""
     n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
-    width = _PLANE * (VARYING_COUNT + 1)
+    width = _TAIL + _TAIL_SIZE
     s = prims.derived.get("numba_resolve_scratch")
     if s is None or s.shape[0] < n_bands:
         s = prims.derived["numba_resolve_scratch"] = np.zeros((n_bands, width))

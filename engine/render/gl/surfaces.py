@@ -206,14 +206,11 @@ class SurfacePainter:
             self._textures[key] = tex
         return tex
 
-    def _sampler(self, sampler, base_only: bool = False):
+    def _sampler(self, sampler):
         """A GL sampler object for ``sampler``: repeat or clamp-to-edge per axis (mirrored
         repeat is done on the coordinate in the shader, then clamped), the min filter
-        (GL's level selection, OpenGL 4.6 section 8.14; ``base_only``: its filter within
-        the full-size level, for a texture without levels) and the magnification filter."""
+        (GL's level selection, OpenGL 4.6 section 8.14) and the magnification filter."""
         mini_name = sampler.min_filter
-        if base_only:
-            mini_name = MIN_FILTERS[MIN_FILTERS.index(mini_name) % 2]  # nearest or linear
         key = (sampler.wrap_s, sampler.wrap_t, sampler.filter, mini_name)
         obj = self._samplers.get(key)
         if obj is None:
@@ -576,9 +573,9 @@ class SurfacePainter:
                 _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
                                                 int(t.sampler.wrap_t == "mirror")))
         normal = mat.maps.get("normal") if mat.shading != "unlit" else None
-        if normal is not None:  # stored values at the full-size level (data)
+        if normal is not None:  # stored values (data), its own levels
             self._texture(normal, raw=True).use(NORMAL_UNIT)
-            self._sampler(normal.sampler, base_only=True).use(NORMAL_UNIT)
+            self._sampler(normal.sampler).use(NORMAL_UNIT)
             _set(prog, "u_normal_map", NORMAL_UNIT)
             _set(prog, "u_normal_mirror", (int(normal.sampler.wrap_s == "mirror"),
                                            int(normal.sampler.wrap_t == "mirror")))
