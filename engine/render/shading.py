@@ -20,7 +20,9 @@ encoded to sRGB (engine.scene.colorspace) and rounded to 8 bits. Base colour =
 material colour x interpolated vertex colour x texture sample, all in linear light: the
 factors decoded once per material and vertex, the texture filtered from its decoded
 texels (``Texture.linear``) and its mip chain at the level of detail of the UVs'
-analytic screen derivatives (``SurfaceShader.uv_lod``). "flat" uses the triangle's geometric normal; a
+analytic screen derivatives (``SurfaceShader.uv_lod``), as is every map (each at
+the level of detail of its own size and UV set; the data maps from their stored values
+and their chains, ``Texture.stored_mipmaps``). "flat" uses the triangle's geometric normal; a
 double-sided material's back faces use the reversed normal. A "normal" map bends the
 normal of every lit kind through the tangent frame first (engine.render.normal_map), and
 each texture reads uv0 or uv1 as ``Material.tex_coords`` says. "pbr" is the glTF 2.0
