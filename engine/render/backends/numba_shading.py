@@ -194,6 +194,13 @@ def _axis_pow2(u, n, mirror):
 def _sample(texels, info, periods, k, u, v, lam):
     """Texture k at (u, v) and level of detail ``lam`` -> linear (r, g, b, a)
     (engine.scene.sampling.sample: magnification, the min filter's levels)."""
+    return _sampled(texels, info, periods, k, u, v, lam)
+
+
+# the body of _sample, inlined into the two functions that filter (_sample, _map_sample)
+@numba.njit(inline="always")
+def _sampled(texels, info, periods, k, u, v, lam):
+    """``_sample``'s value."""
     if not (math.isfinite(u) and math.isfinite(v)):
         u, v = 0.0, 0.0
     mag_linear, code = info[k, 5] != 0, info[k, 6]
@@ -762,9 +769,10 @@ def _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, plane):
     plane[_TAIL + 5], plane[_TAIL + 6] = x_scale, y_scale
 
 
-# inlined: a call passing its arrays would cost about what the level of detail does; the
-# filtering stays _sample's, a function of its own
-@numba.njit(inline="always")
+# its own function, as _sample (no reference counting), with _sample's body inlined:
+# one call per map read (a call to _sample from here cost 30 ns more per read), and
+# one compiled copy (inlined at the four map reads, the cold compile took 45 s longer)
+@numba.njit(**_call_opts)
 def _map_sample(plane, xn, inv, offsets, second, texels, info, periods, k):
     """A map (the "pbr" ones, the normal map), texture k, at the pixel (NDC x = xn on
     the row of ``plane``, 1 / q = ``inv``) -> (r, g, b, a) as ``_sample`` filters it
@@ -783,7 +791,7 @@ def _map_sample(plane, xn, inv, offsets, second, texels, info, periods, k):
         tw, th = np.float64(info[k, 1]), np.float64(info[k, 2])
         lam = _lod(plane, uo, xn, inv, _lod_x(plane, uo, tw * xs, th * xs), plane[_TAIL + 4],
                    plane[j], plane[j + 1], tw * ys, th * ys)
-    return _sample(texels, info, periods, k, u, v, lam)
+    return _sampled(texels, info, periods, k, u, v, lam)
 
 
 # its own function, as _sample is: one copy for the lit and the "pbr" paths
