@@ -1,6 +1,7 @@
 """The GL path's lean fragment work (engine.render.gl.surfaces, shaders/surface.frag):
 its sRGB encoding against the exact IEC 61966-2-1 curve, programs specialised
-per material kind and light count against the general program, and no depth readback
+per material kind, light count, pass, shadows, environment and tone map against the
+general program, and no depth readback
 unless the caller asks for depth. Needs libEGL + Mesa (scripts/setup.sh); never skips."""
 
 from __future__ import annotations
@@ -103,6 +104,69 @@ def test_specialised_programs_draw_what_the_general_program_draws(monkeypatch):
     finally:
         r.close()
     assert (general.depth < 1).sum() > 2000
+    np.testing.assert_array_equal(special.depth, general.depth)
+    diff = np.abs(special.color.astype(int) - general.color.astype(int))
+    assert diff.max() <= 1, diff.max()
+
+
+def _frame_scene():
+    """What the frame and the pass decide: a shadow-casting light over a plane that
+    receives its shadows and a box that does not, a uniform environment, exposure with
+    PBR Neutral, and a BLEND quad in front (the transparency passes)."""
+    from engine import Environment
+    from engine.scene.light import AmbientLight
+
+    scene = Scene(background=(0.1, 0.1, 0.1), environment=Environment((0.3, 0.3, 0.3)))
+    scene.exposure, scene.tone_map = 1.5, "pbr-neutral"
+    pos = np.array([[-3, 0, -3], [3, 0, -3], [3, 0, 3], [-3, 0, 3]], np.float32)
+    scene.add(Node("plane", geometry=Mesh(pos, [[0, 2, 1], [0, 3, 2]], material=Material(
+        color=(0.8, 0.8, 0.8), shading="pbr", metallic=0.0, roughness=0.7))))
+    lid = scene.add(Node("box", position=(0.3, 0.5, 0), geometry=box(
+        material=Material(color=(0.8, 0.3, 0.2), specular=0.3))))
+    lid.receive_shadow = False
+    scene.add(Node("pane", position=(0, 0.8, 1.2), geometry=Mesh(
+        np.array([[-0.6, -0.4, 0], [0.6, -0.4, 0], [0.6, 0.4, 0], [-0.6, 0.4, 0]], np.float32),
+        [[0, 1, 2], [0, 2, 3]], material=Material(color=(0.2, 0.4, 1.0, 0.5), blend=True))))
+    light = scene.add(DirectionalLight(intensity=2.0, shadows=True, shadow_map_size=256,
+                                       position=(2.0, 4.0, 1.0)))
+    light.look_at((0, 0, 0))
+    scene.add(AmbientLight(intensity=0.2))
+    camera = scene.add(PerspectiveCamera(fov_y=50, aspect=SIZE[0] / SIZE[1],
+                                         position=(0.0, 3.5, 4.0)))
+    camera.look_at((0, 0, 0))
+    return scene, camera
+
+
+def test_programs_specialised_per_pass_shadow_environment_and_tone_map(monkeypatch):
+    """The pass (opaque or transparency layer), the draw's shadows, the environment and
+    the tone map are constants of each program: the opaque programs have no discard by
+    depth (whose uniforms are then inactive), only the receiving draw reads the shadow
+    atlas, and the frame matches the general program's."""
+    scene, camera = _frame_scene()
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        special = r.render()
+        programs = r._stages(r._assembly()).offscreen._surface_painter._programs
+        kinds = {d: p for d, p in programs.items() if d}
+        assert all("HAS_ENV true" in d and "TONE_MAPPED true" in d for d in kinds)
+        peeling = [d for d in kinds if "PEELING true" in d]
+        assert len(peeling) == 1 and len(kinds) == 3  # plane, box, the pane's layers
+        for d, prog in kinds.items():
+            assert ("u_peel" in prog) == (d in peeling), d
+            assert ("u_opaque_depth" in prog) == (d in peeling), d
+            assert ("u_shadow_atlas" in prog) == ("RECEIVES_SHADOWS true" in d), d
+        receiving = [d for d in kinds if "RECEIVES_SHADOWS true" in d]
+        assert len(receiving) == 2 and all("IS_PBR true" in d or d in peeling
+                                           for d in receiving)  # the plane and the pane
+    finally:
+        r.close()
+    monkeypatch.setattr(surfaces, "variant_defines", lambda *a, **k: ())
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        general = r.render()
+    finally:
+        r.close()
+    assert (general.depth < 1).sum() > 5000
     np.testing.assert_array_equal(special.depth, general.depth)
     diff = np.abs(special.color.astype(int) - general.color.astype(int))
     assert diff.max() <= 1, diff.max()

@@ -277,7 +277,10 @@ class SurfacePainter:
             record = self._records[m]
             white, normals = self._group_facts(inputs, m, first, count)
             defines = variant_defines(record, len(directional), n_point, white=white,
-                                      normals=normals)
+                                      normals=normals, peel=bool(peel),
+                                      shadows=bool(maps) and receive,
+                                      environment=shader.environment is not None,
+                                      tone_mapped=_tone_mapped(shader))
             prog = self._program(defines)
             if defines not in ready:
                 self._set_frame_uniforms(prog, shader)
@@ -440,8 +443,7 @@ class SurfacePainter:
         _set(prog, "u_n_directional", len(directional))
         _set(prog, "u_n_point", len(pos))
         _set(prog, "u_windowed", bool(windowed))
-        tone_mapped = shader.exposure != 1.0 or shader.tone_map != "none"
-        _set(prog, "u_tone_mapped", tone_mapped)
+        _set(prog, "u_tone_mapped", _tone_mapped(shader))
         _set(prog, "u_exposure", float(shader.exposure))
         _set(prog, "u_pbr_neutral", shader.tone_map == "pbr-neutral")
         cone4 = cone[:, :4]
@@ -609,16 +611,26 @@ def _set(prog, name, value):
         prog[name].value = value
 
 
+def _tone_mapped(shader) -> bool:
+    """Whether the frame of ``shader`` (a SurfaceShader) applies exposure or a tone map
+    (engine.render.tonemap; surface.frag ``display``)."""
+    return shader.exposure != 1.0 or shader.tone_map != "none"
+
+
 def variant_defines(record, n_directional: int, n_point: int, white: bool = False,
-                    normals: bool = False) -> tuple[str, ...]:
+                    normals: bool = False, peel: bool = False, shadows: bool = False,
+                    environment: bool = False, tone_mapped: bool = False) -> tuple[str, ...]:
     """The ``#define`` lines (shaders/surface.frag) of the program drawing one MATERIAL
     ``record`` (engine.render.materials) lit by ``n_directional`` directional and
     ``n_point`` point lights: what the record's fields decide (lit or not, flat, vertex
     colours, a texture, an alpha cutoff, specular) and the light loop's bound, as
     constants (``white``: the vertices drawn are all white, so vertex colours are left
     out even where the record multiplies them; ``normals``: every vertex drawn has a
-    non-zero normal, so no pixel forms the screen-derivative one). One program per
-    distinct tuple is compiled and kept."""
+    non-zero normal, so no pixel forms the screen-derivative one); and what the frame
+    and the pass decide: ``peel``, a transparency pass (the only programs that may
+    discard by depth, which turns off llvmpipe's early depth test); ``shadows``, the
+    draw receives shadow maps; ``environment``, image-based lighting; ``tone_mapped``,
+    exposure or a tone map. One program per distinct tuple is compiled and kept."""
     def flag(value) -> str:
         return "true" if value else "false"
 
@@ -633,5 +645,9 @@ def variant_defines(record, n_directional: int, n_point: int, white: bool = Fals
             f"HAS_CUTOFF {flag(float(record['alpha_cutoff']) >= 0.0)}",
             f"HAS_SPECULAR {flag(float(record['specular']) > 0.0)}",
             f"N_DIRECTIONAL {int(n_directional)}",
-            f"N_LIGHTS {int(n_directional + n_point)}") + (("HAS_NORMALS",) if normals else ()) + (
+            f"N_LIGHTS {int(n_directional + n_point)}",
+            f"PEELING {flag(peel)}",
+            f"RECEIVES_SHADOWS {flag(shadows)}",
+            f"HAS_ENV {flag(environment)}",
+            f"TONE_MAPPED {flag(tone_mapped)}") + (("HAS_NORMALS",) if normals else ()) + (
         ("HAS_NORMAL_MAP",) if shading != 0 and int(record["normal_texture"]) >= 0 else ())
