@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from engine import DirectionalLight, Material, Mesh, Node, PerspectiveCamera, Renderer, Scene
+from engine.render.attributes import VARYINGS
 from engine.render.gl import offscreen, surfaces
 from engine.render.gl.glsl import SHADER_DIR
 from engine.render.materials import pack_materials
@@ -101,6 +102,8 @@ def test_specialised_programs_draw_what_the_general_program_draws(monkeypatch):
     r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
     try:
         general = r.render()
+        painter = r._stages(r._assembly()).offscreen._surface_painter
+        assert painter._varying_names == tuple(VARYINGS)  # it reads every varying
     finally:
         r.close()
     assert (general.depth < 1).sum() > 2000
@@ -170,6 +173,41 @@ def test_programs_specialised_per_pass_shadow_environment_and_tone_map(monkeypat
     np.testing.assert_array_equal(special.depth, general.depth)
     diff = np.abs(special.color.astype(int) - general.color.astype(int))
     assert diff.max() <= 1, diff.max()
+
+
+def test_only_the_varyings_the_programs_read_are_uploaded():
+    """A lit mesh without specular under a directional light reads its normal only (3
+    of the 18 floats a vertex carries); a specular, a textured and a vertex-coloured
+    material add the position, the texture coordinates and the linear colour (the frames are compared with
+    the general program's, which reads every varying, in the tests above)."""
+    from engine.render.attributes import gl_buffer_format
+
+    assert gl_buffer_format(["uv0", "normal"]) == ("3f 2f", ["in_normal", "in_uv0"])
+    assert gl_buffer_format()[0] == "3f 3f 4f 2f 4f 2f"
+    with pytest.raises(KeyError, match="uv2"):
+        gl_buffer_format(["uv2"])
+    ball, faces = icosphere(2)
+    scene = Scene(background=(0.1, 0.1, 0.1))
+    scene.add(Node("ball", geometry=Mesh(ball, faces, normals=ball)))
+    scene.add(DirectionalLight(position=(1, 2, 3))).look_at((0, 0, 0))
+    camera = scene.add(PerspectiveCamera(fov_y=50, aspect=SIZE[0] / SIZE[1], position=(0, 0, 4)))
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        r.render(depth=False)
+        painter = r._stages(r._assembly()).offscreen._surface_painter
+        assert painter._varying_names == ("normal",)
+        assert painter._packed.shape == (len(ball), 3)
+    finally:
+        r.close()
+    scene, camera = _scene()
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        r.render(depth=False)
+        painter = r._stages(r._assembly()).offscreen._surface_painter
+        # (the textured program picks uv0 or uv1 by the record's uv_sets: it reads both)
+        assert painter._varying_names == ("position", "normal", "color_linear", "uv0", "uv1")
+    finally:
+        r.close()
 
 
 def test_white_vertices_leave_vertex_colours_out_of_the_program():

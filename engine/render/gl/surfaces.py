@@ -10,8 +10,8 @@ sorted by material once per assembly; BLEND materials are left to the transparen
 passes, ``draw_blended`` and engine.render.gl.peeling), then the lines.
 
 Buffers: the indices are uploaded when the primitive assembly changes; the clip-space
-positions and the varyings (one interleaved (N, V) buffer, engine.render.attributes)
-every frame:
+positions and the varyings that the frame's programs read (one interleaved buffer of
+those columns of the (N, V) varyings, engine.render.attributes) every frame:
 from host memory, or, on the cupy backend, device to device by CUDA-GL interop
 (``interop.py``; where it is unavailable the arrays are copied through the host, logged
 once).
@@ -78,6 +78,8 @@ class SurfacePainter:
         self._sorted_triangles = np.zeros((0, 3), np.uint32)
         self._facts: tuple = (None, {})
         self._buffers: dict[str, object] = {}
+        self._varying_names: tuple[str, ...] = ()  # in the "varyings" buffer, interleaved
+        self._packed = np.zeros((0, 0), np.float32)  # their host staging array
         self._line_vao = None
         self._occluder_vao = None
         self._textures: dict[int, object] = {}
@@ -252,10 +254,6 @@ class SurfacePainter:
         transparency pass (the buffers as the opaque pass uploaded them)."""
         mgl = self._mgl
         prims, shader = inputs.prims, inputs.shader
-        if not peel:
-            self._upload_static(prims)
-            self._vertex_buffer("clip", inputs.clip)
-            self._vertex_buffer("varyings", shader.varyings)  # (N, V): one interleaved buffer
         _, directional, point = shader.lights
         n_point = len(point) + len(shader.spots)  # spots and ranged lights join them
         if len(directional) > MAX_LIGHTS or n_point > MAX_LIGHTS:
@@ -264,6 +262,15 @@ class SurfacePainter:
         maps = shader.shadows.maps
         if len(maps) > MAX_SHADOW_MAPS:
             raise ValueError(f"the GL path draws at most {MAX_SHADOW_MAPS} lights with shadows")
+        if not peel:
+            self._upload_static(prims)
+            self._vertex_buffer("clip", inputs.clip)
+            # what every program of the frame reads, the transparency layers' too (their
+            # passes draw from these buffers)
+            self._upload_varyings(shader.varyings, [
+                self._program(self._group_defines(inputs, g, len(directional), n_point,
+                                                  prims.materials[g[0]].blend))
+                for g in self._groups])
         if maps:
             self._shadow_atlas(maps).use(SHADOW_UNIT)
         ready = set()  # programs whose frame uniforms are set
@@ -274,13 +281,8 @@ class SurfacePainter:
             mat = prims.materials[m]
             if mat.blend != bool(peel):
                 continue
-            record = self._records[m]
-            white, normals = self._group_facts(inputs, m, first, count)
-            defines = variant_defines(record, len(directional), n_point, white=white,
-                                      normals=normals, peel=bool(peel),
-                                      shadows=bool(maps) and receive,
-                                      environment=shader.environment is not None,
-                                      tone_mapped=_tone_mapped(shader))
+            defines = self._group_defines(inputs, (m, first, count, receive), len(directional),
+                                          n_point, bool(peel))
             prog = self._program(defines)
             if defines not in ready:
                 self._set_frame_uniforms(prog, shader)
@@ -295,6 +297,46 @@ class SurfacePainter:
             self._cull(mat)
             self._triangle_vao(defines, prog).render(mgl.TRIANGLES, vertices=count, first=first)
         self.ctx.disable(mgl.CULL_FACE)
+
+    def _group_defines(self, inputs, group, n_directional, n_point, peel: bool):
+        """The ``variant_defines`` of draw group ``group`` (material, first index, count,
+        receives shadows) of ``inputs`` in the opaque pass or (``peel``) a transparency
+        pass."""
+        m, first, count, receive = group
+        shader = inputs.shader
+        white, normals = self._group_facts(inputs, m, first, count)
+        return variant_defines(self._records[m], n_directional, n_point, white=white,
+                               normals=normals, peel=peel,
+                               shadows=bool(shader.shadows.maps) and receive,
+                               environment=shader.environment is not None,
+                               tone_mapped=_tone_mapped(shader))
+
+    def _upload_varyings(self, varyings, programs):
+        """The (N, V) ``varyings`` that ``programs`` read (their active ``in_`` attributes:
+        the GLSL linker drops the varyings a program's fragment stage never reads) into
+        the "varyings" buffer, those columns interleaved in VARYINGS order: the bunny's
+        lit program reads 3 of the 18 floats per vertex, and uploading all of them cost
+        its 1280x720 frame about 4 ms on llvmpipe (docs/performance.md, "GL mode"). The
+        triangles' vertex arrays are remade when that set of varyings changes."""
+        names = tuple(n for n in VARYINGS if any(f"in_{n}" in p for p in programs))
+        if names != self._varying_names:
+            self._release_vaos()
+            self._varying_names = names
+        if not names:
+            return
+        spans = [VARYINGS[n] for n in names]
+        if is_device_array(varyings):  # gathered on the device, then by interop
+            packed = varyings[:, [c for first, width in spans for c in range(first, first + width)]]
+        else:  # into float32 kept between frames: no allocation per frame
+            shape = (len(varyings), sum(width for _, width in spans))
+            packed = self._packed
+            if packed.shape != shape:
+                packed = self._packed = np.empty(shape, np.float32)
+            column = 0
+            for first, width in spans:
+                packed[:, column:column + width] = varyings[:, first:first + width]
+                column += width
+        self._vertex_buffer("varyings", packed)
 
     def count_blended(self, inputs):
         """Draw the BLEND materials' triangles of ``inputs`` with the fragment-count
@@ -375,13 +417,15 @@ class SurfacePainter:
         return known[material, first]
 
     def _triangle_vao(self, defines, prog):
-        """The vertex array of the triangles for ``prog``: attributes its variant does not
-        read are inactive in it, and skipped (the buffer layout stays the same)."""
+        """The vertex array of the triangles for ``prog``: the varyings of the frame's
+        programs (``_upload_varyings``); those this variant does not read are inactive
+        in it, and skipped."""
         vao = self._vaos.get(defines)
         if vao is None:
-            fmt, names = gl_buffer_format()
-            content = [(self._buffers["clip"], "4f", "in_clip"),
-                       (self._buffers["varyings"], fmt, *names)]
+            content = [(self._buffers["clip"], "4f", "in_clip")]
+            if self._varying_names:
+                fmt, names = gl_buffer_format(self._varying_names)
+                content.append((self._buffers["varyings"], fmt, *names))
             vao = self._vaos[defines] = self.ctx.vertex_array(
                 prog, content, self._buffers["index"], index_element_size=4,
                 skip_errors=True)
