@@ -128,7 +128,8 @@ class SurfacePainter:
         if is_device_array(data):
             interop = self._interop.get()
             if interop is not None:
-                data = data.astype(np.float32)  # on the device
+                # on the device, C-contiguous (a gather of columns need not be)
+                data = data.astype(np.float32, order="C")
                 try:
                     buf = self._buffers.get(name)
                     if buf is None or buf.size < data.nbytes:
