@@ -83,12 +83,6 @@ uniform vec3 u_map_axis[MAX_MAPS];
 
 out vec4 f_color;
 
-// the alpha a drawn pixel writes: opaque whatever its base alpha (materials.FRAME_ALPHA),
-// but a BLEND material's layer (flag 8) keeps it for the compositing
-float frame_alpha(float a) {
-    return (u_material.flags & 8) != 0 ? a : 1.0;
-}
-
 // What a draw needs, as constants where the painter compiled a program for one kind of
 // material and light count, pass, shadow, environment and tone map (engine.render.gl.
 // surfaces.variant_defines; the compiler then drops the unused branches, their varyings
@@ -112,9 +106,17 @@ float frame_alpha(float a) {
 #define RECEIVES_SHADOWS (u_n_maps != 0 && u_receive)
 #define HAS_ENV u_has_env
 #define TONE_MAPPED u_tone_mapped
+#define DOUBLE_SIDED ((u_material.flags & 2) != 0)
+#define KEEPS_ALPHA ((u_material.flags & 8) != 0)
 #elif defined(HAS_NORMAL_MAP)
 #define HAS_NORMAL_MAP_NOW true
 #endif
+// the alpha a drawn pixel writes: opaque whatever its base alpha (materials.FRAME_ALPHA),
+// but a BLEND material's layer (flag 8) keeps it for the compositing
+float frame_alpha(float a) {
+    return KEEPS_ALPHA ? a : 1.0;
+}
+
 // the uv_sets bits of the material record (engine/render/materials.py UV_SET_BITS)
 #define UV_BASE_COLOR 1
 #define UV_METALLIC_ROUGHNESS 2
@@ -348,7 +350,7 @@ void main() {
         // normals interpolated to exactly zero (opposite ones across a triangle) give 0:
         // ambient light only, where the general program would use the geometric normal
         n = v_normal * inversesqrt(max(dot(v_normal, v_normal), 1e-30));
-        if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
+        if (DOUBLE_SIDED && !gl_FrontFacing) n = -n;
     }
 #else
     vec3 dpdx = dFdx(v_position), dpdy = dFdy(v_position);
@@ -357,14 +359,14 @@ void main() {
     } else {
         float len = length(v_normal);
         n = len > 0.0 ? v_normal / len : normalize(cross(dpdx, dpdy));
-        if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
+        if (DOUBLE_SIDED && !gl_FrontFacing) n = -n;
     }
 #endif
 #if defined(HAS_NORMAL_MAP_NOW)
     if (HAS_NORMAL_MAP_NOW) {
         // the frame of the normal before a back face reverses it (the software resolves'
         // winding normal for flat shading), the mapped normal reversed again
-        bool back = !gl_FrontFacing && ((u_material.flags & 2) != 0 || IS_FLAT);
+        bool back = !gl_FrontFacing && (DOUBLE_SIDED || IS_FLAT);
         n = back ? -mapped_normal(-n) : mapped_normal(n);
     }
 #endif

@@ -33,6 +33,8 @@ from ...scene.material import MIN_FILTERS, Material
 from ..attributes import VARYINGS, gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
 from ..materials import (
+    BLENDED,
+    DOUBLE_SIDED,
     FLAT_NORMALS,
     MATERIAL_STD140,
     glsl_material_block,
@@ -668,7 +670,8 @@ def variant_defines(record, n_directional: int, n_point: int, white: bool = Fals
     """The ``#define`` lines (shaders/surface.frag) of the program drawing one MATERIAL
     ``record`` (engine.render.materials) lit by ``n_directional`` directional and
     ``n_point`` point lights: what the record's fields decide (lit or not, flat, vertex
-    colours, a texture, an alpha cutoff, specular) and the light loop's bound, as
+    colours, a texture, an alpha cutoff, specular, double-sided lighting, a BLEND
+    layer's alpha kept) and the light loop's bound, as
     constants (``white``: the vertices drawn are all white, so vertex colours are left
     out even where the record multiplies them; ``normals``: every vertex drawn has a
     non-zero normal, so no pixel forms the screen-derivative one); and what the frame
@@ -694,5 +697,7 @@ def variant_defines(record, n_directional: int, n_point: int, white: bool = Fals
             f"PEELING {flag(peel)}",
             f"RECEIVES_SHADOWS {flag(shadows)}",
             f"HAS_ENV {flag(environment)}",
-            f"TONE_MAPPED {flag(tone_mapped)}") + (("HAS_NORMALS",) if normals else ()) + (
+            f"TONE_MAPPED {flag(tone_mapped)}",
+            f"DOUBLE_SIDED {flag(int(record['flags']) & DOUBLE_SIDED)}",
+            f"KEEPS_ALPHA {flag(int(record['flags']) & BLENDED)}") + (("HAS_NORMALS",) if normals else ()) + (
         ("HAS_NORMAL_MAP",) if shading != 0 and int(record["normal_texture"]) >= 0 else ())
