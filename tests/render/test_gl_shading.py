@@ -238,3 +238,32 @@ def test_depth_is_read_back_only_when_asked(monkeypatch):
     covered = (soft.depth < 1) & (full.depth < 1)
     assert covered.sum() > 2000
     assert np.abs(soft.depth[covered] - full.depth[covered]).max() < 1e-3
+
+
+def test_each_frame_owns_its_colour():
+    """The colour is read into a buffer kept between frames and copied out flipped: a
+    frame is the caller's (writable, not changed by the next frame), row 0 the top
+    (its coverage is the software raster's frame's, not that upside down)."""
+    scene, camera = _scene()
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        first = r.render(depth=False)
+        kept = first.color.copy()
+        camera.position = tuple(np.asarray(camera.position) * 1.5)
+        second = r.render(depth=False)
+    finally:
+        r.close()
+    assert first.color.flags.writeable and first.color.flags.c_contiguous
+    assert not np.shares_memory(first.color, second.color)
+    np.testing.assert_array_equal(first.color, kept)
+    assert (first.color != second.color).any()
+    scene2, camera2 = _scene()
+    soft = Renderer(scene2, camera2, SIZE, backend="numba").render()
+    covered_gl = (first.color != first.color[0, 0]).any(-1)  # the corner: background
+    covered_soft = soft.depth < 1
+
+    def overlap(a, b):  # intersection over union of two coverage masks
+        return (a & b).sum() / (a | b).sum()
+
+    assert overlap(covered_gl, covered_soft) > 0.98
+    assert overlap(covered_gl[::-1], covered_soft) < 0.9  # not upside down (0.77)
