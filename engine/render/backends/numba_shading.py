@@ -375,7 +375,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
             mi = shading = flags = ti = np.int64(0)
             bo = uo
             lod_qy = lod_uy = lod_vy = lod_w = lod_h = 0.0
-            tex_start = tex_end = np.int64(0)
+            tex_start = tex_end = pbr_end = np.int64(0)
             for px in range(width):
                 p = py * width + px
                 k = keys[p]
@@ -404,6 +404,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     if ti >= 0:
                         lod_qy, lod_uy, lod_vy, lod_w, lod_h = _uv_slopes(
                             t, tris, adj, vary, bo, ti, tex_info)
+                if px < pbr_end:  # shaded already, by its stretch's _pbr_run
+                    continue
                 xn = px * x_scale + x_offset
                 q = plane[0] * xn + plane[1]
                 inv = 1.0 / q if q != 0 else 1.0
@@ -428,17 +430,17 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
                     continue
-                if shading == _PBR:
+                if shading == _PBR:  # this pixel and the rest of its stretch, in one call
                     receives = n_maps > 0 and sh_receive[t] != 0
-                    lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
-                                            flags, front, mat_f, mat_i, texels, tex_info,
-                                            tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
-                                            pt_cone, pt_range, windowed, eye, ortho, view_dir,
-                                            env_texels, env_info, env_sh, env_lut, has_env,
-                                            sh_texels, sh_table, sh_dir, sh_point, receives)
-                    lr, lg, lb = _display(lr, lg, lb, exposure, tone)
-                    color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
-                                    | (_encode(lb, encode) << 16) | (alpha << 24))
+                    # a textured stretch ends where its samples do
+                    n_max = tex_end - px if ti >= 0 else min(RUN_PIXELS, width - px)
+                    pbr_end = px + _pbr_run(
+                        keys, p, px, n_max, x_scale, x_offset, samples, px - tex_start,
+                        ti >= 0, plane, t, mi, tris, vary, offsets, flags, front, mat_f,
+                        mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos,
+                        pt_e, pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels,
+                        env_info, env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir,
+                        sh_point, receives, exposure, tone, encode, color_out)
                     continue
                 nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                               _at(plane, no + 2, xn, inv))
@@ -587,15 +589,22 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
             ((1.0 - fb) * b * dm + fb * dv) * ndl)
 
 
-# no reference counting (_call_opts): called per pixel with some thirty arrays, each an
-# atomic increment and decrement per call otherwise
-@numba.njit(**_call_opts)
+# inlined into its one caller, _pbr_run (a call per pixel, its some forty arguments
+# passed each time, cost more than the BRDF's arithmetic on a full-screen quad: measured).
+# The lights, environment and shadow arrays come as tuples: Python passes a call of more
+# than 30 arguments as *args, which Numba cannot inline
+@numba.njit(inline="always")
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
-               mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
-               pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels, env_info,
-               env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir, sh_point, receives):
+               mat_i, texels, tex_info, tex_periods, lights, eye, ortho, view_dir, env,
+               shadow, receives):
     """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr);
-    ``receives``: the shadow maps apply to this pixel."""
+    ``lights``: (ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed),
+    ``env``: (env_texels, env_info, env_sh, env_lut, has_env), ``shadow``: (sh_texels,
+    sh_table, sh_dir, sh_point), as ``_resolve`` takes them; ``receives``: the shadow
+    maps apply to this pixel."""
+    ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed = lights
+    env_texels, env_info, env_sh, env_lut, has_env = env
+    sh_texels, sh_table, sh_dir, sh_point = shadow
     po, no = offsets[_POSITION], offsets[_NORMAL]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                   _at(plane, no + 2, xn, inv))
@@ -668,6 +677,51 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         lg += fg * cg
         lb += fb * cb
     return lr + er, lg + eg, lb + eb
+
+
+# no reference counting (_call_opts): called per stretch with some thirty arrays, each an
+# atomic increment and decrement per call otherwise
+@numba.njit(**_call_opts)
+def _pbr_run(keys, p, px, n_max, x_scale, x_offset, samples, j0, textured, plane, t, mi, tris,
+             vary, offsets, flags, front, mat_f, mat_i, texels, tex_info, tex_periods,
+             ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed, eye, ortho,
+             view_dir, env_texels, env_info, env_sh, env_lut, has_env, sh_texels, sh_table,
+             sh_dir, sh_point, receives, exposure, tone, encode, color_out):
+    """Shade the "pbr" pixels of one stretch of a run: pixel p (column px) and the next
+    ones with the same key id, at most ``n_max``, into ``color_out`` as the pixel loop
+    would (the base colour, times the vertex colour and the texture's ``samples[j0 +
+    j]`` when ``textured``, by ``_pbr_pixel``, then ``_display`` and the encode).
+    Returns the count: one call per stretch, not per pixel."""
+    low = np.uint64(0xFFFFFFFF)
+    key_id = keys[p] & low
+    n = 1
+    while n < n_max and (keys[p + n] & low) == key_id:
+        n += 1
+    co = offsets[_COLOR_LINEAR]
+    lights = (ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed)
+    env = (env_texels, env_info, env_sh, env_lut, has_env)
+    shadow = (sh_texels, sh_table, sh_dir, sh_point)
+    for j in range(n):
+        xn = (px + j) * x_scale + x_offset
+        q = plane[0] * xn + plane[1]
+        inv = 1.0 / q if q != 0 else 1.0
+        r, g = mat_f[mi, _F_COLOR], mat_f[mi, _F_COLOR + 1]
+        b, a = mat_f[mi, _F_COLOR + 2], mat_f[mi, _F_COLOR + 3]
+        if flags & 1:
+            r, g = r * _at(plane, co, xn, inv), g * _at(plane, co + 1, xn, inv)
+            b, a = b * _at(plane, co + 2, xn, inv), a * _at(plane, co + 3, xn, inv)
+        if textured:
+            s = j0 + j
+            r, g = r * samples[s, 0], g * samples[s, 1]
+            b, a = b * samples[s, 2], a * samples[s, 3]
+        alpha = _frame_alpha(flags, a)
+        lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags,
+                                front, mat_f, mat_i, texels, tex_info, tex_periods, lights,
+                                eye, ortho, view_dir, env, shadow, receives)
+        lr, lg, lb = _display(lr, lg, lb, exposure, tone)
+        color_out[p + j] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
+                            | (_encode(lb, encode) << 16) | (alpha << 24))
+    return n
 
 
 @numba.njit(inline="always")
