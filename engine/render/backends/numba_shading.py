@@ -45,7 +45,8 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   the NumPy resolve's exact power.
 
 - PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
-  light, its maps sampled like the base colour texture (``_pbr_light``).
+  light, its maps sampled like the base colour texture (``_pbr_light``), inlined into
+  the pixel loop (``_pbr_pixel``: a call per pixel cost more than the BRDF).
 - Normal maps (any lit kind): ``_mapped_normal`` (engine.render.normal_map) from the
   run's tangent planes; each texture's uv0 or uv1 planes by the record's ``uv_sets``.
 - Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
@@ -179,9 +180,9 @@ def _axis_pow2(u, n, mirror):
     return a, b, x - x0
 
 
-# _sample and _pbr_pixel are compiled as functions of their own, not inlined into the
-# resolve: inlined at every call site (the base texture, three PBR maps, each with its
-# trilinear levels) the resolve took about 6 minutes to compile on 2 cores
+# _sample is compiled as a function of its own, not inlined into the resolve: inlined at
+# every call site (the base texture, three PBR maps, each with its trilinear levels) the
+# resolve took about 6 minutes to compile on 2 cores
 @numba.njit(**_call_opts)
 def _sample(texels, info, periods, k, u, v, lam):
     """Texture k at (u, v) and level of detail ``lam`` -> linear (r, g, b, a)
@@ -375,7 +376,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
             mi = shading = flags = ti = np.int64(0)
             bo = uo
             lod_qy = lod_uy = lod_vy = lod_w = lod_h = 0.0
-            tex_start = tex_end = pbr_end = np.int64(0)
+            tex_start = tex_end = np.int64(0)
             for px in range(width):
                 p = py * width + px
                 k = keys[p]
@@ -404,8 +405,6 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     if ti >= 0:
                         lod_qy, lod_uy, lod_vy, lod_w, lod_h = _uv_slopes(
                             t, tris, adj, vary, bo, ti, tex_info)
-                if px < pbr_end:  # shaded already, by its stretch's _pbr_run
-                    continue
                 xn = px * x_scale + x_offset
                 q = plane[0] * xn + plane[1]
                 inv = 1.0 / q if q != 0 else 1.0
@@ -430,17 +429,18 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
                     continue
-                if shading == _PBR:  # this pixel and the rest of its stretch, in one call
+                if shading == _PBR:
                     receives = n_maps > 0 and sh_receive[t] != 0
-                    # a textured stretch ends where its samples do
-                    n_max = tex_end - px if ti >= 0 else min(RUN_PIXELS, width - px)
-                    pbr_end = px + _pbr_run(
-                        keys, p, px, n_max, x_scale, x_offset, samples, px - tex_start,
-                        ti >= 0, plane, t, mi, tris, vary, offsets, flags, front, mat_f,
-                        mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos,
-                        pt_e, pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels,
-                        env_info, env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir,
-                        sh_point, receives, exposure, tone, encode, color_out)
+                    lights = (ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed)
+                    env = (env_texels, env_info, env_sh, env_lut, has_env)
+                    shadow = (sh_texels, sh_table, sh_dir, sh_point)
+                    lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
+                                            flags, front, mat_f, mat_i, texels, tex_info,
+                                            tex_periods, lights, eye, ortho, view_dir, env,
+                                            shadow, receives)
+                    lr, lg, lb = _display(lr, lg, lb, exposure, tone)
+                    color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
+                                    | (_encode(lb, encode) << 16) | (alpha << 24))
                     continue
                 nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                               _at(plane, no + 2, xn, inv))
@@ -589,10 +589,11 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
             ((1.0 - fb) * b * dm + fb * dv) * ndl)
 
 
-# inlined into its one caller, _pbr_run (a call per pixel, its some forty arguments
-# passed each time, cost more than the BRDF's arithmetic on a full-screen quad: measured).
-# The lights, environment and shadow arrays come as tuples: Python passes a call of more
-# than 30 arguments as *args, which Numba cannot inline
+# inlined into the resolve, its one caller: as a function of its own (ed1bef1) its some
+# forty arguments, passed per pixel, cost more than the BRDF (benchmarks/pbr.py: the
+# textured quad 1.25x -> 1.74x Blinn-Phong's frame). The lights, environment and shadow
+# arrays come as tuples: Python passes a call of more than 30 arguments as *args, which
+# Numba's inliner refuses
 @numba.njit(inline="always")
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
                mat_i, texels, tex_info, tex_periods, lights, eye, ortho, view_dir, env,
@@ -677,51 +678,6 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         lg += fg * cg
         lb += fb * cb
     return lr + er, lg + eg, lb + eb
-
-
-# no reference counting (_call_opts): called per stretch with some thirty arrays, each an
-# atomic increment and decrement per call otherwise
-@numba.njit(**_call_opts)
-def _pbr_run(keys, p, px, n_max, x_scale, x_offset, samples, j0, textured, plane, t, mi, tris,
-             vary, offsets, flags, front, mat_f, mat_i, texels, tex_info, tex_periods,
-             ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed, eye, ortho,
-             view_dir, env_texels, env_info, env_sh, env_lut, has_env, sh_texels, sh_table,
-             sh_dir, sh_point, receives, exposure, tone, encode, color_out):
-    """Shade the "pbr" pixels of one stretch of a run: pixel p (column px) and the next
-    ones with the same key id, at most ``n_max``, into ``color_out`` as the pixel loop
-    would (the base colour, times the vertex colour and the texture's ``samples[j0 +
-    j]`` when ``textured``, by ``_pbr_pixel``, then ``_display`` and the encode).
-    Returns the count: one call per stretch, not per pixel."""
-    low = np.uint64(0xFFFFFFFF)
-    key_id = keys[p] & low
-    n = 1
-    while n < n_max and (keys[p + n] & low) == key_id:
-        n += 1
-    co = offsets[_COLOR_LINEAR]
-    lights = (ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed)
-    env = (env_texels, env_info, env_sh, env_lut, has_env)
-    shadow = (sh_texels, sh_table, sh_dir, sh_point)
-    for j in range(n):
-        xn = (px + j) * x_scale + x_offset
-        q = plane[0] * xn + plane[1]
-        inv = 1.0 / q if q != 0 else 1.0
-        r, g = mat_f[mi, _F_COLOR], mat_f[mi, _F_COLOR + 1]
-        b, a = mat_f[mi, _F_COLOR + 2], mat_f[mi, _F_COLOR + 3]
-        if flags & 1:
-            r, g = r * _at(plane, co, xn, inv), g * _at(plane, co + 1, xn, inv)
-            b, a = b * _at(plane, co + 2, xn, inv), a * _at(plane, co + 3, xn, inv)
-        if textured:
-            s = j0 + j
-            r, g = r * samples[s, 0], g * samples[s, 1]
-            b, a = b * samples[s, 2], a * samples[s, 3]
-        alpha = _frame_alpha(flags, a)
-        lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags,
-                                front, mat_f, mat_i, texels, tex_info, tex_periods, lights,
-                                eye, ortho, view_dir, env, shadow, receives)
-        lr, lg, lb = _display(lr, lg, lb, exposure, tone)
-        color_out[p + j] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
-                            | (_encode(lb, encode) << 16) | (alpha << 24))
-    return n
 
 
 @numba.njit(inline="always")
