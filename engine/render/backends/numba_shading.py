@@ -747,8 +747,9 @@ def _uv_at(plane, xn, inv, offsets, second):
     return _at(plane, c, xn, inv), _at(plane, c + 1, xn, inv)
 
 
-# its own function, as _sample is: one copy for the lit and the "pbr" paths
-@numba.njit(**_opts)
+# its own function, as _sample is: one copy for the lit and the "pbr" paths; no
+# reference counting (_call_opts): called per pixel with seven arrays
+@numba.njit(**_call_opts)
 def _mapped_normal(plane, xn, inv, nx, ny, nz, back, mi, mat_f, mat_i, offsets, texels,
                    tex_info, tex_periods):
     """The unit normal (nx, ny, nz) (reversed already when ``back``: a double-sided back
