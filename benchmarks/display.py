@@ -16,8 +16,10 @@
     gl mode      ``Renderer(raster="gl").render(depth=False)`` of the bunny against raw
                  moderngl drawing the same mesh (static buffers, Lambert, no culling:
                  the engine draws the open bunny's back faces) and reading the colour
-                 back; both in one EGL process, interleaved, medians. Also the GL mode
-                 as it was before (the general program, depth read back) in the same run.
+                 back; both in one EGL process, interleaved, medians. Also, in the same
+                 run, the GL mode without the sRGB encoding of its output (which the raw
+                 Lambert reference does not do: the share of the gap that encoding is)
+                 and as it was before (the general program, depth read back).
     window       ``frustum view``'s frame (one iteration of ``Viewer.run``: pyglet's clock
                  and events, the software frame, its upload and drawing to the window,
                  the buffer swap; vsync off) under Xvfb against the
@@ -208,14 +210,42 @@ def _interleaved(a, b, repeats=9):
     return statistics.median(ta), statistics.median(tb)
 
 
+_SRGB_ENCODE = "return mix(l * 12.92, 1.055 * pow(l, vec3(1.0 / 2.4)) - 0.055, step(0.0031308, l));"
+
+
+def _unencoded_renderer(size):
+    """A GL-mode bunny renderer whose programs write linear values (surface.frag's
+    srgb_encode only clamps): compiled by its first frame with that source."""
+    from engine.render.gl import surfaces
+
+    r = _bunny_renderer(size, "gl")
+    real = surfaces.load_glsl
+
+    def linear_output(name, *args, **kwargs):
+        text = real(name, *args, **kwargs)
+        if name == "surface.frag":
+            assert _SRGB_ENCODE in text, "surface.frag's srgb_encode changed"
+            text = text.replace(_SRGB_ENCODE, "return l;")
+        return text
+
+    surfaces.load_glsl = linear_output
+    try:
+        r.render(depth=False)
+    finally:
+        surfaces.load_glsl = real
+    return r
+
+
 def gl_mode_row(size):
-    """GL mode against raw moderngl; also, in the same run, the GL mode as it was before
-    its programs were specialised and its depth readback made optional: the general
-    program (``variant_defines`` giving no defines) and ``render()`` with depth."""
+    """GL mode against raw moderngl; also, in the same run, the GL mode without the sRGB
+    encoding of its output, and as it was before its programs were specialised and its
+    depth readback made optional: the general program (``variant_defines`` giving no
+    defines) and ``render()`` with depth."""
     from engine.render.gl import surfaces
 
     r = _bunny_renderer(size, "gl")
     raw = _raw_gl(r)
+    linear = _unencoded_renderer(size)
     general = _bunny_renderer(size, "gl")
     specialise = surfaces.variant_defines
 
@@ -226,14 +256,17 @@ def gl_mode_row(size):
         finally:
             surfaces.variant_defines = specialise
 
-    engine_ms, raw_ms, general_ms = _round_robin(
-        [lambda: r.render(depth=False), raw, general_frame], repeats=21)
-    r.close()
-    general.close()
+    engine_ms, raw_ms, linear_ms, general_ms = _round_robin(
+        [lambda: r.render(depth=False), raw, lambda: linear.render(depth=False),
+         general_frame], repeats=21)
+    for renderer in (r, linear, general):
+        renderer.close()
     row = {"engine_gl_ms": engine_ms, "raw_moderngl_ms": raw_ms, "ratio": engine_ms / raw_ms,
+           "no_srgb_ms": linear_ms, "no_srgb_ratio": linear_ms / raw_ms,
            "general_depth_ms": general_ms, "general_ratio": general_ms / raw_ms}
     print(f"gl mode      Renderer(raster='gl') {engine_ms:.1f} ms vs raw moderngl + readback "
-          f"{raw_ms:.1f} ms: {row['ratio']:.2f}x (general program + depth readback: "
+          f"{raw_ms:.1f} ms: {row['ratio']:.2f}x (without the sRGB encoding: {linear_ms:.1f} "
+          f"ms, {row['no_srgb_ratio']:.2f}x; general program + depth readback: "
           f"{general_ms:.1f} ms, {row['general_ratio']:.2f}x)", flush=True)
     return row
 

@@ -83,16 +83,14 @@ uniform vec3 u_map_axis[MAX_MAPS];
 
 out vec4 f_color;
 
-// the alpha a drawn pixel writes: opaque whatever its base alpha (materials.FRAME_ALPHA),
-// but a BLEND material's layer (flag 8) keeps it for the compositing
-float frame_alpha(float a) {
-    return (u_material.flags & 8) != 0 ? a : 1.0;
-}
-
 // What a draw needs, as constants where the painter compiled a program for one kind of
-// material and light count (engine.render.gl.surfaces.variant_defines; the compiler then
-// drops the unused branches, their varyings and the light loop's bound checks), else read
-// from the material record and the light counts (the general program: lines, occluders).
+// material and light count, pass, shadow, environment and tone map (engine.render.gl.
+// surfaces.variant_defines; the compiler then drops the unused branches, their varyings
+// and the light loop's bound checks), else read from the material record and the
+// uniforms (the general program: lines, occluders). Branches on a uniform are not free
+// on llvmpipe: a discard anywhere in the shader turns off its early depth test, and the
+// shadow, environment and tone-map code left behind uniform tests made the bunny's
+// frame 2x raw moderngl's (docs/performance.md, "GL mode").
 #ifndef VARIANT
 #define IS_LIT (u_material.shading != 0)
 #define IS_FLAT (u_material.shading == 2 || (u_material.shading == 3 && (u_material.flags & 4) != 0))
@@ -104,9 +102,21 @@ float frame_alpha(float a) {
 #define N_DIRECTIONAL u_n_directional
 #define N_LIGHTS (u_n_directional + u_n_point)
 #define HAS_NORMAL_MAP_NOW (u_material.normal_texture >= 0)
+#define PEELING (u_peel != 0)
+#define RECEIVES_SHADOWS (u_n_maps != 0 && u_receive)
+#define HAS_ENV u_has_env
+#define TONE_MAPPED u_tone_mapped
+#define DOUBLE_SIDED ((u_material.flags & 2) != 0)
+#define KEEPS_ALPHA ((u_material.flags & 8) != 0)
 #elif defined(HAS_NORMAL_MAP)
 #define HAS_NORMAL_MAP_NOW true
 #endif
+// the alpha a drawn pixel writes: opaque whatever its base alpha (materials.FRAME_ALPHA),
+// but a BLEND material's layer (flag 8) keeps it for the compositing
+float frame_alpha(float a) {
+    return KEEPS_ALPHA ? a : 1.0;
+}
+
 // the uv_sets bits of the material record (engine/render/materials.py UV_SET_BITS)
 #define UV_BASE_COLOR 1
 #define UV_METALLIC_ROUGHNESS 2
@@ -143,7 +153,7 @@ float point_window(int q, vec3 l, float r2) {
 // direction to the light (engine/render/shadows.py visibility: slope-scaled bias, the
 // light's projection, 3 x 3 percentage-closer filtering); 1 without a map
 float shadow_visibility(int i, vec3 n, vec3 l) {
-    if (u_n_maps == 0 || !u_receive) return 1.0;
+    if (!RECEIVES_SHADOWS) return 1.0;
     int k = i < N_DIRECTIONAL ? u_dir_map[i] : u_point_map[i - N_DIRECTIONAL];
     float ndl = dot(n, l);
     if (k < 0 || ndl <= 0.0) return 1.0;
@@ -172,7 +182,7 @@ float shadow_visibility(int i, vec3 n, vec3 l) {
 
 // linear radiance -> display (engine/render/tonemap.py): exposure, then Khronos PBR Neutral
 vec3 display(vec3 c) {
-    if (!u_tone_mapped) return c;
+    if (!TONE_MAPPED) return c;
     c *= u_exposure;
     if (!u_pbr_neutral) return c;
     const float start = 0.8 - 0.04, desaturation = 0.15;
@@ -296,7 +306,7 @@ vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
                                map_lod(u_emissive_map, UV_EMISSIVE)).rgb;
     float a2 = rough * rough * rough * rough;
     vec3 out_rgb = u_ambient * (c * (1.0 - metallic) + mix(vec3(0.04), c, metallic)) * occlusion;
-    if (u_has_env) out_rgb += env_pbr(n, v, c, metallic, rough, occlusion);
+    if (HAS_ENV) out_rgb += env_pbr(n, v, c, metallic, rough, occlusion);
     for (int i = 0; i < N_LIGHTS; ++i) {
         vec3 l, e;
         if (i < N_DIRECTIONAL) {
@@ -316,7 +326,7 @@ vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
 }
 
 void main() {
-    if (u_peel != 0) {
+    if (PEELING) {
         ivec2 at = ivec2(gl_FragCoord.xy);
         if (gl_FragCoord.z >= texelFetch(u_opaque_depth, at, 0).r) discard;
         if (u_peel >= 2 && gl_FragCoord.z <= texelFetch(u_peel_depth, at, 0).r) discard;
@@ -354,7 +364,7 @@ void main() {
         // normals interpolated to exactly zero (opposite ones across a triangle) give 0:
         // ambient light only, where the general program would use the geometric normal
         n = v_normal * inversesqrt(max(dot(v_normal, v_normal), 1e-30));
-        if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
+        if (DOUBLE_SIDED && !gl_FrontFacing) n = -n;
     }
 #else
     vec3 dpdx = dFdx(v_position), dpdy = dFdy(v_position);
@@ -363,14 +373,14 @@ void main() {
     } else {
         float len = length(v_normal);
         n = len > 0.0 ? v_normal / len : normalize(cross(dpdx, dpdy));
-        if ((u_material.flags & 2) != 0 && !gl_FrontFacing) n = -n;
+        if (DOUBLE_SIDED && !gl_FrontFacing) n = -n;
     }
 #endif
 #if defined(HAS_NORMAL_MAP_NOW)
     if (HAS_NORMAL_MAP_NOW) {
         // the frame of the normal before a back face reverses it (the software resolves'
         // winding normal for flat shading), the mapped normal reversed again
-        bool back = !gl_FrontFacing && ((u_material.flags & 2) != 0 || IS_FLAT);
+        bool back = !gl_FrontFacing && (DOUBLE_SIDED || IS_FLAT);
         float lod = map_lod(u_normal_map, UV_NORMAL);
         n = back ? -mapped_normal(-n, lod) : mapped_normal(n, lod);
     }
@@ -381,7 +391,7 @@ void main() {
         return;
     }
     vec3 diffuse = u_ambient;
-    if (u_has_env) diffuse += env_irradiance(n);  // the environment joins the ambient
+    if (HAS_ENV) diffuse += env_irradiance(n);  // the environment joins the ambient
     vec3 spec = vec3(0.0);
     for (int i = 0; i < N_LIGHTS; ++i) {
         vec3 l, e;

@@ -255,6 +255,11 @@ _PLAIN = {
 _INDEX = "[1-9][0-9]{0,17}"  # at most 18 digits: every one fits an int64
 _REF = f"{_INDEX}(?:/(?:{_INDEX})?(?:/{_INDEX})?)?"
 _PLAIN_FACE = re.compile(rf"(?m)\n[ \t]*f((?:{_SP}{_REF}){{3,}}){_END}")
+# the lines of _PLAIN_FACE that are triangles of vertex references only, the same capture:
+# tried first when the first face line is one (most files are only those), it takes half
+# the time of the general one
+_PLAIN_TRIANGLE = re.compile(rf"(?m)\n[ \t]*f({_SP}{_INDEX}{_SP}{_INDEX}{_SP}{_INDEX}){_END}")
+_FACE_LINE = re.compile(r"\n[ \t]*f[ \t][^\n]*")
 _LP_MINUS = re.compile(r"\n[ \t]*[lp][ \t][^\n]*-")  # rewritten by the line pass
 
 
@@ -299,7 +304,10 @@ def _plain_obj(text: str) -> tuple[bool, tuple[np.ndarray, np.ndarray] | None]:
         return False, None
     if counts["vn"] and counts["vn"] != len(_PLAIN["vn", 3].findall(text)):
         return False, None
-    faces = _PLAIN_FACE.findall(text)
+    first = _FACE_LINE.search(text) if counts["f"] else None
+    faces = _PLAIN_TRIANGLE.findall(text) if first and _PLAIN_TRIANGLE.match(first[0]) else []
+    if len(faces) != counts["f"]:
+        faces = _PLAIN_FACE.findall(text)
     if len(faces) != counts["f"]:
         return False, None
     if not faces:

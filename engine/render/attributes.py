@@ -209,8 +209,15 @@ def glsl_varyings(stage: str) -> str:
     return "\n".join(decl) + "\nvoid copy_varyings() {\n" + body + "}"
 
 
-def gl_buffer_format() -> tuple[str, list[str]]:
+def gl_buffer_format(names=None) -> tuple[str, list[str]]:
     """The moderngl buffer format of the (N, V) float32 varyings and the attribute names,
-    e.g. ("3f 3f 2f 4f 4f", ["in_position", ...])."""
-    return (" ".join(f"{w}f" for _, w in VARYINGS.values()),
-            [f"in_{name}" for name in VARYINGS])
+    e.g. ("3f 3f 2f 4f 4f", ["in_position", ...]); with ``names`` (varying names), of
+    just those columns interleaved in ``VARYINGS`` order. Raises KeyError for an
+    undeclared name."""
+    chosen = list(VARYINGS)
+    if names is not None:
+        unknown = set(names) - set(VARYINGS)
+        if unknown:
+            raise KeyError(f"undeclared varyings: {sorted(unknown)}")
+        chosen = [n for n in VARYINGS if n in set(names)]
+    return (" ".join(f"{VARYINGS[n][1]}f" for n in chosen), [f"in_{n}" for n in chosen])

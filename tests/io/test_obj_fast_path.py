@@ -141,3 +141,18 @@ def test_plain_triangles_drop_unreferenced_vertices_in_order():
 ])
 def test_other_files_are_left_to_trimesh(text):
     assert fixups.normalize_obj_parsed(text) == (text, None)
+
+
+@pytest.mark.parametrize("text, triangles", [
+    ("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n", True),    # plain triangles
+    ("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 1 2 4 3\n", False),  # then a quad
+    ("v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nf 1 2 3\nf 1/1 2/1 3/1\n", False),  # then a uv
+    ("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 4 3\nf 1 2 3\n", False),  # a quad first
+])
+def test_faces_after_a_plain_first_triangle_are_still_checked(text, triangles):
+    # the triangle-only match is tried first when the first face line is one; any other
+    # face line sends the proof to the general match
+    proven, parsed = fixups._plain_obj(text)
+    assert proven and _agree(text) and (parsed is not None) == triangles
+    bad = text.replace("f 1 2 3\n", "f 1 2 9\n")  # out of range, wherever it stands
+    assert not fixups._plain_obj(bad)[0]

@@ -94,7 +94,7 @@ class DeviceArray(np.ndarray):
         if not copy and np.dtype(dtype) == self.dtype:
             return self
         COUNT.launches += 1
-        return _wrap(self._host().astype(dtype))
+        return _wrap(self._host().astype(dtype, order=order))  # as CuPy's
 
     def copy(self, order="C"):
         COUNT.launches += 1

@@ -1,6 +1,7 @@
 """The GL path's lean fragment work (engine.render.gl.surfaces, shaders/surface.frag):
 its sRGB encoding against the exact IEC 61966-2-1 curve, programs specialised
-per material kind and light count against the general program, and no depth readback
+per material kind, light count, pass, shadows, environment and tone map against the
+general program, and no depth readback
 unless the caller asks for depth. Needs libEGL + Mesa (scripts/setup.sh); never skips."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from engine import DirectionalLight, Material, Mesh, Node, PerspectiveCamera, Renderer, Scene
+from engine.render.attributes import VARYINGS
 from engine.render.gl import offscreen, surfaces
 from engine.render.gl.glsl import SHADER_DIR
 from engine.render.materials import pack_materials
@@ -100,12 +102,112 @@ def test_specialised_programs_draw_what_the_general_program_draws(monkeypatch):
     r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
     try:
         general = r.render()
+        painter = r._stages(r._assembly()).offscreen._surface_painter
+        assert painter._varying_names == tuple(VARYINGS)  # it reads every varying
     finally:
         r.close()
     assert (general.depth < 1).sum() > 2000
     np.testing.assert_array_equal(special.depth, general.depth)
     diff = np.abs(special.color.astype(int) - general.color.astype(int))
     assert diff.max() <= 1, diff.max()
+
+
+def _frame_scene():
+    """What the frame and the pass decide: a shadow-casting light over a plane that
+    receives its shadows and a box that does not, a uniform environment, exposure with
+    PBR Neutral, and a BLEND quad in front (the transparency passes)."""
+    from engine import Environment
+    from engine.scene.light import AmbientLight
+
+    scene = Scene(background=(0.1, 0.1, 0.1), environment=Environment((0.3, 0.3, 0.3)))
+    scene.exposure, scene.tone_map = 1.5, "pbr-neutral"
+    pos = np.array([[-3, 0, -3], [3, 0, -3], [3, 0, 3], [-3, 0, 3]], np.float32)
+    scene.add(Node("plane", geometry=Mesh(pos, [[0, 2, 1], [0, 3, 2]], material=Material(
+        color=(0.8, 0.8, 0.8), shading="pbr", metallic=0.0, roughness=0.7))))
+    lid = scene.add(Node("box", position=(0.3, 0.5, 0), geometry=box(
+        material=Material(color=(0.8, 0.3, 0.2), specular=0.3))))
+    lid.receive_shadow = False
+    scene.add(Node("pane", position=(0, 0.8, 1.2), geometry=Mesh(
+        np.array([[-0.6, -0.4, 0], [0.6, -0.4, 0], [0.6, 0.4, 0], [-0.6, 0.4, 0]], np.float32),
+        [[0, 1, 2], [0, 2, 3]], material=Material(color=(0.2, 0.4, 1.0, 0.5), blend=True))))
+    light = scene.add(DirectionalLight(intensity=2.0, shadows=True, shadow_map_size=256,
+                                       position=(2.0, 4.0, 1.0)))
+    light.look_at((0, 0, 0))
+    scene.add(AmbientLight(intensity=0.2))
+    camera = scene.add(PerspectiveCamera(fov_y=50, aspect=SIZE[0] / SIZE[1],
+                                         position=(0.0, 3.5, 4.0)))
+    camera.look_at((0, 0, 0))
+    return scene, camera
+
+
+def test_programs_specialised_per_pass_shadow_environment_and_tone_map(monkeypatch):
+    """The pass (opaque or transparency layer), the draw's shadows, the environment and
+    the tone map are constants of each program: the opaque programs have no discard by
+    depth (whose uniforms are then inactive), only the receiving draw reads the shadow
+    atlas, and the frame matches the general program's."""
+    scene, camera = _frame_scene()
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        special = r.render()
+        programs = r._stages(r._assembly()).offscreen._surface_painter._programs
+        kinds = {d: p for d, p in programs.items() if d}
+        assert all("HAS_ENV true" in d and "TONE_MAPPED true" in d for d in kinds)
+        peeling = [d for d in kinds if "PEELING true" in d]
+        assert len(peeling) == 1 and len(kinds) == 3  # plane, box, the pane's layers
+        for d, prog in kinds.items():
+            assert ("u_peel" in prog) == (d in peeling), d
+            assert ("u_opaque_depth" in prog) == (d in peeling), d
+            assert ("u_shadow_atlas" in prog) == ("RECEIVES_SHADOWS true" in d), d
+        receiving = [d for d in kinds if "RECEIVES_SHADOWS true" in d]
+        assert len(receiving) == 2 and all("IS_PBR true" in d or d in peeling
+                                           for d in receiving)  # the plane and the pane
+    finally:
+        r.close()
+    monkeypatch.setattr(surfaces, "variant_defines", lambda *a, **k: ())
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        general = r.render()
+    finally:
+        r.close()
+    assert (general.depth < 1).sum() > 5000
+    np.testing.assert_array_equal(special.depth, general.depth)
+    diff = np.abs(special.color.astype(int) - general.color.astype(int))
+    assert diff.max() <= 1, diff.max()
+
+
+def test_only_the_varyings_the_programs_read_are_uploaded():
+    """A lit mesh without specular under a directional light reads its normal only (3
+    of the 18 floats a vertex carries); a specular, a textured and a vertex-coloured
+    material add the position, the texture coordinates and the linear colour (the frames are compared with
+    the general program's, which reads every varying, in the tests above)."""
+    from engine.render.attributes import gl_buffer_format
+
+    assert gl_buffer_format(["uv0", "normal"]) == ("3f 2f", ["in_normal", "in_uv0"])
+    assert gl_buffer_format()[0] == "3f 3f 4f 2f 4f 2f"
+    with pytest.raises(KeyError, match="uv2"):
+        gl_buffer_format(["uv2"])
+    ball, faces = icosphere(2)
+    scene = Scene(background=(0.1, 0.1, 0.1))
+    scene.add(Node("ball", geometry=Mesh(ball, faces, normals=ball)))
+    scene.add(DirectionalLight(position=(1, 2, 3))).look_at((0, 0, 0))
+    camera = scene.add(PerspectiveCamera(fov_y=50, aspect=SIZE[0] / SIZE[1], position=(0, 0, 4)))
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        r.render(depth=False)
+        painter = r._stages(r._assembly()).offscreen._surface_painter
+        assert painter._varying_names == ("normal",)
+        assert painter._packed.shape == (len(ball), 3)
+    finally:
+        r.close()
+    scene, camera = _scene()
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        r.render(depth=False)
+        painter = r._stages(r._assembly()).offscreen._surface_painter
+        # (the textured program picks uv0 or uv1 by the record's uv_sets: it reads both)
+        assert painter._varying_names == ("position", "normal", "color_linear", "uv0", "uv1")
+    finally:
+        r.close()
 
 
 def test_white_vertices_leave_vertex_colours_out_of_the_program():
@@ -136,3 +238,32 @@ def test_depth_is_read_back_only_when_asked(monkeypatch):
     covered = (soft.depth < 1) & (full.depth < 1)
     assert covered.sum() > 2000
     assert np.abs(soft.depth[covered] - full.depth[covered]).max() < 1e-3
+
+
+def test_each_frame_owns_its_colour():
+    """The colour is read into a buffer kept between frames and copied out flipped: a
+    frame is the caller's (writable, not changed by the next frame), row 0 the top
+    (its coverage is the software raster's frame's, not that upside down)."""
+    scene, camera = _scene()
+    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
+    try:
+        first = r.render(depth=False)
+        kept = first.color.copy()
+        camera.position = tuple(np.asarray(camera.position) * 1.5)
+        second = r.render(depth=False)
+    finally:
+        r.close()
+    assert first.color.flags.writeable and first.color.flags.c_contiguous
+    assert not np.shares_memory(first.color, second.color)
+    np.testing.assert_array_equal(first.color, kept)
+    assert (first.color != second.color).any()
+    scene2, camera2 = _scene()
+    soft = Renderer(scene2, camera2, SIZE, backend="numba").render()
+    covered_gl = (first.color != first.color[0, 0]).any(-1)  # the corner: background
+    covered_soft = soft.depth < 1
+
+    def overlap(a, b):  # intersection over union of two coverage masks
+        return (a & b).sum() / (a | b).sum()
+
+    assert overlap(covered_gl, covered_soft) > 0.98
+    assert overlap(covered_gl[::-1], covered_soft) < 0.9  # not upside down (0.77)

@@ -313,3 +313,18 @@ class TestOnDevice:
                                r.effective_point_size(), scene.background)
         np.testing.assert_array_equal(frame.color, ref.color)
         np.testing.assert_array_equal(frame.depth, ref.depth)
+
+
+@pytest.mark.parametrize("point_size, side", [(0.3, 1), (1.5, 2), (2.5, 2), (3.5, 4), (3.49, 3),
+                                              (np.float32(2.5), 2), (1e300, 255)])
+def test_scalar_splat_size_rounds_half_to_even_within_bounds(point_size, side):
+    sizes = splat_sizes(point_size, 7)
+    assert sizes.dtype == np.uint8 and sizes.tolist() == [side]
+    # the per-point path rounds the same way (np.rint)
+    assert splat_sizes(np.full(7, point_size, np.float64), 7).tolist() == [side] * 7
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), np.full(3, np.nan)])
+def test_splat_size_refuses_non_positive_or_non_finite(bad):
+    with pytest.raises(ValueError, match="point_size must be positive and finite"):
+        splat_sizes(bad, 3)

@@ -13,7 +13,7 @@ from engine import DirectionalLight, Mesh, Node, PerspectiveCamera, Renderer, Sc
 from engine.render.attributes import VARYING_COUNT, VARYINGS, layout_rows
 from engine.render.backends.numba_shading import resolve_numba
 from engine.render.backends.numba_vertex import surface_vertices_numba
-from engine.render.frame import EMPTY_KEY, new_keys
+from engine.render.frame import EMPTY_KEY, cleared_keys, fill_empty, new_keys
 from engine.render.lines import LINE_DEPTH_BIAS, fragment_colors, raster_lines
 from engine.render.shading import resolve
 from engine.render.surface_vertices import mvp_matrices, normal_matrices, surface_vertices
@@ -288,3 +288,14 @@ def test_vertex_stage_output_is_finite_for_points_beside_meshes(backend):
             inputs = r.frame_inputs()
             assert np.isfinite(inputs.clip).all()
             assert np.isfinite(inputs.shader.varyings).all()
+
+
+def test_key_buffers_clear_to_the_empty_key_in_place():
+    assert EMPTY_KEY == np.uint64(2**64 - 1)  # what the byte fill of fill_empty relies on
+    keys = np.random.default_rng(3).integers(0, 2**63, (2, 12), dtype=np.uint64)
+    assert fill_empty(keys) is keys and (keys == EMPTY_KEY).all()
+    reused = np.arange(6, dtype=np.uint64)
+    assert cleared_keys(reused, (3, 2)) is reused and (reused == EMPTY_KEY).all()
+    fresh = cleared_keys(reused, (4, 2))  # another size: a new buffer
+    assert fresh is not reused and fresh.shape == (8,) and (fresh == EMPTY_KEY).all()
+    assert (new_keys((5, 3)) == EMPTY_KEY).all() and new_keys((5, 3)).shape == (15,)

@@ -45,9 +45,10 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   the NumPy resolve's exact power.
 
 - PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
-  light (``_pbr_light``), its maps filtered by ``_sample`` as their samplers say at
-  each one's level of detail per pixel (``_map_sample``, from the run's UV slopes in the
-  tail of its planes, ``_map_slopes``).
+  light (``_pbr_light``), inlined into the pixel loop (``_pbr_pixel``: a call per pixel
+  cost more than the BRDF); its maps filtered by ``_sample``'s body as their samplers
+  say at each one's level of detail per pixel (``_map_sample``, from the run's UV slopes
+  in the tail of its planes, ``_map_slopes``).
 - Normal maps (any lit kind): ``_mapped_normal`` (engine.render.normal_map) from the
   run's tangent planes, the map read by ``_map_sample`` as the "pbr" maps; each
   texture's uv0 or uv1 planes by the record's ``uv_sets``.
@@ -187,9 +188,9 @@ def _axis_pow2(u, n, mirror):
     return a, b, x - x0
 
 
-# _sample and _pbr_pixel are compiled as functions of their own, not inlined into the
-# resolve: inlined at every call site (the base texture, three PBR maps, each with its
-# trilinear levels) the resolve took about 6 minutes to compile on 2 cores
+# _sample is compiled as a function of its own, not inlined into the resolve: inlined at
+# every call site (the base texture, three PBR maps, each with its trilinear levels) the
+# resolve took about 6 minutes to compile on 2 cores
 @numba.njit(**_call_opts)
 def _sample(texels, info, periods, k, u, v, lam):
     """Texture k at (u, v) and level of detail ``lam`` -> linear (r, g, b, a)
@@ -447,12 +448,13 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     continue
                 if shading == _PBR:
                     receives = n_maps > 0 and sh_receive[t] != 0
+                    lights = (ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed)
+                    env = (env_texels, env_info, env_sh, env_lut, has_env)
+                    shadow = (sh_texels, sh_table, sh_dir, sh_point)
                     lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
                                             flags, front, mat_f, mat_i, texels, tex_info,
-                                            tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
-                                            pt_cone, pt_range, windowed, eye, ortho, view_dir,
-                                            env_texels, env_info, env_sh, env_lut, has_env,
-                                            sh_texels, sh_table, sh_dir, sh_point, receives)
+                                            tex_periods, lights, eye, ortho, view_dir, env,
+                                            shadow, receives)
                     lr, lg, lb = _display(lr, lg, lb, exposure, tone)
                     color_out[p] = (_encode(lr, encode) | (_encode(lg, encode) << 8)
                                     | (_encode(lb, encode) << 16) | (alpha << 24))
@@ -604,15 +606,23 @@ def _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2):
             ((1.0 - fb) * b * dm + fb * dv) * ndl)
 
 
-# no reference counting (_call_opts): called per pixel with some thirty arrays, each an
-# atomic increment and decrement per call otherwise
-@numba.njit(**_call_opts)
+# inlined into the resolve, its one caller: as a function of its own (ed1bef1) its some
+# forty arguments, passed per pixel, cost more than the BRDF (benchmarks/pbr.py: the
+# textured quad 1.25x -> 1.74x Blinn-Phong's frame). The lights, environment and shadow
+# arrays come as tuples: Python passes a call of more than 30 arguments as *args, which
+# Numba's inliner refuses
+@numba.njit(inline="always")
 def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front, mat_f,
-               mat_i, texels, tex_info, tex_periods, ambient, dir_l, dir_e, pt_pos, pt_e,
-               pt_cone, pt_range, windowed, eye, ortho, view_dir, env_texels, env_info,
-               env_sh, env_lut, has_env, sh_texels, sh_table, sh_dir, sh_point, receives):
+               mat_i, texels, tex_info, tex_periods, lights, eye, ortho, view_dir, env,
+               shadow, receives):
     """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr);
-    ``receives``: the shadow maps apply to this pixel."""
+    ``lights``: (ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed),
+    ``env``: (env_texels, env_info, env_sh, env_lut, has_env), ``shadow``: (sh_texels,
+    sh_table, sh_dir, sh_point), as ``_resolve`` takes them; ``receives``: the shadow
+    maps apply to this pixel."""
+    ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed = lights
+    env_texels, env_info, env_sh, env_lut, has_env = env
+    sh_texels, sh_table, sh_dir, sh_point = shadow
     po, no = offsets[_POSITION], offsets[_NORMAL]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                   _at(plane, no + 2, xn, inv))
@@ -794,8 +804,9 @@ def _map_sample(plane, xn, inv, offsets, second, texels, info, periods, k):
     return _sampled(texels, info, periods, k, u, v, lam)
 
 
-# its own function, as _sample is: one copy for the lit and the "pbr" paths
-@numba.njit(**_opts)
+# its own function, as _sample is: one copy for the lit and the "pbr" paths; no
+# reference counting (_call_opts): called per pixel with seven arrays
+@numba.njit(**_call_opts)
 def _mapped_normal(plane, xn, inv, nx, ny, nz, back, mi, mat_f, mat_i, offsets, texels,
                    tex_info, tex_periods):
     """The unit normal (nx, ny, nz) (reversed already when ``back``: a double-sided back

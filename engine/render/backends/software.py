@@ -30,7 +30,7 @@ import numpy as np
 from ...arrays import to_host
 from .. import transparency
 from ..culling import FrustumCuller, mark_culled
-from ..frame import EMPTY_KEY, Frame, cleared_keys
+from ..frame import EMPTY_KEY, Frame, cleared_keys, fill_empty
 from ..lines import fragment_colors, occluder_clip, raster_lines
 from ..msaa import sample_offsets, shifted_inputs
 from ..points import check_points, resolve_keys, splat_keys
@@ -245,8 +245,7 @@ class SoftwareBackend(Backend):
         w, h = size
         if self._sample_keys is None or self._sample_keys.shape != (samples, w * h):
             self._sample_keys = np.empty((samples, w * h), np.uint64)
-        keys = self._sample_keys
-        keys.fill(EMPTY_KEY)
+        keys = fill_empty(self._sample_keys)
         offsets = sample_offsets(samples)
         n = len(inputs.colors)
         if inputs.projection is not None or len(prims.lines):
@@ -282,7 +281,7 @@ class SoftwareBackend(Backend):
         if self._layers is None or self._layers[0].shape != shape:
             self._layers = (np.empty(shape, np.uint64), np.empty(w * h, np.int32))
         keys, overflow = self._layers
-        keys.fill(EMPTY_KEY)
+        fill_empty(keys)
         overflow.fill(0)
         setup = inputs.shader.setup
         pieces = np.flatnonzero(blended_pieces(inputs.prims, setup.piece_tri))
@@ -400,7 +399,7 @@ class NumbaBackend(SoftwareBackend):
                                           numba_msaa.finish_mix_numba)
         self.nearest_depth = _chosen_threads(st, "msaa depth", lambda a: len(a[0]),
                                              numba_msaa.nearest_depth_numba)
-        self.empty_keys = lambda n: _filled(first.array("layer", (n,), np.uint64), EMPTY_KEY)
+        self.empty_keys = lambda n: fill_empty(first.array("layer", (n,), np.uint64))
         # the shadow maps' depth-only raster, its own thread choice (texels, not pixels)
         self._raster_depth = _chosen_threads(st, "shadow raster",
                                              lambda a: len(a[1].piece_tri),
@@ -485,11 +484,6 @@ class _Casters:
         from .numba_atmosphere import apply_atmosphere_numba
 
         apply_atmosphere_numba(frame.color, frame.depth, view.scene, view.camera)
-
-
-def _filled(a, value):
-    a.fill(value)
-    return a
 
 
 def _pixel_region(setup, pieces, size):

@@ -64,6 +64,7 @@ class OffscreenGL:
         self._peeler = None  # the DepthPeeler of frames with BLEND triangles
         self._peeled = False  # the last frame drew transparency layers
         self._atmosphere = None  # the AtmospherePass of fog/sky frames (gl.atmosphere)
+        self._readback = np.zeros((0, 0, 4), np.uint8)  # GL's bottom-up rows, kept
         # the finalizer holds this object's attribute dict, never the object itself
         self._release = weakref.finalize(self, _release_gl, self.__dict__)
 
@@ -112,13 +113,19 @@ class OffscreenGL:
             return Frame(np.ascontiguousarray(color[::-1]), np.ascontiguousarray(zbuf[::-1]))
 
     def draw_frame(self, inputs, size, point_size=1.0, background=(0.0, 0.0, 0.0, 1.0),
-                   colors_revision=None, samples: int = 1, atmosphere=None):
+                   colors_revision=None, samples: int = 1, atmosphere=None,
+                   read: bool = False):
         """Clear the framebuffer of ``size`` and draw one frame of vertex-stage output
         (``FrameInputs``: surfaces and points) into it; ``read_frame`` reads it back.
         With ``samples`` > 1 the frame is drawn multisampled and resolved into it
         (engine.render.gl.multisample). With ``atmosphere`` (the frame's
         engine.render.atmosphere.AtmosphereParameters) the fog and sky are applied by
-        a full-screen pass (engine.render.gl.atmosphere)."""
+        a full-screen pass (engine.render.gl.atmosphere).
+
+        Returns None, or with ``read`` the colour Frame (``read_frame(size, depth=False)``)
+        read while the context is still current: releasing the context between the
+        draw and the read (as two calls do) flushed llvmpipe's deferred draw and cost
+        the bunny's 1280x720 frame about 4 ms (docs/performance.md, "GL mode")."""
         w, h = (int(v) for v in size)
         with self.ctx:
             fbo = self._framebuffer((w, h))
@@ -139,6 +146,7 @@ class OffscreenGL:
                 self._peeler_for((w, h)).peel(
                     self._surface_painter, inputs, fbo.depth_attachment,
                     None if fogged is None else (fogged, atmosphere))
+            return self._read_color(fbo, w, h) if read else None
 
     def _atmosphere_pass(self, size):
         """The AtmospherePass of ``size``, kept between frames."""
@@ -178,13 +186,24 @@ class OffscreenGL:
         top."""
         w, h = (int(v) for v in size)
         with self.ctx:
-            fbo = self._framebuffer((w, h))
-            color = np.frombuffer(fbo.read(components=4, alignment=1), np.uint8).reshape(h, w, 4)
-            color = np.ascontiguousarray(color[::-1])
-            if self._peeled:  # the BLEND layers over it (engine.render.transparency)
-                color = self._peeler.composite(color)
+            color = self._read_color(self._framebuffer((w, h)), w, h).color
             zbuf = self.read_depth((w, h)) if depth else None
             return Frame(color, zbuf)
+
+    def _read_color(self, fbo, w, h) -> Frame:
+        """The colour of ``fbo`` (current context), row 0 at the top, the BLEND layers
+        composited over it when the last frame drew them; depth None."""
+        # read into an array kept between frames, then flipped into the caller's: a fresh
+        # buffer for GL's rows as well made the flip cost about 3 ms of the bunny's
+        # 1280x720 frame (page faults; 0.1 ms in a warm buffer)
+        if self._readback.shape != (h, w, 4):
+            self._readback = np.empty((h, w, 4), np.uint8)
+        fbo.read_into(self._readback, components=4, alignment=1)
+        color = np.empty((h, w, 4), np.uint8)
+        np.copyto(color, self._readback[::-1])
+        if self._peeled:  # the BLEND layers over it (engine.render.transparency)
+            color = self._peeler.composite(color)
+        return Frame(color, None)
 
     def read_depth(self, size) -> np.ndarray:
         """(H, W) float32 window depth of the framebuffer drawn by ``draw_frame``, row 0

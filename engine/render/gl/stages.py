@@ -31,23 +31,27 @@ class GLStages(Backend):
         self.offscreen = offscreen
         self.projector = compute.projector
         self._size = None  # of the last resolved frame: where read() finds its depth
+        self._color = None  # the colour Frame read back by rasterize, for resolve
 
     def vertex_stage(self, batch, prims, view):
         return self.compute.vertex_stage(batch, prims, view)
 
     def rasterize(self, inputs, view):
         """Draw the frame into the framebuffer, the scene's fog and sky applied by a
-        full-screen pass (engine.render.gl.atmosphere); GL keeps its depth buffer there, so there
-        are no visibility keys to return (None)."""
-        self.offscreen.draw_frame(inputs, view.size, view.point_size, view.background,
-                                  colors_revision=view.vertex_revision, samples=self.samples,
-                                  atmosphere=atmosphere_parameters(view.scene, view.camera))
+        full-screen pass (engine.render.gl.atmosphere), and read its colour back in the
+        same span of the context being current (OffscreenGL.draw_frame); GL keeps its
+        depth buffer there, so there are no visibility keys to return (None)."""
+        self._color = self.offscreen.draw_frame(
+            inputs, view.size, view.point_size, view.background,
+            colors_revision=view.vertex_revision, samples=self.samples,
+            atmosphere=atmosphere_parameters(view.scene, view.camera), read=True)
 
     def resolve(self, keys, inputs, view):
-        """The fragments GL shaded while drawing: the colour read back as a host Frame
-        (depth None; ``read`` reads it when the caller wants it)."""
+        """The fragments GL shaded while drawing: the colour read back by ``rasterize``
+        as a host Frame (depth None; ``read`` reads it when the caller wants it)."""
         self._size = view.size
-        return self.offscreen.read_frame(view.size, depth=False)
+        frame, self._color = self._color, None
+        return frame
 
     def atmosphere(self, frame, view):
         """Nothing: GL applied the fog and sky while drawing (``rasterize``,

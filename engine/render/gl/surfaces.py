@@ -10,8 +10,8 @@ sorted by material once per assembly; BLEND materials are left to the transparen
 passes, ``draw_blended`` and engine.render.gl.peeling), then the lines.
 
 Buffers: the indices are uploaded when the primitive assembly changes; the clip-space
-positions and the varyings (one interleaved (N, V) buffer, engine.render.attributes)
-every frame:
+positions and the varyings that the frame's programs read (one interleaved buffer of
+those columns of the (N, V) varyings, engine.render.attributes) every frame:
 from host memory, or, on the cupy backend, device to device by CUDA-GL interop
 (``interop.py``; where it is unavailable the arrays are copied through the host, logged
 once).
@@ -33,6 +33,8 @@ from ...scene.material import MIN_FILTERS, Material
 from ..attributes import VARYINGS, gl_buffer_format, glsl_varyings
 from ..lines import LINE_DEPTH_BIAS, occluder_clip
 from ..materials import (
+    BLENDED,
+    DOUBLE_SIDED,
     FLAT_NORMALS,
     MATERIAL_STD140,
     glsl_material_block,
@@ -78,6 +80,8 @@ class SurfacePainter:
         self._sorted_triangles = np.zeros((0, 3), np.uint32)
         self._facts: tuple = (None, {})
         self._buffers: dict[str, object] = {}
+        self._varying_names: tuple[str, ...] = ()  # in the "varyings" buffer, interleaved
+        self._packed = np.zeros((0, 0), np.float32)  # their host staging array
         self._line_vao = None
         self._occluder_vao = None
         self._textures: dict[int, object] = {}
@@ -126,7 +130,8 @@ class SurfacePainter:
         if is_device_array(data):
             interop = self._interop.get()
             if interop is not None:
-                data = data.astype(np.float32)  # on the device
+                # on the device, C-contiguous (a gather of columns need not be)
+                data = data.astype(np.float32, order="C")
                 try:
                     buf = self._buffers.get(name)
                     if buf is None or buf.size < data.nbytes:
@@ -250,10 +255,6 @@ class SurfacePainter:
         transparency pass (the buffers as the opaque pass uploaded them)."""
         mgl = self._mgl
         prims, shader = inputs.prims, inputs.shader
-        if not peel:
-            self._upload_static(prims)
-            self._vertex_buffer("clip", inputs.clip)
-            self._vertex_buffer("varyings", shader.varyings)  # (N, V): one interleaved buffer
         _, directional, point = shader.lights
         n_point = len(point) + len(shader.spots)  # spots and ranged lights join them
         if len(directional) > MAX_LIGHTS or n_point > MAX_LIGHTS:
@@ -262,6 +263,15 @@ class SurfacePainter:
         maps = shader.shadows.maps
         if len(maps) > MAX_SHADOW_MAPS:
             raise ValueError(f"the GL path draws at most {MAX_SHADOW_MAPS} lights with shadows")
+        if not peel:
+            self._upload_static(prims)
+            self._vertex_buffer("clip", inputs.clip)
+            # what every program of the frame reads, the transparency layers' too (their
+            # passes draw from these buffers)
+            self._upload_varyings(shader.varyings, [
+                self._program(self._group_defines(inputs, g, len(directional), n_point,
+                                                  prims.materials[g[0]].blend))
+                for g in self._groups])
         if maps:
             self._shadow_atlas(maps).use(SHADOW_UNIT)
         ready = set()  # programs whose frame uniforms are set
@@ -272,10 +282,8 @@ class SurfacePainter:
             mat = prims.materials[m]
             if mat.blend != bool(peel):
                 continue
-            record = self._records[m]
-            white, normals = self._group_facts(inputs, m, first, count)
-            defines = variant_defines(record, len(directional), n_point, white=white,
-                                      normals=normals)
+            defines = self._group_defines(inputs, (m, first, count, receive), len(directional),
+                                          n_point, bool(peel))
             prog = self._program(defines)
             if defines not in ready:
                 self._set_frame_uniforms(prog, shader)
@@ -290,6 +298,46 @@ class SurfacePainter:
             self._cull(mat)
             self._triangle_vao(defines, prog).render(mgl.TRIANGLES, vertices=count, first=first)
         self.ctx.disable(mgl.CULL_FACE)
+
+    def _group_defines(self, inputs, group, n_directional, n_point, peel: bool):
+        """The ``variant_defines`` of draw group ``group`` (material, first index, count,
+        receives shadows) of ``inputs`` in the opaque pass or (``peel``) a transparency
+        pass."""
+        m, first, count, receive = group
+        shader = inputs.shader
+        white, normals = self._group_facts(inputs, m, first, count)
+        return variant_defines(self._records[m], n_directional, n_point, white=white,
+                               normals=normals, peel=peel,
+                               shadows=bool(shader.shadows.maps) and receive,
+                               environment=shader.environment is not None,
+                               tone_mapped=_tone_mapped(shader))
+
+    def _upload_varyings(self, varyings, programs):
+        """The (N, V) ``varyings`` that ``programs`` read (their active ``in_`` attributes:
+        the GLSL linker drops the varyings a program's fragment stage never reads) into
+        the "varyings" buffer, those columns interleaved in VARYINGS order: the bunny's
+        lit program reads 3 of the 18 floats per vertex, and uploading all of them cost
+        its 1280x720 frame about 4 ms on llvmpipe (docs/performance.md, "GL mode"). The
+        triangles' vertex arrays are remade when that set of varyings changes."""
+        names = tuple(n for n in VARYINGS if any(f"in_{n}" in p for p in programs))
+        if names != self._varying_names:
+            self._release_vaos()
+            self._varying_names = names
+        if not names:
+            return
+        spans = [VARYINGS[n] for n in names]
+        if is_device_array(varyings):  # gathered on the device, then by interop
+            packed = varyings[:, [c for first, width in spans for c in range(first, first + width)]]
+        else:  # into float32 kept between frames: no allocation per frame
+            shape = (len(varyings), sum(width for _, width in spans))
+            packed = self._packed
+            if packed.shape != shape:
+                packed = self._packed = np.empty(shape, np.float32)
+            column = 0
+            for first, width in spans:
+                packed[:, column:column + width] = varyings[:, first:first + width]
+                column += width
+        self._vertex_buffer("varyings", packed)
 
     def count_blended(self, inputs):
         """Draw the BLEND materials' triangles of ``inputs`` with the fragment-count
@@ -370,13 +418,15 @@ class SurfacePainter:
         return known[material, first]
 
     def _triangle_vao(self, defines, prog):
-        """The vertex array of the triangles for ``prog``: attributes its variant does not
-        read are inactive in it, and skipped (the buffer layout stays the same)."""
+        """The vertex array of the triangles for ``prog``: the varyings of the frame's
+        programs (``_upload_varyings``); those this variant does not read are inactive
+        in it, and skipped."""
         vao = self._vaos.get(defines)
         if vao is None:
-            fmt, names = gl_buffer_format()
-            content = [(self._buffers["clip"], "4f", "in_clip"),
-                       (self._buffers["varyings"], fmt, *names)]
+            content = [(self._buffers["clip"], "4f", "in_clip")]
+            if self._varying_names:
+                fmt, names = gl_buffer_format(self._varying_names)
+                content.append((self._buffers["varyings"], fmt, *names))
             vao = self._vaos[defines] = self.ctx.vertex_array(
                 prog, content, self._buffers["index"], index_element_size=4,
                 skip_errors=True)
@@ -438,8 +488,7 @@ class SurfacePainter:
         _set(prog, "u_n_directional", len(directional))
         _set(prog, "u_n_point", len(pos))
         _set(prog, "u_windowed", bool(windowed))
-        tone_mapped = shader.exposure != 1.0 or shader.tone_map != "none"
-        _set(prog, "u_tone_mapped", tone_mapped)
+        _set(prog, "u_tone_mapped", _tone_mapped(shader))
         _set(prog, "u_exposure", float(shader.exposure))
         _set(prog, "u_pbr_neutral", shader.tone_map == "pbr-neutral")
         cone4 = cone[:, :4]
@@ -606,16 +655,27 @@ def _set(prog, name, value):
         prog[name].value = value
 
 
+def _tone_mapped(shader) -> bool:
+    """Whether the frame of ``shader`` (a SurfaceShader) applies exposure or a tone map
+    (engine.render.tonemap; surface.frag ``display``)."""
+    return shader.exposure != 1.0 or shader.tone_map != "none"
+
+
 def variant_defines(record, n_directional: int, n_point: int, white: bool = False,
-                    normals: bool = False) -> tuple[str, ...]:
+                    normals: bool = False, peel: bool = False, shadows: bool = False,
+                    environment: bool = False, tone_mapped: bool = False) -> tuple[str, ...]:
     """The ``#define`` lines (shaders/surface.frag) of the program drawing one MATERIAL
     ``record`` (engine.render.materials) lit by ``n_directional`` directional and
     ``n_point`` point lights: what the record's fields decide (lit or not, flat, vertex
-    colours, a texture, an alpha cutoff, specular) and the light loop's bound, as
+    colours, a texture, an alpha cutoff, specular, double-sided lighting, a BLEND
+    layer's alpha kept) and the light loop's bound, as
     constants (``white``: the vertices drawn are all white, so vertex colours are left
     out even where the record multiplies them; ``normals``: every vertex drawn has a
-    non-zero normal, so no pixel forms the screen-derivative one). One program per
-    distinct tuple is compiled and kept."""
+    non-zero normal, so no pixel forms the screen-derivative one); and what the frame
+    and the pass decide: ``peel``, a transparency pass (the only programs that may
+    discard by depth, which turns off llvmpipe's early depth test); ``shadows``, the
+    draw receives shadow maps; ``environment``, image-based lighting; ``tone_mapped``,
+    exposure or a tone map. One program per distinct tuple is compiled and kept."""
     def flag(value) -> str:
         return "true" if value else "false"
 
@@ -630,5 +690,11 @@ def variant_defines(record, n_directional: int, n_point: int, white: bool = Fals
             f"HAS_CUTOFF {flag(float(record['alpha_cutoff']) >= 0.0)}",
             f"HAS_SPECULAR {flag(float(record['specular']) > 0.0)}",
             f"N_DIRECTIONAL {int(n_directional)}",
-            f"N_LIGHTS {int(n_directional + n_point)}") + (("HAS_NORMALS",) if normals else ()) + (
+            f"N_LIGHTS {int(n_directional + n_point)}",
+            f"PEELING {flag(peel)}",
+            f"RECEIVES_SHADOWS {flag(shadows)}",
+            f"HAS_ENV {flag(environment)}",
+            f"TONE_MAPPED {flag(tone_mapped)}",
+            f"DOUBLE_SIDED {flag(int(record['flags']) & DOUBLE_SIDED)}",
+            f"KEEPS_ALPHA {flag(int(record['flags']) & BLENDED)}") + (("HAS_NORMALS",) if normals else ()) + (
         ("HAS_NORMAL_MAP",) if shading != 0 and int(record["normal_texture"]) >= 0 else ())
