@@ -124,10 +124,13 @@ _PBR = 3  # materials.SHADING_CODES["pbr"]
 _TONE_START, _TONE_DESATURATION = 0.8 - 0.04, 0.15  # engine.render.tonemap's constants
 _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
 # after the planes (a band's scratch row), for the maps' levels of detail (_map_slopes):
-# the y coefficients of the uv0 numerators (u, v), of uv1's, of the denominator, and the
-# NDC steps of a pixel along x and y
+# the y coefficients of the uv0 numerators (u, v), of uv1's, of the denominator, the NDC
+# steps of a pixel along x and y, and per map (metallic-roughness, occlusion, emissive,
+# normal: _MAP_SLOTS) 1.0 where it is magnified along the whole row
 _TAIL = _PLANE * (VARYING_COUNT + 1)
-_TAIL_SIZE = 7
+_TAIL_SIZE = 11
+_MAP_SLOTS = ((7, _I_MR, _UV_MR), (8, _I_OCCLUSION, _UV_OCCLUSION),
+              (9, _I_EMISSIVE, _UV_EMISSIVE), (10, _I_NORMAL, _UV_NORMAL))
 
 
 @numba.njit(inline="always")
@@ -418,7 +421,9 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                            plane)
                     bo = offsets[_UV1] if mat_i[mi, _I_UV_SETS] & _UV_BASE else uo
                     if _reads_maps(mat_i, mi, shading):
-                        _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, plane)
+                        _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, x_offset,
+                                    (width - 1) * x_scale + x_offset, mat_i, mi, tex_info,
+                                    plane)
                     if ti >= 0:
                         lod_qy, lod_uy, lod_vy, lod_w, lod_h = _uv_slopes(
                             t, tris, adj, vary, bo, ti, tex_info)
@@ -654,16 +659,16 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         # each map at its own level of detail (its size, its uv set: _map_sample)
         sets = mat_i[mi, _I_UV_SETS]
         if k_mr >= 0:  # B metal, G roughness, stored values
-            _, sg, sb, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_MR, texels,
+            _, sg, sb, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_MR, 7, texels,
                                        tex_info, tex_periods, k_mr)
             metallic, rough = metallic * sb, rough * sg
         if k_occ >= 0:
-            sr, _, _, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_OCCLUSION, texels,
-                                      tex_info, tex_periods, k_occ)
+            sr, _, _, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_OCCLUSION, 8,
+                                      texels, tex_info, tex_periods, k_occ)
             occlusion = 1.0 + mat_f[mi, _F_OCCLUSION] * (sr - 1.0)
         if k_em >= 0:
-            sr, sg, sb, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_EMISSIVE, texels,
-                                        tex_info, tex_periods, k_em)
+            sr, sg, sb, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_EMISSIVE, 9,
+                                        texels, tex_info, tex_periods, k_em)
             er, eg, eb = er * sr, eg * sg, eb * sb
     a2 = rough ** 4
     f0r, f0g, f0b = (0.04 * (1.0 - metallic) + r * metallic, 0.04 * (1.0 - metallic)
@@ -765,11 +770,15 @@ def _reads_maps(mat_i, mi, shading):
 
 
 @numba.njit(inline="always")
-def _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, plane):
+def _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, xa, xb, mat_i, mi, info,
+                plane):
     """Per run, into the tail of its planes (``_TAIL``): what ``_map_sample``'s level of
     detail needs beside the planes, the y coefficients of triangle t's uv0 and uv1
-    numerator planes and of its denominator (``_uv_slopes``), and the NDC steps of a
-    pixel along x and y."""
+    numerator planes and of its denominator (``_uv_slopes``), the NDC steps of a pixel
+    along x and y, and for each map of material mi whether ``_magnified`` bounds its
+    level of detail at or below the switch point over the whole row (NDC x from xa to
+    xb, the first and last pixel centres): there no pixel computes one (the cost of the
+    maps where they are magnified)."""
     v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
     a0, a1, a2 = adj[t, 0, 1], adj[t, 1, 1], adj[t, 2, 1]
     for k, c in ((0, offsets[_UV0]), (1, offsets[_UV0] + 1), (2, offsets[_UV1]),
@@ -777,25 +786,37 @@ def _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, plane):
         plane[_TAIL + k] = vary[v0, c] * a0 + vary[v1, c] * a1 + vary[v2, c] * a2
     plane[_TAIL + 4] = a0 + a1 + a2
     plane[_TAIL + 5], plane[_TAIL + 6] = x_scale, y_scale
+    for slot, column, bit in _MAP_SLOTS:
+        k = mat_i[mi, column]
+        mag = False
+        if k >= 0:
+            second = (mat_i[mi, _I_UV_SETS] & bit) != 0
+            uo = offsets[_UV1] if second else offsets[_UV0]
+            j = _TAIL + (2 if second else 0)
+            tw, th = np.float64(info[k, 1]), np.float64(info[k, 2])
+            c = 0.5 if info[k, 5] != 0 and (info[k, 6] == 2 or info[k, 6] == 4) else 0.0
+            mag = _magnified(plane, uo, xa, xb, plane[_TAIL + 4], plane[j], plane[j + 1],
+                             tw * x_scale, th * x_scale, tw * y_scale, th * y_scale, c)
+        plane[_TAIL + slot] = 1.0 if mag else 0.0
 
 
 # its own function, as _sample (no reference counting), with _sample's body inlined:
 # one call per map read (a call to _sample from here cost 30 ns more per read), and
 # one compiled copy (inlined at the four map reads, the cold compile took 45 s longer)
 @numba.njit(**_call_opts)
-def _map_sample(plane, xn, inv, offsets, second, texels, info, periods, k):
+def _map_sample(plane, xn, inv, offsets, second, slot, texels, info, periods, k):
     """A map (the "pbr" ones, the normal map), texture k, at the pixel (NDC x = xn on
     the row of ``plane``, 1 / q = ``inv``) -> (r, g, b, a) as ``_sample`` filters it
     (SurfaceShader._pbr, SurfaceShader.uv_lod): at the level of detail of its uv set
     (uv1 when ``second``, its uv_sets bit) and size, ``_lod`` from the run's slopes
-    (``_map_slopes``). A sampler whose min filter is its magnification filter on the
-    full-size level ("nearest"/"linear" beside the same magFilter) needs no level of
-    detail, and none is computed."""
+    (``_map_slopes``; ``slot``: the map's in ``_MAP_SLOTS``). None is computed where the
+    row is magnified (``_map_slopes``) or the sampler's min filter is its magnification
+    filter on the full-size level ("nearest"/"linear" beside the same magFilter)."""
     uo = offsets[_UV1] if second else offsets[_UV0]
     u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
     code = info[k, 6]
     lam = 0.0
-    if not (code < 2 and (code == 1) == (info[k, 5] != 0)):
+    if plane[_TAIL + slot] == 0.0 and not (code < 2 and (code == 1) == (info[k, 5] != 0)):
         j = _TAIL + (2 if second else 0)
         xs, ys = plane[_TAIL + 5], plane[_TAIL + 6]
         tw, th = np.float64(info[k, 1]), np.float64(info[k, 2])
@@ -816,7 +837,7 @@ def _mapped_normal(plane, xn, inv, nx, ny, nz, back, mi, mat_f, mat_i, offsets, 
     if back:
         nx, ny, nz = -nx, -ny, -nz
     cr, cg, cb, _ = _map_sample(plane, xn, inv, offsets, mat_i[mi, _I_UV_SETS] & _UV_NORMAL,
-                                texels, tex_info, tex_periods, mat_i[mi, _I_NORMAL])
+                                10, texels, tex_info, tex_periods, mat_i[mi, _I_NORMAL])
     scale = mat_f[mi, _F_NORMAL_SCALE]
     sx, sy, sz = (2.0 * cr - 1.0) * scale, (2.0 * cg - 1.0) * scale, 2.0 * cb - 1.0
     sl = math.sqrt(sx * sx + sy * sy + sz * sz)
