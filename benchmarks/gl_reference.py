@@ -28,11 +28,10 @@ What it computes, per fragment, in linear light (GLSL below):
   emissive (sRGB, times the factor), normal (``(2 rgb - 1) (scale, scale, 1)`` through
   the interpolated tangent frame, bitangent ``cross(N, T) w``), each on the texture
   coordinate set its material names, with GL's filtering and mip maps (the glTF
-  sampler's filters and wraps) for the base colour. The data maps (metallic-roughness,
-  occlusion, emissive, normal) are read at their full-size level with the magnification
-  filter, as every engine backend reads them (engine.render.shading: no level of detail
-  for them, docs/surfaces.md "Against a GL reference"): a known difference made to
-  match, not a glTF rule. Tangents are the mesh's (a file's TANGENT), or where it has
+  sampler's filters and wraps: glTF 2.0 section 5.26, a sampler applies to every
+  texture of a material): the driver's own levels (glGenerateMipmap of the RGBA8 data
+  maps and the SRGB8_ALPHA8 colour ones), each map at the level of detail of its own
+  size and coordinate set. Tangents are the mesh's (a file's TANGENT), or where it has
   none the engine's generated ones (``Mesh.vertex_tangents``: scene data, like the
   normals ``Mesh.vertex_normals`` computes for a mesh without them).
 - KHR_lights_punctual lights (the extension's README): outgoing radiance
@@ -170,21 +169,25 @@ vec2 wrap(int k, vec2 uv) {
     return vec2(u_mirror[k].x ? m.x : uv.x, u_mirror[k].y ? m.y : uv.y);
 }
 
-// the base colour texture at the level of detail of OpenGL 4.6 section 8.14.1 with its
-// exact scale factor rho = max(|dUV/dx|, |dUV/dy|) in texels (a driver may approximate
-// it); the data maps (1-4) at the full-size level with the magnification filter, as the
-// engine reads them (module docstring)
+// log2 of OpenGL 4.6 section 8.14.1's exact scale factor rho = max(|dUV/dx|, |dUV/dy|)
+// in texels of texture `tex` (a driver may approximate it)
+float lod(sampler2D tex, vec2 dx, vec2 dy) {
+    vec2 size = vec2(textureSize(tex, 0));
+    dx *= size;
+    dy *= size;
+    return 0.5 * log2(max(dot(dx, dx), dot(dy, dy)));
+}
+
+// map k (0 base colour, 1 metallic-roughness, 2 occlusion, 3 emissive, 4 normal) at its
+// level of detail (each map's own size and coordinate set; module docstring)
 vec4 sample_map(int k) {
     vec2 uv = uv_of(k);
-    if (k != 0) {
-        if (k == 1) return textureLod(u_tex[1], wrap(1, uv), 0.0);
-        if (k == 2) return textureLod(u_tex[2], wrap(2, uv), 0.0);
-        if (k == 3) return textureLod(u_tex[3], wrap(3, uv), 0.0);
-        return textureLod(u_tex[4], wrap(4, uv), 0.0);
-    }
-    vec2 t = vec2(textureSize(u_tex[0], 0));
-    vec2 dx = dFdx(uv) * t, dy = dFdy(uv) * t;  // of the unfolded coordinate
-    return textureLod(u_tex[0], wrap(0, uv), 0.5 * log2(max(dot(dx, dx), dot(dy, dy))));
+    vec2 dx = dFdx(uv), dy = dFdy(uv);  // of the unfolded coordinate
+    if (k == 0) return textureLod(u_tex[0], wrap(0, uv), lod(u_tex[0], dx, dy));
+    if (k == 1) return textureLod(u_tex[1], wrap(1, uv), lod(u_tex[1], dx, dy));
+    if (k == 2) return textureLod(u_tex[2], wrap(2, uv), lod(u_tex[2], dx, dy));
+    if (k == 3) return textureLod(u_tex[3], wrap(3, uv), lod(u_tex[3], dx, dy));
+    return textureLod(u_tex[4], wrap(4, uv), lod(u_tex[4], dx, dy));
 }
 
 float distribution(float ndh, float a2) {
@@ -418,8 +421,8 @@ class ReferenceRenderer:
                              internal_format=fmt)
         s = tex.sampler
         mag = moderngl.LINEAR if s.filter == "linear" else moderngl.NEAREST
-        min_filter = _MIN_FILTERS[s.min_filter if role == "base_color" else s.filter]
-        if "mipmap" in s.min_filter and role == "base_color":  # the data maps read level 0
+        min_filter = _MIN_FILTERS[s.min_filter]
+        if "mipmap" in s.min_filter:  # the driver's levels, for every map
             t.build_mipmaps()
         t.filter = (min_filter, mag)
         # mirror is done in the shader on a clamped texture; repeat by GL

@@ -14,7 +14,11 @@ Times are medians of whole frames (vertex stage + raster + resolve to a host ima
 a warm-up; the ratio PBR / Blinn-Phong is what to compare (the issue's target is <= 1.3).
 Then the quad's PBR frame with a 256 x 256 normal map (tangents generated,
 engine.scene.tangents) against the same frame without it: the cost of the tangent frame
-and one more texture sample per pixel.
+and one more texture sample per pixel. Last the quad's PBR frame with a
+metallic-roughness and an occlusion map (random texels, default trilinear sampler), 256 x
+256 (magnified: every pixel reads level 0) and 2048 x 2048 (minified: about 1.7 levels
+down, two levels blended per map), against the same frame without maps: the cost of the
+maps' level of detail and of their mip levels.
 """
 
 from __future__ import annotations
@@ -73,12 +77,22 @@ def _normal_map():
     return Texture(np.concatenate([rgb, np.full((256, 256, 1), 255)], -1).astype(np.uint8))
 
 
-def _scene(kind, shading, size, normal_map=False):
+def _data_maps(n):
+    """``Material.maps`` with an n x n metallic-roughness and occlusion map of random
+    texels."""
+    rng = np.random.default_rng(2)
+    return {role: Texture(rng.integers(0, 256, (n, n, 4), np.uint8))
+            for role in ("metallic_roughness", "occlusion")}
+
+
+def _scene(kind, shading, size, normal_map=False, data_maps=0):
     pos, faces, uvs = _bunny_mesh() if kind == "bunny" else _quad_mesh()
     tex = None
     if kind == "quad":
         tex = Texture(np.random.default_rng(0).integers(0, 256, (256, 256, 4), np.uint8))
     maps = {"normal": _normal_map()} if normal_map else None
+    if data_maps:
+        maps = _data_maps(data_maps)
     mat = (Material(color=(0.8, 0.6, 0.4), shading="pbr", metallic=0.5, roughness=0.5,
                     texture=tex, maps=maps) if shading == "pbr" else
            Material(color=(0.8, 0.6, 0.4), specular=0.5, shininess=32, texture=tex))
@@ -134,6 +148,15 @@ def main():
     b, q = statistics.median(plain), statistics.median(mapped)
     print(f"{'scene':8} {'PBR ms':>15} {'+normal map ms':>15} {'ratio':>6}")
     print(f"{'quad':8} {b:15.1f} {q:15.1f} {q / b:6.2f}")
+    print(f"{'maps':12} {'PBR ms':>8} {'+MR+occlusion ms':>17} {'ratio':>6}")
+    for n in (256, 2048):
+        plain, mapped = [], []
+        for _ in range(3):
+            plain.append(_time(*_scene("quad", "pbr", size), size, a.backend, a.frames))
+            mapped.append(_time(*_scene("quad", "pbr", size, data_maps=n), size, a.backend,
+                                a.frames))
+        b, q = statistics.median(plain), statistics.median(mapped)
+        print(f"{f'{n} x {n}':12} {b:8.1f} {q:17.1f} {q / b:6.2f}")
 
 
 if __name__ == "__main__":

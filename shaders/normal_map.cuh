@@ -1,7 +1,8 @@
 // Tangent-space normal mapping (engine/render/normal_map.py): the "normal" map's stored
-// RGB c (linear data) at its full-size level, n_t = normalize((2c - 1)(scale, scale, 1)),
-// taken through the frame T' = normalize(T - N (N.T)), B = cross(N, T') sign(w), N; a
-// pixel whose tangent is zero or parallel to N keeps N. Compiled for the device and, in
+// RGB c (linear data) filtered by its sampler at the pixel's level of detail,
+// n_t = normalize((2c - 1)(scale, scale, 1)), taken through the frame
+// T' = normalize(T - N (N.T)), B = cross(N, T') sign(w), N; a pixel whose tangent is
+// zero or parallel to N keeps N. Compiled for the device and, in
 // the tests, by the host compiler.
 #pragma once
 #include "shading.cuh"
@@ -9,15 +10,16 @@
 namespace frustum {
 
 // n: the unit normal (before a double-sided back face reverses it), replaced in place by
-// the mapped one; vals: the interpolated varyings (the tangent and the map's uv set)
+// the mapped one; vals: the interpolated varyings (the tangent and the map's uv set);
+// lod: the map's level of detail (uv_lod of its uv set and size)
 __host__ __device__ inline void mapped_normal(const Material& M, const double* vals,
                                               const long long* __restrict__ offsets,
                                               const float* __restrict__ texels,
                                               const long long* __restrict__ tex_info,
-                                              double n[3]) {
+                                              double lod, double n[3]) {
     const double* uv = vals + uv_column(M, FR_UV_SET_NORMAL, offsets);
     double c[4];
-    sample_texture(texels, tex_info, M.normal_texture, uv[0], uv[1], 0.0, c);
+    sample_texture(texels, tex_info, M.normal_texture, uv[0], uv[1], lod, c);
     double ts[3] = {(2.0 * c[0] - 1.0) * M.normal_scale, (2.0 * c[1] - 1.0) * M.normal_scale,
                     2.0 * c[2] - 1.0};
     const double tl = sqrt(ts[0] * ts[0] + ts[1] * ts[1] + ts[2] * ts[2]);

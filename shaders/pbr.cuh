@@ -47,15 +47,39 @@ __host__ __device__ inline void pbr_light(const double n[3], const double v[3],
     }
 }
 
+// The levels of detail of M's "pbr" maps (metallic-roughness, occlusion, emissive) at
+// the centre of pixel (px, py) of the triangle with homogeneous adjugate `a` and vertices
+// v0..v2: uv_lod of each map's uv set and size (SurfaceShader.uv_lod of its role);
+// FR_LOD_NONE for a map M lacks.
+__host__ __device__ inline void pbr_map_lods(const Material& M, const double* a,
+                                             const double* __restrict__ vary, int n_vary,
+                                             long long v0, long long v1, long long v2,
+                                             const long long* __restrict__ offsets,
+                                             const long long* __restrict__ tex_info,
+                                             long long px, long long py, int width,
+                                             int height, double lod[3]) {
+    const int maps[3] = {M.mr_texture, M.occlusion_texture, M.emissive_texture};
+    const int bits[3] = {FR_UV_SET_METALLIC_ROUGHNESS, FR_UV_SET_OCCLUSION,
+                         FR_UV_SET_EMISSIVE};
+    for (int k = 0; k < 3; ++k) {
+        const long long row = FR_TEXTURE_COLUMNS * (long long)maps[k];
+        lod[k] = maps[k] < 0 ? FR_LOD_NONE
+                             : uv_lod(a, vary, n_vary, v0, v1, v2, uv_column(M, bits[k], offsets),
+                                      px, py, width, height, tex_info[row + 1],
+                                      tex_info[row + 2]);
+    }
+}
+
 // Linear radiance of a "pbr" pixel: unit normal n, unit view vector v, batch-frame
 // position w, linear base colour base, the interpolated varyings vals (uv0 for the
-// maps: uv0 or uv1 each), the scene's ambient, directional and point lights (spots and
-// ranged lights among them, punctual.cuh), its
-// environment (ibl.cuh); `shadows`: the frame's shadow maps where the pixel receives
+// maps: uv0 or uv1 each), the maps' levels of detail map_lod (pbr_map_lods), the scene's
+// ambient, directional and point lights (spots and ranged lights among them,
+// punctual.cuh), its environment (ibl.cuh); `shadows`: the frame's shadow maps where the pixel receives
 // them (shadow.cuh), else null.
 __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const double v[3], const double w[3],
                                           const double base[3], const double* vals,
+                                          const double map_lod[3],
                                           const long long* __restrict__ offsets,
                                           const float* __restrict__ texels,
                                           const long long* __restrict__ tex_info,
@@ -67,21 +91,21 @@ __host__ __device__ inline void pbr_pixel(const Material& M, const double n[3],
                                           const ShadowMaps* shadows = nullptr) {
     double metallic = M.metallic, rough = M.roughness, occlusion = 1.0;
     double em[3] = {M.emissive[0], M.emissive[1], M.emissive[2]};
-    double s[4];  // the maps at their full-size level (level of detail 0), as the host does
+    double s[4];  // each map filtered by its sampler at its level of detail
     if (M.mr_texture >= 0) {  // B metal, G roughness, stored values
         const double* uv = vals + uv_column(M, FR_UV_SET_METALLIC_ROUGHNESS, offsets);
-        sample_texture(texels, tex_info, M.mr_texture, uv[0], uv[1], 0.0, s);
+        sample_texture(texels, tex_info, M.mr_texture, uv[0], uv[1], map_lod[0], s);
         metallic *= s[2];
         rough *= s[1];
     }
     if (M.occlusion_texture >= 0) {
         const double* uv = vals + uv_column(M, FR_UV_SET_OCCLUSION, offsets);
-        sample_texture(texels, tex_info, M.occlusion_texture, uv[0], uv[1], 0.0, s);
+        sample_texture(texels, tex_info, M.occlusion_texture, uv[0], uv[1], map_lod[1], s);
         occlusion = 1.0 + M.occlusion_strength * (s[0] - 1.0);
     }
     if (M.emissive_texture >= 0) {
         const double* uv = vals + uv_column(M, FR_UV_SET_EMISSIVE, offsets);
-        sample_texture(texels, tex_info, M.emissive_texture, uv[0], uv[1], 0.0, s);
+        sample_texture(texels, tex_info, M.emissive_texture, uv[0], uv[1], map_lod[2], s);
         for (int ch = 0; ch < 3; ++ch) em[ch] *= s[ch];
     }
     const double a2 = rough * rough * rough * rough;

@@ -112,8 +112,14 @@ extern "C" __global__ void resolve_surfaces(
             const double gl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
             if (gl > 0.0) { n[0] /= gl; n[1] /= gl; n[2] /= gl; }
         }
-        if (M.normal_texture >= 0)  // normal_map.cuh, before a back face reverses it
-            frustum::mapped_normal(M, vals, offsets, texels, tex_info, n);
+        if (M.normal_texture >= 0) {  // normal_map.cuh, before a back face reverses it
+            const long long row = FR_TEXTURE_COLUMNS * (long long)M.normal_texture;
+            const double lod = frustum::uv_lod(
+                adj + 9 * t, vary, n_vary, v0, v1, v2,
+                frustum::uv_column(M, FR_UV_SET_NORMAL, offsets), px, py, width, height,
+                tex_info[row + 1], tex_info[row + 2]);
+            frustum::mapped_normal(M, vals, offsets, texels, tex_info, lod, n);
+        }
         if ((flags & 2) && !front[t]) { n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]; }
         double v[3];
         if (ortho) {
@@ -126,9 +132,11 @@ extern "C" __global__ void resolve_surfaces(
         // this pixel's shadow maps, or null where there are none or it receives none
         const frustum::ShadowMaps* shadows = n_maps > 0 && sh_receive[t] ? &maps : nullptr;
         if (shading == 3) {
-            double lin[3];
-            frustum::pbr_pixel(M, n, v, w3, base, vals, offsets, texels, tex_info, ambient,
-                               n_dir, dir_l, dir_e, pts, env, lin, shadows);
+            double lin[3], map_lod[3];
+            frustum::pbr_map_lods(M, adj + 9 * t, vary, n_vary, v0, v1, v2, offsets, tex_info,
+                                  px, py, width, height, map_lod);
+            frustum::pbr_pixel(M, n, v, w3, base, vals, map_lod, offsets, texels, tex_info,
+                               ambient, n_dir, dir_l, dir_e, pts, env, lin, shadows);
             frustum::display(lin, exposure, tone);
             color_out[p] = frustum::unorm8(frustum::srgb_encode(lin[0])) |
                            (frustum::unorm8(frustum::srgb_encode(lin[1])) << 8) |

@@ -212,13 +212,23 @@ vec2 wrapped_uv(bvec2 mirror, int bit) {
     return vec2(mirror.x ? mirrored.x : uv.x, mirror.y ? mirrored.y : uv.y);
 }
 
+// the level of detail of engine.scene.sampling for texture `tex` read through the uv
+// set of uv_sets bit `bit` (the larger Euclidean footprint in texels, from the unfolded
+// coordinate's derivatives, as for the base colour texture in main)
+float map_lod(sampler2D tex, int bit) {
+    vec2 texels = vec2(textureSize(tex, 0));
+    vec2 ddx = dFdx(uv_of(bit)) * texels, ddy = dFdy(uv_of(bit)) * texels;
+    return 0.5 * log2(max(dot(ddx, ddx), dot(ddy, ddy)));
+}
+
 // the unit normal n through the "normal" map (engine/render/normal_map.py): the map's
-// stored RGB c, n_t = normalize((2c - 1)(scale, scale, 1)), the frame T' = normalize(T -
-// n (n.T)), B = cross(n, T') sign(w), n; n kept where the tangent is zero or parallel.
+// stored RGB c at level of detail lod (map_lod, taken where control flow is uniform),
+// n_t = normalize((2c - 1)(scale, scale, 1)), the frame T' = normalize(T - n (n.T)),
+// B = cross(n, T') sign(w), n; n kept where the tangent is zero or parallel.
 // For |scale| > 1 the same direction is taken as (2c - 1)(sign(scale), sign(scale),
 // 1 / |scale|): float32 squares of (2c - 1) scale overflow for a huge scale (1e30)
-vec3 mapped_normal(vec3 n) {
-    vec3 c = texture(u_normal_map, wrapped_uv(u_normal_mirror, UV_NORMAL)).rgb;
+vec3 mapped_normal(vec3 n, float lod) {
+    vec3 c = textureLod(u_normal_map, wrapped_uv(u_normal_mirror, UV_NORMAL), lod).rgb;
     float s = u_material.normal_scale;
     vec3 k = abs(s) > 1.0 ? vec3(sign(s), sign(s), 1.0 / abs(s)) : vec3(s, s, 1.0);
     vec3 ts = (2.0 * c - 1.0) * k;
@@ -276,20 +286,24 @@ vec3 pbr_light(vec3 n, vec3 v, vec3 l, vec3 c, float m, float a2) {
     return pi * ((1.0 - f) * c * (1.0 - m) / pi + f * d * vis) * ndl;
 }
 
-// linear radiance of a "pbr" pixel (SurfaceShader._pbr)
+// linear radiance of a "pbr" pixel (SurfaceShader._pbr): each map filtered by its sampler
+// at its own level of detail (map_lod)
 vec3 pbr_radiance(vec3 n, vec3 v, vec3 c) {
     float metallic = u_material.metallic, rough = u_material.roughness, occlusion = 1.0;
     vec3 emissive = u_material.emissive.rgb;
     if (u_material.mr_texture >= 0) {  // B metal, G roughness
-        vec4 s = texture(u_mr_map, wrapped_uv(u_mr_mirror, UV_METALLIC_ROUGHNESS));
+        vec4 s = textureLod(u_mr_map, wrapped_uv(u_mr_mirror, UV_METALLIC_ROUGHNESS),
+                            map_lod(u_mr_map, UV_METALLIC_ROUGHNESS));
         metallic *= s.b;
         rough *= s.g;
     }
     if (u_material.occlusion_texture >= 0)
         occlusion = 1.0 + u_material.occlusion_strength *
-                    (texture(u_occlusion_map, wrapped_uv(u_occlusion_mirror, UV_OCCLUSION)).r - 1.0);
+                    (textureLod(u_occlusion_map, wrapped_uv(u_occlusion_mirror, UV_OCCLUSION),
+                                map_lod(u_occlusion_map, UV_OCCLUSION)).r - 1.0);
     if (u_material.emissive_texture >= 0)
-        emissive *= texture(u_emissive_map, wrapped_uv(u_emissive_mirror, UV_EMISSIVE)).rgb;
+        emissive *= textureLod(u_emissive_map, wrapped_uv(u_emissive_mirror, UV_EMISSIVE),
+                               map_lod(u_emissive_map, UV_EMISSIVE)).rgb;
     float a2 = rough * rough * rough * rough;
     vec3 out_rgb = u_ambient * (c * (1.0 - metallic) + mix(vec3(0.04), c, metallic)) * occlusion;
     if (HAS_ENV) out_rgb += env_pbr(n, v, c, metallic, rough, occlusion);
@@ -367,7 +381,8 @@ void main() {
         // the frame of the normal before a back face reverses it (the software resolves'
         // winding normal for flat shading), the mapped normal reversed again
         bool back = !gl_FrontFacing && (DOUBLE_SIDED || IS_FLAT);
-        n = back ? -mapped_normal(-n) : mapped_normal(n);
+        float lod = map_lod(u_normal_map, UV_NORMAL);
+        n = back ? -mapped_normal(-n, lod) : mapped_normal(n, lod);
     }
 #endif
     vec3 v = u_ortho ? u_view_dir : normalize(u_eye - v_position);

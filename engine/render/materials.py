@@ -40,8 +40,11 @@ min_filter the index in engine.scene.material.MIN_FILTERS); a texture used by se
 materials is stored once. Row k < X (X textures) is texture k; its mip chain (levels
 rows, level 0 included, engine.scene.mipmap) follows the X texture rows, level d at row
 ``first_level + d``, with the texture's sampler columns and levels = first_level = 0.
-A texture whose min_filter reads no mip level has one level row (level 0). The texels are ``Texture.linear`` (float32 RGBA, RGB decoded
-from sRGB once per texture, alpha / 255), row-major from the image's top row, so a
+A texture whose min_filter reads no mip level has one level row (level 0). The texels are
+``Texture.linear`` (float32 RGBA, RGB decoded from sRGB once per texture, alpha / 255),
+or for the data maps (metallic-roughness, occlusion, normal) ``Texture.stored`` (the
+stored values / 255), each with its own mip chain (the stored values averaged, not
+linear light: engine.scene.mipmap), row-major from the image's top row, so a
 sampler reads four floats per texel and filters them as they are, for lit and unlit
 materials alike: no decode per texel and no 8-bit texel in any resolve. Why float32
 (16 bytes a texel, 4x the image) rather than 8 or 16 bits: a bilinear sample reads 4
@@ -204,8 +207,8 @@ def pack_materials(materials):
 def _add_texture(t, raw, seen, info, texels, offset, chains):
     """Append texture ``t`` to the table unless there (by identity and ``raw``: its
     texels as stored / 255, for data maps, rather than decoded); its row and level chain
-    go to ``chains`` (the mip chain when its min filter uses mipmaps; data maps keep their
-    full-size level only, and every "pbr" map is read at its full-size level for now);
+    go to ``chains`` (the mip chain when its min filter uses mipmaps: of the linear light
+    ``Texture.mipmaps``, or for ``raw`` of the stored values, ``Texture.stored_mipmaps``);
     returns the next offset."""
     if (id(t), raw) in seen:
         return offset
@@ -215,8 +218,8 @@ def _add_texture(t, raw, seen, info, texels, offset, chains):
     row = [offset, w, h, WRAP_MODES.index(s.wrap_s), WRAP_MODES.index(s.wrap_t),
            FILTERS.index(s.filter), MIN_FILTERS.index(s.min_filter), 0, 0]
     info.append(row)
-    data = (t.image.astype(np.float32) / 255.0) if raw else t.linear
+    data = t.stored if raw else t.linear
     texels.append(data.reshape(-1, 4))
     # MIN_FILTERS index >= 2: the filter reads mipmaps
-    chains.append((row, t.mipmaps if row[6] >= 2 and not raw else [data]))
+    chains.append((row, (t.stored_mipmaps if raw else t.mipmaps) if row[6] >= 2 else [data]))
     return offset + w * h

@@ -20,7 +20,9 @@ encoded to sRGB (engine.scene.colorspace) and rounded to 8 bits. Base colour =
 material colour x interpolated vertex colour x texture sample, all in linear light: the
 factors decoded once per material and vertex, the texture filtered from its decoded
 texels (``Texture.linear``) and its mip chain at the level of detail of the UVs'
-analytic screen derivatives (``SurfaceShader.uv_lod``). "flat" uses the triangle's geometric normal; a
+analytic screen derivatives (``SurfaceShader.uv_lod``), as is every map (each at
+the level of detail of its own size and UV set; the data maps from their stored values
+and their chains, ``Texture.stored_mipmaps``). "flat" uses the triangle's geometric normal; a
 double-sided material's back faces use the reversed normal. A "normal" map bends the
 normal of every lit kind through the tangent frame first (engine.render.normal_map), and
 each texture reads uv0 or uv1 as ``Material.tex_coords`` says. "pbr" is the glTF 2.0
@@ -234,10 +236,11 @@ class SurfaceShader:
     def _lod(self, t, px, py, mat):
         return None if mat.texture is None else self.uv_lod(t, px, py, mat)
 
-    def uv_lod(self, t, px, py, mat):
+    def uv_lod(self, t, px, py, mat, role="base_color"):
         """(M,) texture level of detail (engine.scene.sampling.level_of_detail) of
-        material ``mat``'s texture on triangles t at pixel centres, from the analytic
-        screen derivatives of uv0. With b_i = adj_i . (x, y, 1) (x, y in NDC) and
+        material ``mat``'s texture of ``role`` (engine.scene.material.TEXTURE_ROLES: its
+        base colour texture or one of its maps) on triangles t at pixel centres, from
+        the analytic screen derivatives of the UV set it reads (uv0 or uv1). With b_i = adj_i . (x, y, 1) (x, y in NDC) and
         S = sum_i b_i, uv = sum_i b_i uv_i / S, so
         d uv / dx = sum_i adj_i0 (uv_i - uv) / S (and adj_i1 for y), times dx/dpx =
         2 / width (dy/dpy = -2 / height)."""
@@ -248,13 +251,13 @@ class SurfaceShader:
         b = a[:, :, 0] * xn[:, None] + a[:, :, 1] * yn[:, None] + a[:, :, 2]
         s = b.sum(axis=1)
         s = np.where(s != 0, s, 1.0)[:, None]
-        slot = _UV1 if mat.tex_coords.get("base_color", 0) == 1 else _UV0
+        slot = _UV1 if mat.tex_coords.get(role, 0) == 1 else _UV0
         uvi = self.varyings[self.prims.triangles[t]][:, :, slot]   # (M, 3, 2)
         uv = np.einsum("mi,mik->mk", b, uvi) / s
         rel = uvi - uv[:, None, :]
         dx = np.einsum("mi,mik->mk", a[:, :, 0], rel) / s * (2.0 / w)
         dy = np.einsum("mi,mik->mk", a[:, :, 1], rel) / s * (2.0 / h)
-        tw, th = mat.texture.size
+        tw, th = (mat.texture if role == "base_color" else mat.maps[role]).size
         return level_of_detail(dx[:, 0], dx[:, 1], dy[:, 0], dy[:, 1], tw, th)
 
     @staticmethod
@@ -299,15 +302,17 @@ class SurfaceShader:
             # but a blended one's layer (engine.render.transparency) keeps it
             out[sel, 3] = to_unorm8(c[:, 3]) if mat.blend else FRAME_ALPHA
             if mat.shading == "pbr":
-                rgb = self._pbr(mat, ts, vals, c[:, :3])
+                rgb = self._pbr(mat, ts, vals, c[:, :3], px[sel], py[sel])
             else:
-                rgb = c[:, :3] if mat.shading == "unlit" else self._light(mat, ts, vals, c[:, :3])
+                rgb = c[:, :3] if mat.shading == "unlit" else self._light(mat, ts, vals, c[:, :3],
+                                                                          px[sel], py[sel])
             rgb = apply_tone_map(rgb, self.exposure, self.tone_map)
             out[sel, :3] = to_unorm8(linear_to_srgb(rgb))
         return out
 
-    def _normal_view(self, mat, t, vals):
-        """(unit normals (M, 3), unit view vectors (M, 3), positions (M, 3))."""
+    def _normal_view(self, mat, t, vals, px, py):
+        """(unit normals (M, 3), unit view vectors (M, 3), positions (M, 3)) at pixels
+        (px, py) (the normal map's level of detail)."""
         v = self.prims.triangles[t]
         world = self.varyings[:, _POSITION]
         p = vals[:, _POSITION]
@@ -317,8 +322,9 @@ class SurfaceShader:
         else:
             n = _unit(vals[:, _NORMAL])
             n = np.where(np.any(n != 0, axis=1, keepdims=True), n, geo)
-        if "normal" in mat.maps:  # the map's full-size level, stored values (data)
-            texel = sample(mat.maps["normal"], _uv(mat, "normal", vals), linear=False)
+        if "normal" in mat.maps:  # stored values (data), filtered as its sampler says
+            texel = sample(mat.maps["normal"], _uv(mat, "normal", vals), linear=False,
+                           lod=self.uv_lod(t, px, py, mat, "normal"))
             n = mapped_normals(n, vals[:, _TANGENT], texel, mat.normal_scale)
         if mat.double_sided:
             n = np.where(self.setup.front[t][:, None], n, -n)
@@ -362,8 +368,8 @@ class SurfaceShader:
             out[k] = (to_light, e * vis[:, None])
         return out
 
-    def _light(self, mat, t, vals, base):
-        n, view, p = self._normal_view(mat, t, vals)
+    def _light(self, mat, t, vals, base, px, py):
+        n, view, p = self._normal_view(mat, t, vals, px, py)
         ambient = self.lights[0]
         diffuse = np.broadcast_to(ambient, base.shape).copy()
         if self.environment is not None:  # the environment joins the ambient (engine.render.ibl)
@@ -377,19 +383,23 @@ class SurfaceShader:
                 spec += (ndl > 0) * e * mat.specular * np.maximum(ndh, 0.0) ** mat.shininess
         return base * diffuse + spec
 
-    def _pbr(self, mat, t, vals, base):
-        """(M, 3) linear radiance of a "pbr" material (engine.render.pbr)."""
-        n, view, p = self._normal_view(mat, t, vals)
+    def _pbr(self, mat, t, vals, base, px, py):
+        """(M, 3) linear radiance of a "pbr" material (engine.render.pbr) at pixels (px,
+        py); its maps filtered as their samplers say at their own level of detail
+        (``uv_lod``: each map's size and UV set), the data maps from their stored
+        values."""
+        n, view, p = self._normal_view(mat, t, vals, px, py)
         metallic = np.full(len(t), mat.metallic)
         roughness = np.full(len(t), mat.roughness)
         maps = mat.maps
         if "metallic_roughness" in maps:  # linear data: B metal, G roughness
             mr = sample(maps["metallic_roughness"], _uv(mat, "metallic_roughness", vals),
-                        linear=False)
+                        linear=False, lod=self.uv_lod(t, px, py, mat, "metallic_roughness"))
             metallic, roughness = metallic * mr[:, 2], roughness * mr[:, 1]
         occlusion = np.ones((len(t), 1))
         if "occlusion" in maps:
-            r = sample(maps["occlusion"], _uv(mat, "occlusion", vals), linear=False)[:, :1]
+            r = sample(maps["occlusion"], _uv(mat, "occlusion", vals), linear=False,
+                       lod=self.uv_lod(t, px, py, mat, "occlusion"))[:, :1]
             occlusion = 1.0 + mat.occlusion_strength * (r - 1.0)
         f0 = pbr.DIELECTRIC_F0 * (1.0 - metallic[:, None]) + base * metallic[:, None]
         rgb = self.lights[0] * (base * (1.0 - metallic[:, None]) + f0) * occlusion
@@ -403,7 +413,8 @@ class SurfaceShader:
         emissive = np.asarray(mat.emissive, np.float64)
         if "emissive" in maps:
             emissive = emissive * sample(maps["emissive"], _uv(mat, "emissive", vals),
-                                         linear=True)[:, :3]
+                                         linear=True,
+                                         lod=self.uv_lod(t, px, py, mat, "emissive"))[:, :3]
         return rgb + emissive
 
 

@@ -154,6 +154,27 @@ class Texture:
             self._mipmaps = mip_chain(self.linear)
         return self._mipmaps
 
+    @property
+    def stored(self) -> np.ndarray:
+        """(H, W, 4) float32 texels as stored, / 255, never decoded: the texels of a data
+        map (metallic-roughness, occlusion, normal: glTF 2.0 section 3.9.3 keeps them
+        linear). Made once, on first use, and kept; read-only."""
+        if getattr(self, "_stored", None) is None:
+            data = self.image.astype(np.float32) / np.float32(255.0)
+            data.flags.writeable = False
+            self._stored = data
+        return self._stored
+
+    @property
+    def stored_mipmaps(self) -> list[np.ndarray]:
+        """The mip chain of ``stored`` (engine.scene.mipmap.mip_chain): a data map's
+        levels average the stored values (a metalness of 0 and 1 averages to 0.5), where
+        ``mipmaps`` averages linear light. Read-only (h_k, w_k, 4) float32 levels,
+        ``stored`` first, down to 1 x 1; built once, on first use, and kept."""
+        if getattr(self, "_stored_mipmaps", None) is None:
+            self._stored_mipmaps = mip_chain(self.stored)
+        return self._stored_mipmaps
+
 
 def _unit_float(name: str, v, lo=0.0, hi=1.0) -> float:
     try:

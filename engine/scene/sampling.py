@@ -21,7 +21,9 @@ the next one wrapped by a select, and mirror reflects both by a select; clamp is
 clamps.
 
 Filtering happens in linear light: ``Texture.linear`` holds the texels decoded from sRGB
-once (float32, alpha / 255), as GL does for SRGB8_ALPHA8 textures.
+once (float32, alpha / 255), as GL does for SRGB8_ALPHA8 textures; a data map (metal,
+roughness, occlusion, normals) is filtered from its stored values (``Texture.stored``),
+as GL does for a plain RGBA8 texture.
 
 Mipmaps (OpenGL 4.6 core spec, section 8.14): given the screen derivatives of (u, v) at a
 pixel, the level of detail is ::
@@ -104,13 +106,12 @@ def sample(texture: Texture, uv, linear: bool = True, lod=None):
     """Sample ``texture`` at ``uv`` ((M, 2) float, (0, 0) = top-left of the image).
 
     Returns (M, 4) float64 RGBA: RGB linear when ``linear`` (filtered from
-    ``Texture.linear`` and its mip chain), else the sRGB-encoded values (/ 255, filtered
-    as they are); alpha in [0, 1]. Non-finite UVs read as (0, 0). ``lod``: None
-    (magnification everywhere: the sampler's ``filter`` on level 0) or (M,) lambda
-    (``level_of_detail``), which picks the filter and levels per sample.
-
-    Raises:
-        ValueError: ``lod`` given with ``linear=False`` (mip levels are linear light).
+    ``Texture.linear`` and its mip chain ``Texture.mipmaps``), else the stored values
+    (/ 255, never decoded: a data map's, filtered as they are, from ``Texture.stored``
+    and its chain ``Texture.stored_mipmaps``); alpha in [0, 1]. Non-finite UVs read as
+    (0, 0). ``lod``: None (magnification everywhere: the sampler's ``filter`` on level
+    0) or (M,) lambda (``level_of_detail``), which picks the filter and levels per
+    sample.
     """
     uv = np.asarray(uv, np.float64)
     uv = np.where(np.isfinite(uv), uv, 0.0)
@@ -118,23 +119,22 @@ def sample(texture: Texture, uv, linear: bool = True, lod=None):
     if lod is None:
         texels = texture.linear if linear else texture.image / 255.0
         return _read(texels, uv, s, s.filter == "linear")
-    if not linear:
-        raise ValueError("sample: lod needs linear=True (the mip levels are linear light)")
+    level0 = texture.linear if linear else texture.stored
     lam = np.asarray(lod, np.float64)
     code = MIN_FILTERS.index(s.min_filter)
     c = 0.5 if s.filter == "linear" and code in (2, 4) else 0.0
     out = np.empty((len(uv), 4))
     mag = ~(lam > c)  # nan reads as magnification
     if mag.any():
-        out[mag] = _read(texture.linear, uv[mag], s, s.filter == "linear")
+        out[mag] = _read(level0, uv[mag], s, s.filter == "linear")
     mini = np.flatnonzero(~mag)
     if not mini.size:
         return out
     within = code % 2 == 1
     if code < 2:
-        out[mini] = _read(texture.linear, uv[mini], s, within)
+        out[mini] = _read(level0, uv[mini], s, within)
         return out
-    levels = texture.mipmaps
+    levels = texture.mipmaps if linear else texture.stored_mipmaps
     q = len(levels) - 1
     lm = lam[mini]
     if code < 4:

@@ -130,7 +130,7 @@ def test_reference_mixes_its_samples_in_linear_light():
 def test_pbr_file_matches_the_reference(tmp_path):
     """The hand-built glTF (PBR maps, normal map with tangents, KHR lights, the file's
     camera) drawn by the engine and by the reference: docs/surfaces.md gives the figures
-    at 480x320 (mean 0.37, p99 1); measured here at 240x160: mean 0.45, p99 3. Without
+    at 480x320 (mean 0.38, p99 1); measured here at 240x160: mean 0.47, p99 3. Without
     its occlusion maps (the least visible of the maps) the engine's picture is outside
     the bound: the check can fail."""
     scene, camera = pbr_scene(write_pbr_gltf(tmp_path), SMALL)
@@ -144,7 +144,7 @@ def test_pbr_file_matches_the_reference(tmp_path):
         if material is not None and "occlusion" in material.maps:
             material.maps = {k: v for k, v in material.maps.items() if k != "occlusion"}
     unoccluded = Renderer(scene, camera, SMALL, msaa=4).render(depth=False).color
-    assert difference(unoccluded, reference)["p99"] > 12  # measured 20
+    assert difference(unoccluded, reference)["p99"] > 12  # measured 16
 
 
 def test_shadowed_bunny_matches_the_reference(ref_assets):

@@ -818,6 +818,28 @@ def mipmaps():
     return scene, cam, lambda f: np.abs(f.color[52:62, :, 0].astype(int) - 188).max() <= 1
 
 
+def minified_data_maps():
+    """A "pbr" floor to the horizon (mip_floor) whose occlusion map (R) and metalness map
+    (B of the metallic-roughness map) are one-texel 0 / 255 checkers, trilinear, under an
+    ambient light of 1 only: where a texel is well under a pixel (rows 52-62 of 96) each
+    reads its chain's mean, 0.5, so the floor is the uniform A (c_diff + F0) occlusion =
+    (0.5 + 0.04 x 0.5 + 0.5) x 0.5 = 0.51 in linear light (white base); the near floor
+    (rows 84-95), where level 0 still weighs, shows texels of occlusion 1 beside 0."""
+    scene, cam = floor_scene(checker(), "linear_mipmap_linear", size=SIZE)
+    inverted = 255 - checker()
+    mr = np.dstack([inverted[..., 0], np.full(inverted.shape[:2], 255, np.uint8),
+                    inverted[..., 0]])
+    floor = scene.children[0]
+    floor.geometry.material = Material(color=(1, 1, 1), shading="pbr", metallic=1.0,
+                                       roughness=1.0,
+                                       maps={"occlusion": Texture(checker()),
+                                             "metallic_roughness": Texture(mr)})
+    scene.add(AmbientLight(intensity=1.0))
+    want = 255 * linear_to_srgb(1.02 * 0.5)
+    return scene, cam, lambda f: (np.abs(f.color[52:62, :, 0].astype(float) - want).max() <= 1
+                                  and np.ptp(f.color[84:96, :, 0]) > 100)
+
+
 def _over_srgb8(layers, below, below_alpha=1.0):
     """8-bit sRGB and alpha of back-to-front "over" in linear light of ``layers``
     [(sRGB colour, alpha)], nearest first, on a straight-alpha sRGB ``below``."""
@@ -1081,7 +1103,8 @@ FEATURES = {
     "msaa4": msaa4, "msaa4_points": msaa4_points, "msaa4_lines": msaa4_lines,
     "pbr_metal": pbr_metal, "pbr_dielectric": pbr_dielectric, "emissive": emissive,
     "spot_light": spot_light, "tone_mapping": tone_mapping,
-    "mipmaps": mipmaps, "normal_map": normal_map, "texcoord1": texcoord1,
+    "mipmaps": mipmaps, "minified_data_maps": minified_data_maps,
+    "normal_map": normal_map, "texcoord1": texcoord1,
     "blend_two_quads": blend_two_quads,
     "blend_two_quads_reversed": lambda: blend_two_quads(reverse=True),
     "blend_over_background": blend_over_background,
@@ -1174,6 +1197,10 @@ GL_COLOR_TOLERANCE = {
     # checker by about 0.04 where it still blends in (lambda in (0, 0.7), rows 80-88);
     # measured: 7 levels at most there, 1 at the 90th percentile of covered pixels
     "mipmaps": 7,
+    # the same per-quad level of detail on the maps of this floor (rows 79-89, where level
+    # 0 of the occlusion and metalness checkers still blends in); measured: 4 levels at
+    # most, on 44 of 6144 pixels more than 2
+    "minified_data_maps": 4,
     # the same per-quad level of detail on this floor's mirrored checker near the horizon
     # (rows 44-51 of 96), where level 0's texels still blend in; measured: 15 levels at
     # most on 6 pixels, 7 at the 90th percentile of the differing ones

@@ -45,10 +45,13 @@ sRGB encode), arranged so that a pixel costs its arithmetic:
   the NumPy resolve's exact power.
 
 - PBR ("pbr" materials): the glTF metallic-roughness BRDF of engine.render.pbr per
-  light, its maps sampled like the base colour texture (``_pbr_light``), inlined into
-  the pixel loop (``_pbr_pixel``: a call per pixel cost more than the BRDF).
+  light (``_pbr_light``), inlined into the pixel loop (``_pbr_pixel``: a call per pixel
+  cost more than the BRDF); its maps filtered by ``_sample``'s body as their samplers
+  say at each one's level of detail per pixel (``_map_sample``, from the run's UV slopes
+  in the tail of its planes, ``_map_slopes``).
 - Normal maps (any lit kind): ``_mapped_normal`` (engine.render.normal_map) from the
-  run's tangent planes; each texture's uv0 or uv1 planes by the record's ``uv_sets``.
+  run's tangent planes, the map read by ``_map_sample`` as the "pbr" maps; each
+  texture's uv0 or uv1 planes by the record's ``uv_sets``.
 - Spot and ranged lights join the point lights' arrays with a cone row (axis, cos outer,
   1 / (cos inner - cos outer); a plain point light's cone lets everything through) and a
   range (0: none), read only when some light has either
@@ -120,6 +123,14 @@ _UV_BASE, _UV_MR, _UV_OCCLUSION, _UV_EMISSIVE, _UV_NORMAL = 1, 2, 4, 8, 16
 _PBR = 3  # materials.SHADING_CODES["pbr"]
 _TONE_START, _TONE_DESATURATION = 0.8 - 0.04, 0.15  # engine.render.tonemap's constants
 _PLANE = 2  # stored per plane and row: the x coefficient, the row's constant (y folded in)
+# after the planes (a band's scratch row), for the maps' levels of detail (_map_slopes):
+# the y coefficients of the uv0 numerators (u, v), of uv1's, of the denominator, the NDC
+# steps of a pixel along x and y, and per map (metallic-roughness, occlusion, emissive,
+# normal: _MAP_SLOTS) 1.0 where it is magnified along the whole row
+_TAIL = _PLANE * (VARYING_COUNT + 1)
+_TAIL_SIZE = 11
+_MAP_SLOTS = ((7, _I_MR, _UV_MR), (8, _I_OCCLUSION, _UV_OCCLUSION),
+              (9, _I_EMISSIVE, _UV_EMISSIVE), (10, _I_NORMAL, _UV_NORMAL))
 
 
 @numba.njit(inline="always")
@@ -187,6 +198,13 @@ def _axis_pow2(u, n, mirror):
 def _sample(texels, info, periods, k, u, v, lam):
     """Texture k at (u, v) and level of detail ``lam`` -> linear (r, g, b, a)
     (engine.scene.sampling.sample: magnification, the min filter's levels)."""
+    return _sampled(texels, info, periods, k, u, v, lam)
+
+
+# the body of _sample, inlined into the two functions that filter (_sample, _map_sample)
+@numba.njit(inline="always")
+def _sampled(texels, info, periods, k, u, v, lam):
+    """``_sample``'s value."""
     if not (math.isfinite(u) and math.isfinite(v)):
         u, v = 0.0, 0.0
     mag_linear, code = info[k, 5] != 0, info[k, 6]
@@ -402,6 +420,10 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                            needs_position or (mat_f[mi, _F_SPECULAR] > 0 and not ortho),
                            plane)
                     bo = offsets[_UV1] if mat_i[mi, _I_UV_SETS] & _UV_BASE else uo
+                    if _reads_maps(mat_i, mi, shading):
+                        _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, x_offset,
+                                    (width - 1) * x_scale + x_offset, mat_i, mi, tex_info,
+                                    plane)
                     if ti >= 0:
                         lod_qy, lod_uy, lod_vy, lod_w, lod_h = _uv_slopes(
                             t, tris, adj, vary, bo, ti, tex_info)
@@ -634,20 +656,19 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
     er, eg, eb = mat_f[mi, _F_EMISSIVE], mat_f[mi, _F_EMISSIVE + 1], mat_f[mi, _F_EMISSIVE + 2]
     k_mr, k_occ, k_em = mat_i[mi, _I_MR], mat_i[mi, _I_OCCLUSION], mat_i[mi, _I_EMISSIVE]
     if k_mr >= 0 or k_occ >= 0 or k_em >= 0:
-        # the maps are read from their full-size level (level of detail 0: no mip chain
-        # for them yet, as engine.render.materials packs them)
+        # each map at its own level of detail (its size, its uv set: _map_sample)
         sets = mat_i[mi, _I_UV_SETS]
         if k_mr >= 0:  # B metal, G roughness, stored values
-            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_MR)
-            _, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_mr, u, v, 0.0)
+            _, sg, sb, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_MR, 7, texels,
+                                       tex_info, tex_periods, k_mr)
             metallic, rough = metallic * sb, rough * sg
         if k_occ >= 0:
-            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_OCCLUSION)
-            sr, _, _, _ = _sample(texels, tex_info, tex_periods, k_occ, u, v, 0.0)
+            sr, _, _, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_OCCLUSION, 8,
+                                      texels, tex_info, tex_periods, k_occ)
             occlusion = 1.0 + mat_f[mi, _F_OCCLUSION] * (sr - 1.0)
         if k_em >= 0:
-            u, v = _uv_at(plane, xn, inv, offsets, sets & _UV_EMISSIVE)
-            sr, sg, sb, _ = _sample(texels, tex_info, tex_periods, k_em, u, v, 0.0)
+            sr, sg, sb, _ = _map_sample(plane, xn, inv, offsets, sets & _UV_EMISSIVE, 9,
+                                        texels, tex_info, tex_periods, k_em)
             er, eg, eb = er * sr, eg * sg, eb * sb
     a2 = rough ** 4
     f0r, f0g, f0b = (0.04 * (1.0 - metallic) + r * metallic, 0.04 * (1.0 - metallic)
@@ -741,10 +762,67 @@ def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz):
 
 
 @numba.njit(inline="always")
-def _uv_at(plane, xn, inv, offsets, second):
-    """(u, v) at the pixel: uv1 when ``second`` (the texture's uv_sets bit), else uv0."""
-    c = offsets[_UV1] if second else offsets[_UV0]
-    return _at(plane, c, xn, inv), _at(plane, c + 1, xn, inv)
+def _reads_maps(mat_i, mi, shading):
+    """Whether material mi (of kind ``shading``) reads a map through ``_map_sample``: a
+    normal map (any lit kind) or a "pbr" map."""
+    return (shading != 0 and mat_i[mi, _I_NORMAL] >= 0) or (shading == _PBR and (
+        mat_i[mi, _I_MR] >= 0 or mat_i[mi, _I_OCCLUSION] >= 0 or mat_i[mi, _I_EMISSIVE] >= 0))
+
+
+@numba.njit(inline="always")
+def _map_slopes(t, tris, adj, vary, offsets, x_scale, y_scale, xa, xb, mat_i, mi, info,
+                plane):
+    """Per run, into the tail of its planes (``_TAIL``): what ``_map_sample``'s level of
+    detail needs beside the planes, the y coefficients of triangle t's uv0 and uv1
+    numerator planes and of its denominator (``_uv_slopes``), the NDC steps of a pixel
+    along x and y, and for each map of material mi whether ``_magnified`` bounds its
+    level of detail at or below the switch point over the whole row (NDC x from xa to
+    xb, the first and last pixel centres): there no pixel computes one (the cost of the
+    maps where they are magnified)."""
+    v0, v1, v2 = tris[t, 0], tris[t, 1], tris[t, 2]
+    a0, a1, a2 = adj[t, 0, 1], adj[t, 1, 1], adj[t, 2, 1]
+    for k, c in ((0, offsets[_UV0]), (1, offsets[_UV0] + 1), (2, offsets[_UV1]),
+                 (3, offsets[_UV1] + 1)):
+        plane[_TAIL + k] = vary[v0, c] * a0 + vary[v1, c] * a1 + vary[v2, c] * a2
+    plane[_TAIL + 4] = a0 + a1 + a2
+    plane[_TAIL + 5], plane[_TAIL + 6] = x_scale, y_scale
+    for slot, column, bit in _MAP_SLOTS:
+        k = mat_i[mi, column]
+        mag = False
+        if k >= 0:
+            second = (mat_i[mi, _I_UV_SETS] & bit) != 0
+            uo = offsets[_UV1] if second else offsets[_UV0]
+            j = _TAIL + (2 if second else 0)
+            tw, th = np.float64(info[k, 1]), np.float64(info[k, 2])
+            c = 0.5 if info[k, 5] != 0 and (info[k, 6] == 2 or info[k, 6] == 4) else 0.0
+            mag = _magnified(plane, uo, xa, xb, plane[_TAIL + 4], plane[j], plane[j + 1],
+                             tw * x_scale, th * x_scale, tw * y_scale, th * y_scale, c)
+        plane[_TAIL + slot] = 1.0 if mag else 0.0
+
+
+# its own function, as _sample (no reference counting), with _sample's body inlined:
+# one call per map read (a call to _sample from here cost 30 ns more per read), and
+# one compiled copy (inlined at the four map reads, the cold compile took 45 s longer)
+@numba.njit(**_call_opts)
+def _map_sample(plane, xn, inv, offsets, second, slot, texels, info, periods, k):
+    """A map (the "pbr" ones, the normal map), texture k, at the pixel (NDC x = xn on
+    the row of ``plane``, 1 / q = ``inv``) -> (r, g, b, a) as ``_sample`` filters it
+    (SurfaceShader._pbr, SurfaceShader.uv_lod): at the level of detail of its uv set
+    (uv1 when ``second``, its uv_sets bit) and size, ``_lod`` from the run's slopes
+    (``_map_slopes``; ``slot``: the map's in ``_MAP_SLOTS``). None is computed where the
+    row is magnified (``_map_slopes``) or the sampler's min filter is its magnification
+    filter on the full-size level ("nearest"/"linear" beside the same magFilter)."""
+    uo = offsets[_UV1] if second else offsets[_UV0]
+    u, v = _at(plane, uo, xn, inv), _at(plane, uo + 1, xn, inv)
+    code = info[k, 6]
+    lam = 0.0
+    if plane[_TAIL + slot] == 0.0 and not (code < 2 and (code == 1) == (info[k, 5] != 0)):
+        j = _TAIL + (2 if second else 0)
+        xs, ys = plane[_TAIL + 5], plane[_TAIL + 6]
+        tw, th = np.float64(info[k, 1]), np.float64(info[k, 2])
+        lam = _lod(plane, uo, xn, inv, _lod_x(plane, uo, tw * xs, th * xs), plane[_TAIL + 4],
+                   plane[j], plane[j + 1], tw * ys, th * ys)
+    return _sampled(texels, info, periods, k, u, v, lam)
 
 
 # its own function, as _sample is: one copy for the lit and the "pbr" paths; no
@@ -754,11 +832,12 @@ def _mapped_normal(plane, xn, inv, nx, ny, nz, back, mi, mat_f, mat_i, offsets, 
                    tex_info, tex_periods):
     """The unit normal (nx, ny, nz) (reversed already when ``back``: a double-sided back
     face) through the "normal" map (engine.render.normal_map.mapped_normals: the frame
-    of the unreversed normal, the result reversed again for a back face)."""
+    of the unreversed normal, the result reversed again for a back face), filtered at
+    its level of detail (``_map_sample``)."""
     if back:
         nx, ny, nz = -nx, -ny, -nz
-    u, v = _uv_at(plane, xn, inv, offsets, mat_i[mi, _I_UV_SETS] & _UV_NORMAL)
-    cr, cg, cb, _ = _sample(texels, tex_info, tex_periods, mat_i[mi, _I_NORMAL], u, v, 0.0)
+    cr, cg, cb, _ = _map_sample(plane, xn, inv, offsets, mat_i[mi, _I_UV_SETS] & _UV_NORMAL,
+                                10, texels, tex_info, tex_periods, mat_i[mi, _I_NORMAL])
     scale = mat_f[mi, _F_NORMAL_SCALE]
     sx, sy, sz = (2.0 * cr - 1.0) * scale, (2.0 * cg - 1.0) * scale, 2.0 * cb - 1.0
     sl = math.sqrt(sx * sx + sy * sy + sz * sz)
@@ -1060,7 +1139,7 @@ def _material_arrays(prims):
 def _scratch(prims, height):
     """The bands' scratch rows, kept with the assembly (no allocation per frame)."""
     n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
-    width = _PLANE * (VARYING_COUNT + 1)
+    width = _TAIL + _TAIL_SIZE
     s = prims.derived.get("numba_resolve_scratch")
     if s is None or s.shape[0] < n_bands:
         s = prims.derived["numba_resolve_scratch"] = np.zeros((n_bands, width))

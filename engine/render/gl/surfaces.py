@@ -187,8 +187,9 @@ class SurfacePainter:
         the software resolves' texels, so GL filters decoded texels for every material),
         with the engine's own mip chain (engine.scene.mipmap: box-filtered in linear
         light) as its levels when the sampler's min filter reads mipmaps; ``raw``: RGBA32F
-        of the stored values / 255, full-size level only (the data maps: "pbr" ones and
-        the normal map, as engine.render.materials packs them)."""
+        of the stored values / 255 (``Texture.stored``, the data maps: "pbr" ones and the
+        normal map, as engine.render.materials packs them), its levels the chain of the
+        stored values (``Texture.stored_mipmaps``)."""
         key = (id(texture), raw)
         tex = self._textures.get(key)
         if tex is None:
@@ -197,27 +198,24 @@ class SurfacePainter:
                 # float32 stored / 255, the software resolves' texels: filtered from RGBA8,
                 # llvmpipe's bilinear weights moved a normal-mapped highlight by up to 4
                 # levels (measured on the parity matrix's bumpy ball)
-                data = texture.image.astype(np.float32) / 255.0
-                tex = self.ctx.texture((w, h), 4, data.tobytes(), alignment=1, dtype="f4")
+                tex = self.ctx.texture((w, h), 4, texture.stored.tobytes(), alignment=1,
+                                       dtype="f4")
             else:
                 tex = self.ctx.texture((w, h), 4, texture.linear.tobytes(), alignment=1,
                                        dtype="f4")
-                if MIN_FILTERS.index(texture.sampler.min_filter) >= 2:
-                    levels = texture.mipmaps
-                    tex.build_mipmaps(0, len(levels) - 1)  # allocates the levels
-                    for k, level in enumerate(levels[1:], 1):
-                        tex.write(level.tobytes(), level=k, alignment=1)
+            if MIN_FILTERS.index(texture.sampler.min_filter) >= 2:
+                levels = texture.stored_mipmaps if raw else texture.mipmaps
+                tex.build_mipmaps(0, len(levels) - 1)  # allocates the levels
+                for k, level in enumerate(levels[1:], 1):
+                    tex.write(level.tobytes(), level=k, alignment=1)
             self._textures[key] = tex
         return tex
 
-    def _sampler(self, sampler, base_only: bool = False):
+    def _sampler(self, sampler):
         """A GL sampler object for ``sampler``: repeat or clamp-to-edge per axis (mirrored
         repeat is done on the coordinate in the shader, then clamped), the min filter
-        (GL's level selection, OpenGL 4.6 section 8.14; ``base_only``: its filter within
-        the full-size level, for a texture without levels) and the magnification filter."""
+        (GL's level selection, OpenGL 4.6 section 8.14) and the magnification filter."""
         mini_name = sampler.min_filter
-        if base_only:
-            mini_name = MIN_FILTERS[MIN_FILTERS.index(mini_name) % 2]  # nearest or linear
         key = (sampler.wrap_s, sampler.wrap_t, sampler.filter, mini_name)
         obj = self._samplers.get(key)
         if obj is None:
@@ -618,16 +616,15 @@ class SurfacePainter:
                 if t is None:
                     continue
                 self._texture(t, raw=role != "emissive").use(unit)
-                # the maps are read from their full-size level, as the software resolves
-                # read them (engine.render.materials)
-                self._sampler(t.sampler, base_only=True).use(unit)
+                # the sampler's own min filter: the shader picks the level (map_lod)
+                self._sampler(t.sampler).use(unit)
                 _set(prog, f"u_{name}_map", unit)
                 _set(prog, f"u_{name}_mirror", (int(t.sampler.wrap_s == "mirror"),
                                                 int(t.sampler.wrap_t == "mirror")))
         normal = mat.maps.get("normal") if mat.shading != "unlit" else None
-        if normal is not None:  # stored values at the full-size level (data)
+        if normal is not None:  # stored values (data), its own levels
             self._texture(normal, raw=True).use(NORMAL_UNIT)
-            self._sampler(normal.sampler, base_only=True).use(NORMAL_UNIT)
+            self._sampler(normal.sampler).use(NORMAL_UNIT)
             _set(prog, "u_normal_map", NORMAL_UNIT)
             _set(prog, "u_normal_mirror", (int(normal.sampler.wrap_s == "mirror"),
                                            int(normal.sampler.wrap_t == "mirror")))
