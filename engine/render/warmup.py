@@ -3,7 +3,7 @@
 
 The Numba backend's kernels are compiled on their first call and kept in Numba's on-disk
 cache (``cache=True``; the folder is ``NUMBA_CACHE_DIR`` or ``__pycache__`` beside each
-module), so only the first process after an install pays for it: about 15-30 s on a
+module), so only the first process after an install pays for it: about 1-2 minutes on a
 2-core machine, which would otherwise land inside a user's first ``frustum render``.
 ``warm_up`` renders one small frame of each scene in ``SCENES`` on the Numba backend,
 which calls every surface, line and point kernel the default frame uses with the types a
