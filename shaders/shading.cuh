@@ -110,8 +110,9 @@ __host__ __device__ inline void sample_texture(const float* texels, const long l
     }
 }
 
-// Level of detail of uv0 (columns uo, uo + 1 of the varyings) of the triangle with
-// homogeneous adjugate `a` and vertices v0..v2 at the centre of pixel (px, py), for a
+// Level of detail of the UV set at columns uo, uo + 1 of the varyings (uv0 or uv1) of
+// the triangle with homogeneous adjugate `a` and vertices v0..v2 at the centre of pixel
+// (px, py), for a
 // tw x th level 0 (SurfaceShader.uv_lod): b_i = a_i . (x, y, 1), S = sum b_i,
 // d uv / dx = sum_i a_i0 (uv_i - uv) / S (a_i1 for y), times 2 / width (2 / height).
 __host__ __device__ inline double uv_lod(const double* a, const double* __restrict__ vary,

@@ -243,7 +243,8 @@ class SurfaceShader:
         the analytic screen derivatives of the UV set it reads (uv0 or uv1). With b_i = adj_i . (x, y, 1) (x, y in NDC) and
         S = sum_i b_i, uv = sum_i b_i uv_i / S, so
         d uv / dx = sum_i adj_i0 (uv_i - uv) / S (and adj_i1 for y), times dx/dpx =
-        2 / width (dy/dpy = -2 / height)."""
+        2 / width (dy/dpy = -2 / height). Raises KeyError for a map ``role`` that
+        ``mat.maps`` does not have."""
         w, h = self.size
         xn = (2.0 * px + 1.0) / w - 1.0
         yn = 1.0 - (2.0 * py + 1.0) / h

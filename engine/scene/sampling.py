@@ -107,8 +107,9 @@ def sample(texture: Texture, uv, linear: bool = True, lod=None):
 
     Returns (M, 4) float64 RGBA: RGB linear when ``linear`` (filtered from
     ``Texture.linear`` and its mip chain ``Texture.mipmaps``), else the stored values
-    (/ 255, never decoded: a data map's, filtered as they are, from ``Texture.stored``
-    and its chain ``Texture.stored_mipmaps``); alpha in [0, 1]. Non-finite UVs read as
+    (/ 255, never decoded: a data map's, filtered as they are; with ``lod`` from
+    ``Texture.stored`` and its chain ``Texture.stored_mipmaps``, without it from the
+    image, the same values in float64); alpha in [0, 1]. Non-finite UVs read as
     (0, 0). ``lod``: None (magnification everywhere: the sampler's ``filter`` on level
     0) or (M,) lambda (``level_of_detail``), which picks the filter and levels per
     sample.

@@ -192,8 +192,8 @@ def _axis_pow2(u, n, mirror):
 
 
 # _sample is compiled as a function of its own, not inlined into the resolve: inlined at
-# every call site (the base texture, three PBR maps, each with its trilinear levels) the
-# resolve took about 6 minutes to compile on 2 cores
+# every call site (then the base texture and three PBR maps, each with its trilinear
+# levels) the resolve took about 6 minutes to compile on 2 cores
 @numba.njit(**_call_opts)
 def _sample(texels, info, periods, k, u, v, lam):
     """Texture k at (u, v) and level of detail ``lam`` -> linear (r, g, b, a)

@@ -116,15 +116,16 @@ class OffscreenGL:
                    colors_revision=None, samples: int = 1, atmosphere=None,
                    read: bool = False):
         """Clear the framebuffer of ``size`` and draw one frame of vertex-stage output
-        (``FrameInputs``: surfaces and points) into it; ``read_frame`` reads it back.
+        (``FrameInputs``: surfaces and points) into it.
         With ``samples`` > 1 the frame is drawn multisampled and resolved into it
         (engine.render.gl.multisample). With ``atmosphere`` (the frame's
         engine.render.atmosphere.AtmosphereParameters) the fog and sky are applied by
         a full-screen pass (engine.render.gl.atmosphere).
 
-        Returns None, or with ``read`` the colour Frame (``read_frame(size, depth=False)``)
-        read while the context is still current: releasing the context between the
-        draw and the read (as two calls do) flushed llvmpipe's deferred draw and cost
+        Returns None, or with ``read`` the colour Frame (C-contiguous (H, W, 4) uint8,
+        row 0 at the top, the BLEND layers composited over it; depth None: ``read_depth``
+        reads it) read while the context is still current: releasing the context between
+        the draw and the read (as two calls did) flushed llvmpipe's deferred draw and cost
         the bunny's 1280x720 frame about 4 ms (docs/performance.md, "GL mode")."""
         w, h = (int(v) for v in size)
         with self.ctx:
@@ -179,16 +180,6 @@ class OffscreenGL:
                 ms.release()
             ms = self._ms = MultisampleTarget(self.ctx, size, samples)
         return ms
-
-    def read_frame(self, size, depth: bool = True) -> Frame:
-        """The framebuffer drawn by ``draw_frame`` -> host Frame (colour, and depth unless
-        ``depth`` is False: then None, and the depth buffer is not read), row 0 at the
-        top."""
-        w, h = (int(v) for v in size)
-        with self.ctx:
-            color = self._read_color(self._framebuffer((w, h)), w, h).color
-            zbuf = self.read_depth((w, h)) if depth else None
-            return Frame(color, zbuf)
 
     def _read_color(self, fbo, w, h) -> Frame:
         """The colour of ``fbo`` (current context), row 0 at the top, the BLEND layers
