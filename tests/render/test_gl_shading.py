@@ -98,6 +98,13 @@ def test_specialised_programs_draw_what_the_general_program_draws(monkeypatch):
         assert sorted("HAS_NORMALS" in d for d in lit) == [False, True, True]
     finally:
         r.close()
+    _assert_general_program_draws(special, scene, camera, monkeypatch, covered=2000)
+
+
+def _assert_general_program_draws(special, scene, camera, monkeypatch, covered):
+    """The frame of the general program (no variant defines, every uniform tested at
+    run time, every varying read) equals ``special`` (depth exactly, colour within
+    1/255) over more than ``covered`` drawn pixels."""
     monkeypatch.setattr(surfaces, "variant_defines", lambda *a, **k: ())
     r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
     try:
@@ -106,7 +113,7 @@ def test_specialised_programs_draw_what_the_general_program_draws(monkeypatch):
         assert painter._varying_names == tuple(VARYINGS)  # it reads every varying
     finally:
         r.close()
-    assert (general.depth < 1).sum() > 2000
+    assert (general.depth < 1).sum() > covered
     np.testing.assert_array_equal(special.depth, general.depth)
     diff = np.abs(special.color.astype(int) - general.color.astype(int))
     assert diff.max() <= 1, diff.max()
@@ -163,16 +170,7 @@ def test_programs_specialised_per_pass_shadow_environment_and_tone_map(monkeypat
                                            for d in receiving)  # the plane and the pane
     finally:
         r.close()
-    monkeypatch.setattr(surfaces, "variant_defines", lambda *a, **k: ())
-    r = Renderer(scene, camera, SIZE, backend="numba", raster="gl")
-    try:
-        general = r.render()
-    finally:
-        r.close()
-    assert (general.depth < 1).sum() > 5000
-    np.testing.assert_array_equal(special.depth, general.depth)
-    diff = np.abs(special.color.astype(int) - general.color.astype(int))
-    assert diff.max() <= 1, diff.max()
+    _assert_general_program_draws(special, scene, camera, monkeypatch, covered=5000)
 
 
 def test_only_the_varyings_the_programs_read_are_uploaded():
