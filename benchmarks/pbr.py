@@ -140,23 +140,24 @@ def main():
             pbr.append(_time(*_scene(kind, "pbr", size), size, a.backend, a.frames))
         b, q = statistics.median(bp), statistics.median(pbr)
         print(f"{kind:8} {b:15.1f} {q:8.1f} {q / b:9.2f}")
-    plain, mapped = [], []
-    for _ in range(3):
-        plain.append(_time(*_scene("quad", "pbr", size), size, a.backend, a.frames))
-        mapped.append(_time(*_scene("quad", "pbr", size, normal_map=True), size, a.backend,
-                            a.frames))
-    b, q = statistics.median(plain), statistics.median(mapped)
+    b, q = _against_plain_quad(size, a, normal_map=True)
     print(f"{'scene':8} {'PBR ms':>15} {'+normal map ms':>15} {'ratio':>6}")
     print(f"{'quad':8} {b:15.1f} {q:15.1f} {q / b:6.2f}")
     print(f"{'maps':12} {'PBR ms':>8} {'+MR+occlusion ms':>17} {'ratio':>6}")
     for n in (256, 2048):
-        plain, mapped = [], []
-        for _ in range(3):
-            plain.append(_time(*_scene("quad", "pbr", size), size, a.backend, a.frames))
-            mapped.append(_time(*_scene("quad", "pbr", size, data_maps=n), size, a.backend,
-                                a.frames))
-        b, q = statistics.median(plain), statistics.median(mapped)
+        b, q = _against_plain_quad(size, a, data_maps=n)
         print(f"{f'{n} x {n}':12} {b:8.1f} {q:17.1f} {q / b:6.2f}")
+
+
+def _against_plain_quad(size, a, **variant):
+    """(plain, variant) medians of three interleaved timings: the PBR quad, and the same
+    quad with ``variant`` (``_scene``'s keywords)."""
+    plain, varied = [], []
+    for _ in range(3):
+        plain.append(_time(*_scene("quad", "pbr", size), size, a.backend, a.frames))
+        varied.append(_time(*_scene("quad", "pbr", size, **variant), size, a.backend,
+                            a.frames))
+    return statistics.median(plain), statistics.median(varied)
 
 
 if __name__ == "__main__":
