@@ -697,21 +697,44 @@ def is_closed(faces, vertices) -> bool:
     return bool(np.array_equal(codes, np.sort(directed[:, 1] * n + directed[:, 0])))
 
 
-def _same_positions(vertices) -> np.ndarray:
-    """(N,) int64: for each of the (N, 3) ``vertices`` the index of a representative
-    vertex at the same position (equal as floats, so -0.0 is 0.0 and a NaN matches
-    nothing). One lexicographic sort: ``np.unique(axis=0)`` sorts structured rows, about
-    ten times slower (0.1 s for the bunny's 36k vertices)."""
+def _same_positions(vertices, position_hash=None) -> np.ndarray:
+    """(N,) int64: for each of the (N, 3) ``vertices`` the index of the first vertex at
+    the same position (equal as floats, so -0.0 is 0.0 and a NaN matches nothing).
+
+    One sort of a 64-bit hash of each position's bits brings equal positions together
+    (a stable sort: the first of them leads); when two different positions share a hash
+    (then equal ones may not be neighbours) one lexicographic sort of the coordinates
+    does it instead. The hash sort takes half the time of the lexicographic one on the
+    bunny's 36k vertices (8.6 against 16.0 ms); ``np.unique(axis=0)`` sorts structured
+    rows, about ten times slower (0.1 s). ``position_hash``: (N, 3) uint64 bits -> (N,)
+    uint64 (``_position_hash``; injectable for tests)."""
     v = np.asarray(vertices, np.float64).reshape(-1, 3)
     if not len(v):
         return np.zeros(0, np.int64)
-    order = np.lexsort(v.T[::-1])
-    s = v[order]
-    new = np.ones(len(v), bool)
-    new[1:] = (s[1:] != s[:-1]).any(axis=1)
+    h = (position_hash or _position_hash)((v + 0.0).view(np.uint64))  # -0.0 + 0.0 is 0.0
+    order = np.argsort(h, kind="stable")
+    new = _new_positions(v[order])
+    if ((h[order][1:] == h[order][:-1]) & new[1:]).any():
+        order = np.lexsort(v.T[::-1])
+        new = _new_positions(v[order])
     same = np.empty(len(v), np.int64)
     same[order] = order[np.maximum.accumulate(np.where(new, np.arange(len(v)), 0))]
     return same
+
+
+def _position_hash(bits):
+    """(N,) uint64 hash of (N, 3) uint64 coordinate bits: each coordinate times an odd
+    constant (the 64-bit golden-ratio and xxHash primes), modulo 2**64, combined by xor."""
+    return (bits[:, 0] * np.uint64(0x9E3779B97F4A7C15) ^ bits[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F)
+            ^ bits[:, 2] * np.uint64(0x165667B19E3779F9))
+
+
+def _new_positions(s):
+    """(N,) bool over sorted (N, 3) positions: True where a row differs from the one
+    before it (the first row, and NaN rows, always)."""
+    new = np.ones(len(s), bool)
+    new[1:] = (s[1:] != s[:-1]).any(axis=1)
+    return new
 
 
 def _texture_material(mesh, uv):

@@ -951,6 +951,18 @@ def test_missing_optional_package_is_named():
     assert "optional package 'scipy'" in msg and "pip install scipy" in msg
 
 
+@pytest.mark.parametrize("position_hash", [None, lambda bits: np.zeros(len(bits), np.uint64)])
+def test_same_positions_names_the_first_vertex_at_each_position(position_hash):
+    # the hash sort, and (a hash shared by every vertex) the lexicographic sort it falls
+    # back to: -0.0 is 0.0, a NaN matches nothing, the first index of a position leads
+    from engine.io.loaders import _same_positions
+
+    v = np.array([[1, 2, 3], [0, 0, 0], [1, 2, 3], [-0.0, 0, -0.0], [np.nan, 0, 0],
+                  [np.nan, 0, 0], [1, 2, 3.0000001], [0, 0, 0]])
+    got = _same_positions(v, position_hash)
+    np.testing.assert_array_equal(got, [0, 1, 0, 1, 4, 5, 6, 1])
+
+
 def test_back_faces_are_culled_only_on_closed_meshes(tmp_path, ref_assets):
     from engine.io.loaders import is_closed
 

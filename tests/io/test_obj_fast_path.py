@@ -68,6 +68,35 @@ def test_files_the_line_pass_changes_or_rejects_are_not_proven(text):
     assert not fixups._obj_is_plain(text)
 
 
+def test_the_proofs_number_accepts_exactly_the_line_pass_numbers():
+    # _N is _NUMBER's possessive twin (no backtracking): the same tokens, whole
+    import re
+
+    rng = random.Random(7)
+    tokens = ["0", "1.", ".5", "-.5e-3", "+1E+9", "1e", "e1", ".", "-", "1.2.3", "nan", "NaN",
+              "inf", "-Infinity", "infinit", "infinityx", "0x1", "1e5.5", "++1", "1..2"]
+    for _ in range(4000):
+        tokens.append("".join(rng.choice("0123456789.eE+-nafity") for _ in range(rng.randint(1, 7))))
+    number = re.compile(fixups._N)
+    for t in tokens:
+        assert bool(number.fullmatch(t)) == bool(fixups._NUMBER.fullmatch(t)), t
+
+
+@pytest.mark.parametrize("text", [BASE, "v 0 0 0\n v 1 0 0\nv\t0 1 0\nf 1 2 3\n\tf 1 2 3\n",
+                                  "\n\nv 1 2 3\nvv 1\nf  1 2 3\n# f 1 2 3\n"])
+def test_line_kinds_are_counted_as_the_line_pass_splits_them(text):
+    # str.count for "v " and "f " lines and a regex for the rest: each line's first
+    # token, split on spaces and tabs as _normalize_lines does
+    from collections import Counter
+
+    want = Counter((fixups._SEPARATORS.split(line.strip(" \t")) + [""])[0]
+                   for line in ("\n" + text).split("\n")[1:])
+    got = Counter(fixups._OTHER_FIRST_TOKEN.findall("\n" + text))
+    got["v"] += ("\n" + text).count("\nv ")
+    got["f"] += ("\n" + text).count("\nf ")
+    assert +got == +want
+
+
 def test_vertex_colours_in_0_1_are_plain():
     text = "v 0 0 0 1 0 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 nan\nf 1 2 3\n"
     assert _agree(text)
