@@ -24,8 +24,12 @@ Sections (all by default):
     points whole Numba frames of 10^6 and 10^4 coloured points (projection, splat,
            resolve), ``render(copy=False)`` (no allocation) and ``render()`` (a new
            frame the caller owns), interleaved with the naive NumPy projection alone of
-           the same number of points (engine.bench.paths.naive_project); the fixed cost
-           is the 10^4 frame less 10^4 points at the per-point slope between the two.
+           the same number of points (engine.bench.paths.naive_project). The fixed cost
+           is a frame of 10^4 one-pixel points less 10^4 points at the per-point slope
+           between it and the 10^6 frame (also one-pixel points): both frames splat
+           alike. The 10^4 frame at its default size (default_point_size: 3-pixel
+           discs, about ten times a one-pixel point's cost each) is timed beside them;
+           its slope against the 10^6 frame would count the discs as fixed cost.
 
 Compare ratios, never absolute times from other runs (shared, noisy machines).
 """
@@ -258,12 +262,13 @@ def _load():
         return "?"
 
 
-def _points_renderer(n, size):
+def _points_renderer(n, size, point_size=None):
     from engine import Node, PerspectiveCamera, PointCloud, Renderer, Scene
 
     scene = Scene(background=(0.05, 0.05, 0.1))
     pts = np.random.default_rng(0).uniform(-1, 1, (n, 3)).astype(np.float32)
-    scene.add(Node("cloud", geometry=PointCloud(pts, colors=(pts + 1) / 2)))
+    scene.add(Node("cloud", geometry=PointCloud(pts, colors=(pts + 1) / 2,
+                                                point_size=point_size)))
     camera = scene.add(PerspectiveCamera(fov_y=60, aspect=size[0] / size[1],
                                          position=(2.5, 2.0, 3.5)))
     camera.look_at((0, 0, 0))
@@ -273,9 +278,13 @@ def _points_renderer(n, size):
 def points_section(size, repeats=9):
     from engine.bench.paths import make_workload, naive_project
 
+    from engine.scene.geometry import default_point_size
+
     row = {}
-    for n in (10**6, 10**4):
-        r = _points_renderer(n, size)
+    small_size = default_point_size(10**4)
+    for n, label, point_size in ((10**6, 10**6, None), (10**4, "1e4 1px", 1.0),
+                                 (10**4, 10**4, None)):
+        r = _points_renderer(n, size, point_size)
         w = make_workload(n)
         fns = {"frame_ms": partial(r.render, copy=False), "owned_frame_ms": r.render,
                "naive_projection_ms": partial(naive_project, w.positions, w.shift, w.rotation,
@@ -288,17 +297,21 @@ def points_section(size, repeats=9):
                 t0 = time.perf_counter()
                 fn()
                 t[k].append((time.perf_counter() - t0) * 1e3)
-        row[n] = {k: statistics.median(v) for k, v in t.items()}
-        row[n]["ratio"] = row[n]["frame_ms"] / row[n]["naive_projection_ms"]
-        row[n]["owned_ratio"] = row[n]["owned_frame_ms"] / row[n]["naive_projection_ms"]
-    big, small = row[10**6], row[10**4]
-    slope = (big["frame_ms"] - small["frame_ms"]) / (10**6 - 10**4)
-    fixed = small["frame_ms"] - 10**4 * slope
-    out = {"1e6": big, "1e4": small, "fixed_ms": fixed}
+        row[label] = {k: statistics.median(v) for k, v in t.items()}
+        row[label]["ratio"] = row[label]["frame_ms"] / row[label]["naive_projection_ms"]
+        row[label]["owned_ratio"] = (row[label]["owned_frame_ms"]
+                                     / row[label]["naive_projection_ms"])
+    big, small, one_px = row[10**6], row[10**4], row["1e4 1px"]
+    slope = (big["frame_ms"] - one_px["frame_ms"]) / (10**6 - 10**4)
+    fixed = one_px["frame_ms"] - 10**4 * slope
+    out = {"1e6": big, "1e4": small, "1e4_1px": one_px, "point_size_1e4": small_size,
+           "slope_ns": slope * 1e6, "fixed_ms": fixed}
     print(f"points 10^6: frame {big['frame_ms']:.1f} ms (copy=False), {big['owned_frame_ms']:.1f} "
           f"ms (owned) vs naive NumPy projection alone {big['naive_projection_ms']:.1f} ms: "
           f"{big['ratio']:.2f}x ({big['owned_ratio']:.2f}x owned); 10^4: "
-          f"{small['frame_ms']:.2f} ms, fixed cost {fixed:.2f} ms at {size[0]}x{size[1]}",
+          f"{small['frame_ms']:.2f} ms ({small_size:g}-px discs), {one_px['frame_ms']:.2f} ms "
+          f"(1-px points; {slope * 1e6:.1f} ns a point from there to 10^6): fixed cost "
+          f"{fixed:.2f} ms at {size[0]}x{size[1]}",
           flush=True)
     return out
 
