@@ -585,8 +585,8 @@ def _cmd_render(args) -> int:
 
 
 def _preload_kernels(args):
-    """The thread loading the Numba kernels while the file loads
-    (``engine.render.warmup.preload``), or None where the frame will not run on Numba
+    """The thread loading the Numba kernels of the frame's msaa and shadows while the
+    file loads (``engine.render.warmup.preload``), or None where the frame will not run on Numba
     (another --backend or $ENGINE_BACKEND, or GL raster)."""
     import os
 
@@ -600,7 +600,7 @@ def _preload_kernels(args):
             return None  # auto may pick the GPU
     from ..render.warmup import preload
 
-    return preload()
+    return preload(args.msaa, args.shadows)
 
 
 def process_seconds() -> float | None:

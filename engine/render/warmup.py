@@ -112,25 +112,42 @@ def warm_up(progress: Callable[[str], None] | None = None, size=(160, 120)) -> f
     return time.perf_counter() - start
 
 
-def preload() -> threading.Thread:
-    """Start loading the surface kernels from Numba's disk cache in a daemon thread and
+def _preload_scene(shadows: bool) -> Scene:
+    """What most first frames draw: one lit mesh with normals (a loaded OBJ, PLY or glTF
+    file), under a shadowed light when ``shadows``."""
+    scene = Scene("kernel preload")
+    ball, faces = icosphere(1)
+    scene.add(Node("lit", geometry=Mesh(ball, faces, normals=ball,
+                                        material=Material(specular=0.5))))
+    if shadows:
+        sun = scene.add(DirectionalLight(shadows=True, shadow_map_size=64, position=(1, 2, 3)))
+        sun.look_at((0, 0, 0))
+    return scene
+
+
+def preload(msaa: int = IMAGE_MSAA, shadows: bool = False) -> threading.Thread:
+    """Start loading the kernels of a lit frame with ``msaa`` samples per pixel (and of
+    its shadow pass when ``shadows``) from Numba's disk cache in a daemon thread and
     return it (join it before rendering on this process's own Renderer).
 
     Why: a new process's first frame loads each cached kernel on its first call (about
     0.3-0.5 s in all on 2 cores), after the file load. Most of that loading is LLVM
     linking through llvmlite's ctypes calls, which run without the GIL, so it overlaps
     the imports and file parsing of the main thread (``frustum render`` starts it before
-    loading the file). Any failure (no Numba, an empty cache: then it compiles) stays in
-    the thread: the main thread's own frame then does the work as before.
+    loading the file). Only those kernels (every material shares one resolve kernel):
+    the transparency pass's load in the frame that needs them, where a preload of every
+    warm-up scene made a plain mesh's frame wait for five kernels it never calls (the
+    shadow pass's and the transparency pass's). Any failure (no Numba, an empty cache: then it compiles) stays in the
+    thread: the main thread's own frame then does the work as before.
     """
     def run():
         try:
-            scene = _surfaces()
+            scene = _preload_scene(shadows)
             camera = scene.add(PerspectiveCamera(fov_y=50, aspect=4 / 3))
             camera.frame(scene.bounds())
             from .renderer import Renderer
 
-            renderer = Renderer(scene, camera, (32, 24), backend="numba", msaa=IMAGE_MSAA)
+            renderer = Renderer(scene, camera, (32, 24), backend="numba", msaa=msaa)
             try:
                 renderer.render(depth=False)
             finally:

@@ -57,7 +57,7 @@ def test_process_seconds_counts_from_the_process_start():
 
 def test_preload_is_only_for_numba_frames():
     class Args:
-        backend, raster = "numpy", "software"
+        backend, raster, msaa, shadows = "numpy", "software", 4, False
 
     assert commands._preload_kernels(Args) is None
     Args.backend, Args.raster = "numba", "gl"
@@ -66,6 +66,18 @@ def test_preload_is_only_for_numba_frames():
     thread = commands._preload_kernels(Args)
     thread.join(timeout=120)
     assert not thread.is_alive()
+
+
+def test_preload_loads_the_kernels_of_the_frame_asked_for():
+    # a new process: this one's kernels are loaded by other tests
+    code = ("from engine.render.warmup import preload\n"
+            "preload(1, True).join()\n"
+            "from engine.render.backends import numba_layers, numba_shading, numba_shadow\n"
+            "print(*(bool(k.overloads) for k in (numba_shading._resolve, numba_shadow._raster,"
+            " numba_layers._raster)))\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert out == ["True", "True", "False"]  # resolve, shadow pass; no transparency
 
 
 def test_preloaded_render_draws_the_same_image(tmp_path, monkeypatch):
