@@ -2,11 +2,11 @@
 
 On a CPU GL driver (Mesa llvmpipe) the window's GL path uploads the software frame into
 a texture and draws a full-screen quad, and llvmpipe shades that quad like any other:
-4-5 ms for 1280x720 on the 2-core build machines, a quarter of the bunny's frame
-(docs/performance.md, "the window"). Here the frame is instead copied once into a
-System V shared-memory segment in the window's pixel layout and the X server copies it
-into the window (``XShmPutImage``, the MIT-SHM extension, version 1.1 or later: any local
-Xorg or Xvfb); the GL back buffer is left alone.
+4-5 ms for 1280x720 on the 2-core build machines, about a fifth of the bunny's frame
+(docs/performance.md, "First use, GL mode and the window"). Here the frame is instead
+copied once into a System V shared-memory segment in the window's pixel layout and the X
+server copies it into the window (``XShmPutImage`` of the MIT-SHM extension, which local
+Xorg and Xvfb servers have): 1.2-1.7 ms in all; the GL back buffer is left alone.
 
 The only conversion is the channel order: X TrueColor visuals with masks red 0xff0000,
 green 0xff00, blue 0xff (what Xorg and Xvfb offer at depth 24 and 32) store each pixel as
