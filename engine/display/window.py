@@ -4,7 +4,10 @@ Per frame (``Viewer.step``): ``controller.tick(dt)``, the per-frame callbacks, o
 projection, then either GL_POINTS from the projected buffer (raster "gl") or the
 software-rasterized image drawn as a full-screen textured quad (raster "software"), then
 a buffer swap. With ``vsync`` the swap waits for the display, so frames come at the
-display's refresh rate.
+display's refresh rate. A software frame in an X11 window on a CPU GL driver (Mesa
+llvmpipe) is instead copied into the window through X shared memory
+(``engine.display.xshm``; ``present="auto"``): llvmpipe's quad cost 4-5 ms of a 1280x720
+frame, the shared copy about 1 ms; no buffer swap then, and no vsync.
 
 Input stays out of the engine's controllers: the window forwards pyglet's events
 unchanged to an optional ``controller`` object, calling only the methods it has:
@@ -51,8 +54,9 @@ from ..render.transparency import has_blended
 from .aids import AID_KEYS, HELP_LINE, ViewerAids, describe_pick
 from .blit import ImageBlit
 from .viewport import Viewport, viewport_size
+from .xshm import SharedImagePresenter
 
-__all__ = ["CONTROLLER_EVENTS", "Viewer", "is_software_gl"]
+__all__ = ["CONTROLLER_EVENTS", "PRESENT_MODES", "Viewer", "is_software_gl"]
 
 log = logging.getLogger("engine")
 
@@ -67,6 +71,10 @@ _POINTER_ARGS = {"on_mouse_press": 2, "on_mouse_release": 2, "on_mouse_motion": 
 _CPU_GL_RENDERERS = ("llvmpipe", "softpipe", "swrast", "swiftshader", "software rasterizer")
 
 CAPTION_INTERVAL_S = 0.5
+
+# How software frames reach the window: "auto" (X shared memory where GL is a CPU driver
+# and the window an X11 one with MIT-SHM, else GL) or "gl" (always the textured quad).
+PRESENT_MODES = ("auto", "gl")
 
 
 def is_software_gl(renderer_name: str) -> bool:
@@ -104,21 +112,29 @@ class Viewer:
         aids: bind the viewer-aid keys and click picking (``engine.display.aids``); a
             ``ViewerAids`` to use (e.g. with the grid already on), True for a new one
             with all off, False for none (the keys then reach the controller).
+        present: how raster "software" frames reach the window (``PRESENT_MODES``):
+            "auto" copies them through X shared memory (``engine.display.xshm``) when
+            GL is a CPU driver and the window is an X11 one with MIT-SHM (frames then
+            come as fast as they render: ``vsync`` has no effect), else draws them as
+            a textured quad; "gl" always draws the quad.
 
     Attributes:
         aids: the ``ViewerAids``, or None.
+        presented_by: "x11-shm" or "gl", how frames reach the window.
 
     Raises:
         Whatever pyglet raises when no window can be opened (no display, no GL 3.3
         config); ``engine.display.present`` turns that into a logged fallback.
-        ValueError for an unknown raster mode.
+        ValueError for an unknown raster or present mode.
     """
 
     def __init__(self, renderer, raster="auto", controller=None, on_frame=None,
                  caption="frustum", vsync=True, visible=True, screenshot_dir=".",
-                 resizable=True, aids=True):
+                 resizable=True, aids=True, present="auto"):
         if raster not in ("auto", "gl", "software"):
             raise ValueError(f"raster must be 'auto', 'gl' or 'software', got {raster!r}")
+        if present not in PRESENT_MODES:
+            raise ValueError(f"present must be one of {PRESENT_MODES}, got {present!r}")
         import moderngl
         import pyglet
         import pyglet.window  # opens the display; raises when there is none
@@ -153,7 +169,14 @@ class Viewer:
             self._multisample = None  # GL raster with renderer.msaa > 1 (gl.multisample)
             self._peeler = None  # GL raster frames with BLEND triangles (gl.peeling)
             self._atmosphere = None  # GL raster with fog or a sky (gl.atmosphere)
-            self._blit = ImageBlit(self.ctx) if raster == "software" else None
+            self._shared = None  # the SharedImagePresenter of software frames, or None
+            if raster == "software" and present == "auto" and is_software_gl(self.gl_renderer):
+                self._shared, why = SharedImagePresenter.open(self.window)
+                if self._shared is None:
+                    log.debug("software frames drawn by GL, not X shared memory: %s", why)
+            self.presented_by = "gl" if self._shared is None else "x11-shm"
+            self._blit = (ImageBlit(self.ctx) if raster == "software" and self._shared is None
+                          else None)
             self._overlay_blit = None  # made when a GL-raster frame has an overlay
             self._skipped_overlays: set[int] = set()  # warned about once
         except Exception:
@@ -265,7 +288,10 @@ class Viewer:
 
     def read_pixels(self) -> np.ndarray:
         """The back buffer as (H, W, 4) uint8 RGBA, row 0 = top. Valid after ``draw()``
-        and before the swap (``step`` saves requested screenshots at that point)."""
+        and before the swap (``step`` saves requested screenshots at that point). With
+        ``presented_by`` "x11-shm": the bytes last put into the window."""
+        if self._shared is not None:
+            return self._shared.read()
         w, h = self.viewport.width, self.viewport.height
         data = self.ctx.screen.read(viewport=(0, 0, w, h), components=4, alignment=1)
         # Reading the default framebuffer leaves GL_INVALID_OPERATION pending with some
@@ -317,6 +343,8 @@ class Viewer:
                     self._blit = ImageBlit(self.ctx)
                 self._blit.draw(color)
             self._draw_overlays()
+        elif self._shared is not None:  # host memory into the window, no GL
+            self._shared.draw(r.render(depth=False).color)
         else:
             # host=False: on the cupy backend the frame stays on the device and reaches
             # the texture by CUDA-GL interop; depth is not needed to show it.
@@ -387,7 +415,9 @@ class Viewer:
         self.ctx.viewport = (0, 0, self.viewport.width, h)
 
     def step(self, dt: float):
-        """One frame: controller tick, callbacks, draw, pending screenshot, swap."""
+        """One frame: controller tick, callbacks, draw, pending screenshot, swap (none
+        when X shared memory put the frame into the window: the GL back buffer was not
+        drawn, and swapping it in would cover the frame)."""
         if self.controller is not None and hasattr(self.controller, "tick"):
             self.controller.tick(dt)
         for callback in self.frame_callbacks:
@@ -397,7 +427,8 @@ class Viewer:
             path, self._screenshot_to = self._screenshot_to, None
             self.last_screenshot = save_image(path, self.read_pixels())
             log.info("saved screenshot %s", path)
-        self.window.flip()
+        if self._shared is None:
+            self.window.flip()
         self.frames += 1
         self._count_fps()
 
@@ -450,7 +481,7 @@ class Viewer:
         if self.window is None:
             return
         self.window.switch_to()
-        for obj in (self._points, self._surfaces, self._blit, self._overlay_blit,
+        for obj in (self._points, self._surfaces, self._blit, self._overlay_blit, self._shared,
                     getattr(self, "_multisample", None), getattr(self, "_atmosphere", None),
                     getattr(self, "_peeler", None)):
             if obj is not None:

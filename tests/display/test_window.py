@@ -21,10 +21,11 @@ from window_probe import SIZE, probe_scene
 
 from engine import Renderer
 from engine.display import present, viewport_size, window_unavailable_reason
-from engine.display.window import is_software_gl
+from engine.display.window import Viewer, is_software_gl
 from engine.render.gl import GLUnavailable
 
 PROBE = Path(__file__).with_name("window_probe.py")
+XSHM_PROBE = Path(__file__).with_name("xshm_probe.py")
 
 
 # --- HiDPI viewport ----------------------------------------------------------------------
@@ -69,6 +70,11 @@ def test_window_screenshot_matches_offscreen_render(tmp_path, raster, msaa, xvfb
     result = _run_probe(tmp_path, raster, xvfb)
     assert result["first"]["raster"] == raster
     assert result["first"]["frames"] == 2
+    # llvmpipe: software frames in an X11 window go through X shared memory (the
+    # screenshot is then the bytes put into the window); headless EGL windows draw them
+    # with GL, as GL raster does everywhere
+    assert result["first"]["presented_by"] == ("x11-shm" if xvfb and raster == "software"
+                                               else "gl")
     assert result["first"]["viewport"] == list(SIZE)
 
     shot = np.asarray(Image.open(tmp_path / "frame.png").convert("RGBA"))
@@ -95,6 +101,26 @@ def test_window_screenshot_matches_offscreen_render(tmp_path, raster, msaa, xvfb
         assert result["resized"]["renderer_size"] == [200, 100]
         assert result["resized"]["camera_aspect"] == pytest.approx(2.0)
         assert result["resized"]["pixels_shape"] == [100, 200, 4]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("present", "by"), [("auto", "x11-shm"), ("gl", "gl")])
+def test_x11_window_shows_the_software_frame(tmp_path, present, by):
+    # what the X server holds for a visible window (read back by XGetImage, not from the
+    # engine) is the software frame, whether it came through X shared memory or GL's
+    # textured quad and buffer swap
+    run_probe(XSHM_PROBE, tmp_path, present, True, timeout=90)
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["presented_by"] == by and result["frames"] == 2
+    assert result["read_pixels"]  # the screenshot path reads the same bytes
+    shown = np.asarray(Image.open(tmp_path / "shown.png").convert("RGB"))
+    np.testing.assert_array_equal(shown, _reference("software")[..., :3])
+
+
+def test_present_mode_is_checked():
+    scene, camera = probe_scene()
+    with pytest.raises(ValueError, match="present must be one of"):
+        Viewer(Renderer(scene, camera, SIZE), present="x11")
 
 
 @pytest.mark.timeout(120)

@@ -115,7 +115,8 @@ def main(out_dir: str, raster: str) -> int:
     viewer.request_screenshot(out / "frame.png")
     viewer.run(max_frames=2)  # run() closes the window at the end; reopen below
     first = {"frames": viewer.frames, "viewport": list(viewer.viewport[:2]),
-             "gl_renderer": viewer.gl_renderer, "raster": viewer.raster}
+             "gl_renderer": viewer.gl_renderer, "raster": viewer.raster,
+             "presented_by": viewer.presented_by}
 
     viewer = Viewer(renderer, raster=raster, controller=controller,
                     visible=False, screenshot_dir=out)
