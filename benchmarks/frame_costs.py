@@ -277,7 +277,6 @@ def _points_renderer(n, size, point_size=None):
 
 def points_section(size, repeats=9):
     from engine.bench.paths import make_workload, naive_project
-
     from engine.scene.geometry import default_point_size
 
     row = {}

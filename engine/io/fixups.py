@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import re
 import struct
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -232,6 +233,18 @@ def split_obj_by_material(text: str) -> list[tuple[str | None, str]]:
     return out
 
 
+def _backtracking(pattern: str) -> str:
+    """``pattern`` with its possessive quantifiers (``++ *+ ?+ }+``) and atomic groups
+    (``(?>``) in their plain forms: what Python before 3.11 can compile. For this
+    module's patterns only (none holds a literal ``+`` after a quantifier character)."""
+    return re.sub(r"(?<=[+*?}])\+", "", pattern).replace("(?>", "(?:")
+
+
+def _compile(pattern: str) -> re.Pattern:
+    """re.compile of a pattern with possessive quantifiers, on Python 3.10 too."""
+    return re.compile(pattern if sys.version_info >= (3, 11) else _backtracking(pattern))
+
+
 # The fast proof behind normalize_obj: a file whose every v/vt/vn/f line matches one of
 # these and whose face references stay within the final counts is left unchanged by the
 # line pass, which raises nothing for it. Anything these do not match (negative, zero or
@@ -244,29 +257,32 @@ def split_obj_by_material(text: str) -> list[tuple[str | None, str]]:
 # belong to the separator after it, so giving nothing back changes no match, and the
 # engine keeps no backtracking state per character: 20 % faster on the bunny's v lines.
 # "infinity" comes before "inf" for that reason. test_obj_fast_path checks that _N
-# accepts exactly the tokens _NUMBER does.)
+# accepts exactly the tokens _NUMBER does. Python 3.10 has neither form: _compile gives
+# it the backtracking twins, which the same test checks match alike.)
+
+
 _N = (r"(?>[-+]?+(?:[0-9]++\.?+[0-9]*+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?+"
       r"|[-+]?+(?i:nan|infinity|inf))")
 _SP = "[ \t]++"
 _END = "[ \t]*+$"
 # the first token of every line that does not start with "v " or "f " (those are
 # counted with str.count): a few lines of a mesh file instead of all of them
-_OTHER_FIRST_TOKEN = re.compile(r"\n(?![vf] )[ \t]*+([^ \t\n]*+)")
+_OTHER_FIRST_TOKEN = _compile(r"\n(?![vf] )[ \t]*+([^ \t\n]*+)")
 _PLAIN = {
-    ("v", 3): re.compile(rf"(?m)\n[ \t]*+v{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
-    ("v", 6): re.compile(rf"(?m)\n[ \t]*+v{_SP}{_N}{_SP}{_N}{_SP}{_N}"
-                         rf"{_SP}({_N}){_SP}({_N}){_SP}({_N}){_END}"),
-    ("vt", 2): re.compile(rf"(?m)\n[ \t]*+vt{_SP}{_N}{_SP}{_N}{_END}"),
-    ("vt", 3): re.compile(rf"(?m)\n[ \t]*+vt{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
-    ("vn", 3): re.compile(rf"(?m)\n[ \t]*+vn{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+    ("v", 3): _compile(rf"(?m)\n[ \t]*+v{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+    ("v", 6): _compile(rf"(?m)\n[ \t]*+v{_SP}{_N}{_SP}{_N}{_SP}{_N}"
+                       rf"{_SP}({_N}){_SP}({_N}){_SP}({_N}){_END}"),
+    ("vt", 2): _compile(rf"(?m)\n[ \t]*+vt{_SP}{_N}{_SP}{_N}{_END}"),
+    ("vt", 3): _compile(rf"(?m)\n[ \t]*+vt{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
+    ("vn", 3): _compile(rf"(?m)\n[ \t]*+vn{_SP}{_N}{_SP}{_N}{_SP}{_N}{_END}"),
 }
 _INDEX = "[1-9][0-9]{0,17}+"  # at most 18 digits: every one fits an int64
 _REF = f"{_INDEX}(?:/(?:{_INDEX})?(?:/{_INDEX})?)?"
-_PLAIN_FACE = re.compile(rf"(?m)\n[ \t]*+f((?:{_SP}{_REF}){{3,}}){_END}")
+_PLAIN_FACE = _compile(rf"(?m)\n[ \t]*+f((?:{_SP}{_REF}){{3,}}){_END}")
 # the lines of _PLAIN_FACE that are triangles of vertex references only, the same capture:
 # tried first when the first face line is one (most files are only those), it takes half
 # the time of the general one
-_PLAIN_TRIANGLE = re.compile(rf"(?m)\n[ \t]*+f({_SP}{_INDEX}{_SP}{_INDEX}{_SP}{_INDEX}){_END}")
+_PLAIN_TRIANGLE = _compile(rf"(?m)\n[ \t]*+f({_SP}{_INDEX}{_SP}{_INDEX}{_SP}{_INDEX}){_END}")
 _FACE_LINE = re.compile(r"\n[ \t]*f[ \t][^\n]*")
 _LP_MINUS = re.compile(r"\n[ \t]*[lp][ \t][^\n]*-")  # rewritten by the line pass
 

@@ -134,11 +134,12 @@ def preload(msaa: int = IMAGE_MSAA, shadows: bool = False) -> threading.Thread:
     0.3-0.5 s in all on 2 cores), after the file load. Most of that loading is LLVM
     linking through llvmlite's ctypes calls, which run without the GIL, so it overlaps
     the imports and file parsing of the main thread (``frustum render`` starts it before
-    loading the file). Only those kernels (every material shares one resolve kernel):
-    the transparency pass's load in the frame that needs them, where a preload of every
-    warm-up scene made a plain mesh's frame wait for five kernels it never calls (the
-    shadow pass's and the transparency pass's). Any failure (no Numba, an empty cache: then it compiles) stays in the
-    thread: the main thread's own frame then does the work as before.
+    loading the file). Only those kernels: every material shares the one resolve
+    kernel, and the transparency pass's kernels load in the frame that needs them. A
+    preload of the whole warm-up scene made a plain mesh's frame wait for five kernels
+    it never calls (the shadow and transparency passes'). Any failure (no Numba, an
+    empty cache: then it compiles) stays in the thread: the main thread's own frame then
+    does the work as before.
     """
     def run():
         try:
