@@ -348,9 +348,20 @@ def environment_arrays(pre):
     """The arrays the compiled resolves take (engine.render.backends.numba_ibl,
     shaders/ibl.cuh): (texels (T, 3) float32, info (L, 3) int64, sh (9, 3) float64, lut
     (n, n, 2) float32, on) of a Prefiltered, or small stand-ins and on = False for
-    None."""
+    None; every array a read-only view, so that a frame with an environment and one
+    without pass Numba the same types (the split-sum table is read-only, and a
+    writeable stand-in made the first environment frame compile the whole resolve
+    again: 105 s after ``frustum warmup``)."""
     if pre is None:
-        return (np.zeros((1, 3), np.float32), np.zeros((1, 3), np.int64), np.zeros((9, 3)),
-                np.zeros((1, 1, 2), np.float32), False)
-    return pre.texels, pre.info, np.ascontiguousarray(pre.sh, np.float64), \
-        np.ascontiguousarray(pre.lut), True
+        arrays = (np.zeros((1, 3), np.float32), np.zeros((1, 3), np.int64), np.zeros((9, 3)),
+                  np.zeros((1, 1, 2), np.float32))
+    else:
+        arrays = (pre.texels, pre.info, np.ascontiguousarray(pre.sh, np.float64),
+                  np.ascontiguousarray(pre.lut))
+    return (*(_read_only(a) for a in arrays), pre is not None)
+
+
+def _read_only(a):
+    view = a.view()
+    view.flags.writeable = False
+    return view
