@@ -133,9 +133,21 @@ def seconds_arg(text: str) -> float:
 
 
 def factor_arg(text: str) -> float:
-    """argparse type of a factor (--exposure, --animation-speed): a finite number > 0
-    ('inf' and 'nan' refused)."""
+    """argparse type of a factor (--animation-speed): a finite number > 0 ('inf' and
+    'nan' refused)."""
     return _positive(text, "a finite number > 0")
+
+
+def exposure_arg(text: str) -> float:
+    """argparse type of --exposure: ``factor_arg`` at most MAX_EXPOSURE
+    (engine.scene.exposure)."""
+    from ..scene.exposure import MAX_EXPOSURE
+
+    v = factor_arg(text)
+    if v > MAX_EXPOSURE:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0 and at most "
+                                         f"{MAX_EXPOSURE:g}, got {text!r}")
+    return v
 
 
 def _positive(text: str, finite: str | None = None) -> float:
@@ -269,6 +281,8 @@ def environment_arg(text: str):
 
     if text.strip().lower() == "none":
         return None
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty (give an image file, a colour or none)")
     path = Path(text)
     if path.suffix.lower() in (".png", ".jpg", ".jpeg", ".hdr") or path.exists():
         try:
@@ -279,8 +293,8 @@ def environment_arg(text: str):
         rgb = color_arg(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"--environment must be an image file (.png, .jpg, .hdr), a colour (a CSS "
-            f"name, #rrggbb or R,G,B in [0, 1]) or none, got {text!r}") from None
+            f"must be an image file (.png, .jpg, .hdr), a colour (a CSS name, #rrggbb "
+            f"or R,G,B in [0, 1]) or none, got {text!r}") from None
     return Environment(rgb)
 
 

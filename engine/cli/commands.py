@@ -20,7 +20,7 @@ from ..scene.exposure import TONE_MAPS
 from ..scene.framing import VIEW_AZIMUTH, VIEW_ELEVATION  # noqa: F401 - engine.cli.files
 from ..scene.geometry import POINT_SHAPES, SIZE_UNITS
 from ..scene.graph import DRAW_MODES
-from ..scene.light import DirectionalLight, SpotLight
+from ..scene.light import DirectionalLight, Light, PointLight, SpotLight
 from ..scene.material import SHADINGS
 from .args import (
     ArgumentParser,
@@ -33,6 +33,7 @@ from .args import (
     color_arg,
     count_arg,
     environment_arg,
+    exposure_arg,
     factor_arg,
     fog_arg,
     folder_arg,
@@ -318,7 +319,7 @@ def _point_options(p: argparse.ArgumentParser):
 
 
 def _add_exposure_options(p: argparse.ArgumentParser):
-    p.add_argument("--exposure", type=factor_arg, default=None, metavar="X",
+    p.add_argument("--exposure", type=exposure_arg, default=None, metavar="X",
                    help="linear factor > 0 on surface radiance before the tone map "
                         "(default 1); for lights in physical units (glTF "
                         "KHR_lights_punctual)")
@@ -375,7 +376,7 @@ def _add_scene_options(p: argparse.ArgumentParser):
                    help="distance fog: linear:START:END[:COLOR], exp:DENSITY[:COLOR] or "
                         "exp2:DENSITY[:COLOR] (world units; default colour: the sky's, or "
                         "the background)")
-    p.add_argument("--sky", type=sky_arg, default=None, metavar="HORIZON,ZENITH",
+    p.add_argument("--sky", type=sky_arg, default=None, metavar="HORIZON,ZENITH[,GROUND]",
                    help="a vertical sky gradient behind the scene instead of the "
                         "background: HORIZON,ZENITH[,GROUND] colours; or 'environment': "
                         "the --environment image (or colour) behind the scene")
@@ -465,11 +466,6 @@ def _apply_look(args, scene):
                line_color=getattr(args, "line_color", None), hidden_lines=hidden,
                exposure=args.exposure, tone_map=args.tone_map, point_size=args.point_size,
                point_shape=args.point_shape, point_units=args.point_units, shadows=args.shadows)
-    if args.shadows and not any(isinstance(n, (DirectionalLight, SpotLight))
-                                for n in scene.traverse()):
-        named = getattr(args, "source", None) or ", ".join(map(str, args.files))
-        print(f"frustum: --shadows: {named} has no directional or spot light, and the "
-              f"default headlight casts no shadows", file=sys.stderr)
     if getattr(args, "fog", None) is not None:
         scene.fog = args.fog
     if getattr(args, "environment", None) is not None:
@@ -479,6 +475,11 @@ def _apply_look(args, scene):
             raise EngineError("--sky environment shows the scene's environment: give one "
                               "with --environment COLOR|FILE")
         scene.sky = args.sky
+    if args.shadows and not any(isinstance(n, (DirectionalLight, SpotLight))
+                                for n in scene.traverse()):
+        named = getattr(args, "source", None) or ", ".join(map(str, args.files))
+        print(f"frustum: --shadows: {named} has no directional or spot light "
+              f"({_unshadowed_lighting(scene)} casts no shadows)", file=sys.stderr)
 
 
 def _file_options(args, scene, camera):
@@ -582,6 +583,19 @@ def _cmd_render(args) -> int:
           f"renderer set-up {(t_frame - t_setup) * 1000:.0f} ms, "
           f"frame {(t_done - t_frame) * 1000:.0f} ms{total})")
     return 0
+
+
+def _unshadowed_lighting(scene) -> str:
+    """What lights a scene without a directional or spot light (engine.render.shading.
+    scene_lights' fallback rule), for the --shadows warning."""
+    lights = [n for n in scene.traverse() if isinstance(n, Light)]
+    if any(isinstance(n, PointLight) for n in lights):
+        return "a point light"
+    if lights:
+        return "ambient light"
+    if scene.environment is not None:
+        return "the environment"
+    return "the default headlight"
 
 
 def _preload_kernels(args):
@@ -873,6 +887,12 @@ def _main(argv) -> int:
         if args.debug:
             raise
         print(f"frustum: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:  # e.g. a large --size with --msaa: name what to lower
+        if args.debug:
+            raise
+        print(f"frustum: error: out of memory ({exc or 'an allocation failed'}): a smaller "
+              f"--size or --msaa needs less", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("frustum: interrupted", file=sys.stderr)

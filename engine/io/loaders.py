@@ -56,6 +56,7 @@ from ..scene.geometry import Geometry, Mesh, PointCloud
 from ..scene.graph import Node, TransformError, subtree_bounds
 from ..scene.material import Material, Sampler, Texture
 from ..scene.model import Model
+from ..scene.pixels import pixels
 from ..scene.transforms import decompose_trs, quat_from_axis_angle, quat_multiply
 from . import fixups
 from .notes import Notes
@@ -748,7 +749,7 @@ def _texture_material(mesh, uv):
     image = _file_image(getattr(material, "image", None))
     if image is None:
         return None
-    return Material(texture=Texture(np.asarray(image.convert("RGBA"))), vertex_colors=False)
+    return Material(texture=Texture(pixels(image, "RGBA")), vertex_colors=False)
 
 
 def _normals(mesh, faces):

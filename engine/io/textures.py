@@ -20,6 +20,7 @@ import numpy as np
 
 from ..scene.colorspace import linear_to_srgb
 from ..scene.material import Texture
+from ..scene.pixels import pixels
 from ..scene.sampling import sample
 
 __all__ = ["MAX_TEXELS", "decode_image", "sample_texture",
@@ -55,7 +56,7 @@ def decode_image(data: bytes) -> np.ndarray:
         raise ValueError(f"{w}x{h} texels is outside the limit of 1 to {MAX_TEXELS:,} texels")
     try:
         img.load()
-        rgba = np.asarray(img.convert("RGBA"))
+        rgba = pixels(img, "RGBA")
     except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError) as exc:
         raise ValueError(f"corrupt image data ({' '.join(str(exc).split()) or type(exc).__name__})"
                          ) from None

@@ -28,6 +28,7 @@ import numpy as np
 
 from .color import as_rgba
 from .colorspace import srgb_to_linear
+from .pixels import pixels
 
 __all__ = ["HDR_READER", "Environment"]
 
@@ -104,10 +105,12 @@ class Environment:
 
         Raises:
             FileNotFoundError: the file does not exist.
-            ValueError: naming the file, for an unknown suffix, an unreadable or
-                empty image, a missing .hdr reader, or a bad intensity.
+            ValueError: naming the file, for a directory, an unknown suffix, an
+                unreadable or empty image, a missing .hdr reader, or a bad intensity.
         """
         p = Path(path)
+        if p.is_dir():
+            raise ValueError(f"environment image {p}: a directory, not a file")
         if not p.is_file():
             raise FileNotFoundError(f"environment image {p}: no such file")
         suffix = p.suffix.lower()
@@ -120,7 +123,8 @@ class Environment:
 
         try:
             with Image.open(p) as im:
-                rgb = np.asarray(im.convert("RGB"), np.float64) / 255.0
+                im.load()
+                rgb = pixels(im, "RGB").astype(np.float64) / 255.0
         except (UnidentifiedImageError, OSError, SyntaxError) as e:
             raise ValueError(f"environment image {p}: not a readable image ({e})") from None
         return cls.from_array(srgb_to_linear(rgb), intensity, source=p)
@@ -140,7 +144,14 @@ def _read_hdr(path: Path) -> np.ndarray:
         raise ValueError(f"environment image {path}: reading Radiance .hdr needs "
                          f"{HDR_READER} (pip install {HDR_READER}), which is not "
                          f"installed") from None
-    bgr = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    from cv2.utils import logging as cv_log
+
+    quiet = cv_log.getLogLevel()  # OpenCV logs a bad file to stderr; the error says it
+    cv_log.setLogLevel(cv_log.LOG_LEVEL_SILENT)
+    try:
+        bgr = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    finally:
+        cv_log.setLogLevel(quiet)
     if bgr is None or bgr.ndim != 3 or bgr.shape[2] < 3:
         raise ValueError(f"environment image {path}: not a readable Radiance .hdr image")
     return np.ascontiguousarray(bgr[:, :, 2::-1], np.float64)

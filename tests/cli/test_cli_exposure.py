@@ -62,6 +62,8 @@ def test_render_many_takes_the_exposure(tmp_path):
     (["--exposure", "0"], "--exposure: must be a finite number > 0, got '0'"),
     (["--exposure", "nan"], "--exposure: must be a finite number > 0, got 'nan'"),
     (["--exposure", "inf"], "--exposure: must be a finite number > 0, got 'inf'"),
+    # radiance times 1e308 overflowed, and the tone map made the infinity NaN
+    (["--exposure", "1e308"], "--exposure: must be a finite number > 0 and at most 1.04858e+06"),
     (["--tone-map", "aces"], "--tone-map: invalid choice: 'aces'"),
 ])
 def test_bad_exposure_values_are_one_line(tmp_path, capsys, flags, message):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from engine import Node
@@ -77,12 +78,17 @@ def test_render_many_takes_the_shadows(tmp_path):
     assert black_plain == 0 and black_shadowed > 150
 
 
-def test_shadows_without_a_light_to_cast_them_warn(tmp_path, capsys):
+@pytest.mark.parametrize("flags, lit_by", [
+    ([], "the default headlight casts no shadows"),
+    (["--environment", "white"], "the environment casts no shadows"),  # no headlight then
+])
+def test_shadows_without_a_light_to_cast_them_warn(tmp_path, capsys, flags, lit_by):
     src = _roof_scene(tmp_path / "dark.gltf", light=False)
     assert main(["render", str(src), "--size", SIZE, "--out", str(tmp_path / "x.png"),
-                 "--shadows"]) == 0
+                 "--shadows", *flags]) == 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert any("--shadows" in line and "no directional or spot light" in line for line in err)
+    assert any("--shadows" in line and "no directional or spot light" in line
+               and lit_by in line for line in err), err
 
 
 def test_example_runner_shadows_turn_on_the_apps_lights(tmp_path):

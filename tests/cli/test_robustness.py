@@ -111,3 +111,24 @@ def test_scene_far_from_origin_with_node_transforms():
     p = Renderer(scene, cam, (20, 20), backend="numba").project()
     assert to_host(p.visible).all()
     np.testing.assert_allclose(to_host(p.screen_xy), 10, atol=1e-3)
+
+
+def test_a_frame_too_large_for_memory_is_one_line(tmp_path):
+    # the largest --size with 4x MSAA asks for 8 GiB of sample keys: in a process whose
+    # address space is limited to 6 GB that allocation fails; the CLI names --size and
+    # --msaa instead of a traceback (found by a new-user pass)
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
+
+    r = subprocess.run([sys.executable, "-m", "engine", "render", "demo", "--size",
+                        "16384x16384", "--msaa", "4", "--out", str(tmp_path / "big.png")],
+                       capture_output=True, text=True, timeout=600, preexec_fn=limit,
+                       check=False)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert lines[-1].startswith("frustum: error: out of memory (") and "--size or --msaa" in lines[-1]
+    assert not (tmp_path / "big.png").exists()

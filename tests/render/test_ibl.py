@@ -291,12 +291,20 @@ _MAIN = "import sys; from engine.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.mark.parametrize("value, message", [
-    ("blurple", "--environment must be an image file"),
+    ("blurple", "argument --environment: must be an image file"),
     ("missing.hdr", "missing.hdr: no such file"),
+    ("", "argument --environment: is empty"),
+    ("{tmp}", "a directory, not a file"),
+    ("{tmp}/cut.hdr", "cut.hdr: not a readable Radiance .hdr image"),  # no OpenCV log line
 ])
 def test_cli_bad_environment(tmp_path, value, message):
+    import cv2
+
+    cv2.imwrite(str(tmp_path / "whole.hdr"), np.ones((4, 8, 3), np.float32))
+    (tmp_path / "cut.hdr").write_bytes((tmp_path / "whole.hdr").read_bytes()[:40])
     r = subprocess.run([sys.executable, "-c", _MAIN, "render", "demo", "--size", "32x32",
-                        "-o", str(tmp_path / "x.png"), "--environment", value],
+                        "-o", str(tmp_path / "x.png"), "--environment",
+                        value.format(tmp=tmp_path)],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1

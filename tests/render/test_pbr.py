@@ -280,6 +280,11 @@ def test_exposure_and_pbr_neutral_tone_map():
     # 1 - 0.24**2 / (1.96 + 0.24 - 0.76) = 0.96, grey so desaturation changes nothing
     scene, cam = ortho_scene(quad(white), exposure=2.0, tone_map="pbr-neutral")
     assert (render(scene, cam)[32, 32, :3] == encode(0.96)).all()
+    # the largest exposure saturates: 1 - 0.24**2 / (2**20 + 0.2) encodes as 255
+    from engine.scene.exposure import MAX_EXPOSURE
+
+    scene, cam = ortho_scene(quad(white), exposure=MAX_EXPOSURE, tone_map="pbr-neutral")
+    assert (render(scene, cam)[32, 32, :3] == 255).all()
     # below the compression start only the offset: (0.5, 0.2, 0.1) - 0.04
     scene, cam = ortho_scene(quad(grey), tone_map="pbr-neutral")
     lin = srgb_decode(encode([0.5, 0.2, 0.1]) / 255)
@@ -289,6 +294,8 @@ def test_exposure_and_pbr_neutral_tone_map():
 def test_scene_settings_are_checked():
     with pytest.raises(ValueError, match="exposure must be a finite number > 0"):
         Scene(exposure=0)
+    with pytest.raises(ValueError, match="exposure must be a finite number > 0 and at most"):
+        Scene(exposure=1e308)  # radiance times it overflowed to infinity, then NaN
     with pytest.raises(ValueError, match="tone_map must be one of none, pbr-neutral"):
         Scene(tone_map="aces")
     with pytest.raises(ValueError, match="cone angles"):
