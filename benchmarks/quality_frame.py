@@ -15,7 +15,7 @@ frame read back to the host:
                 the map drawn every frame (``reuse_shadow_maps`` off), as the GL
                 reference draws its own: the target's row
     numba, map reused
-                the same with the still scene's map drawn once and reused
+                the same Renderer reusing the still scene's map
                 (engine.render.shadows.MapCache): for comparison only
     numpy       the same on the NumPy reference (``--numpy``: slow)
     gl reference
@@ -49,16 +49,20 @@ from engine import Renderer
 from engine.render.renderer import parse_size
 
 
+def _frame(renderer, reuse):
+    """One frame, its shadow map drawn (``reuse`` False) or the last one reused."""
+    renderer.backend.reuse_shadow_maps = reuse
+    return renderer.render(depth=False)
+
+
 def run(size, repeats, map_size, numpy=False):
     scene, camera, _ = bunny_scene(size, map_size)
     paths, renderers = {}, []
-    for name in ("numba", "numpy", "numba, map reused") if numpy else (
-            "numba", "numba, map reused"):
-        backend = name.split(",")[0]
+    for backend in ("numba", "numpy") if numpy else ("numba",):
         r = Renderer(scene, camera, size, backend=backend, msaa=4)
-        r.backend.reuse_shadow_maps = name.endswith("reused")
         renderers.append((backend, r))
-        paths[name] = lambda r=r: r.render(depth=False)
+        paths[backend] = lambda r=r: _frame(r, reuse=False)
+    paths["numba, map reused"] = lambda r=renderers[0][1]: _frame(r, reuse=True)
     ref = ReferenceRenderer(scene, camera, size, msaa=4)
     paths["gl reference"] = ref.render
     for fn in paths.values():

@@ -14,10 +14,10 @@ is switched off and on between frames taken in turn, so machine load hits them a
 
 Times are medians of whole frames (the shadow pass, vertex stage, raster and resolve to
 a host image) after a warm-up; the ratio shadows / none is what to compare. Two shadowed
-columns: "drawn" draws the map every frame (``reuse_shadow_maps`` off: what a moving
-camera, light or caster costs, and what the target is judged on), "reused" is a second
-Renderer of the same still scene whose map is drawn once and reused
-(engine.render.shadows.MapCache: static shadow caching).
+columns, both from the same Renderer: "drawn" draws the map every frame
+(``reuse_shadow_maps`` off: what a moving camera, light or caster costs, and what the
+target is judged on), "reused" reuses the still scene's map (engine.render.shadows.
+MapCache: static shadow caching).
 """
 
 from __future__ import annotations
@@ -89,15 +89,14 @@ def _game_scene(size, map_size):
 
 def _measure(scene, cam, sun, size, backend, frames):
     """(median ms without shadows, with the map drawn every frame, with it reused), the
-    three frames taken in turn."""
-    drawn = Renderer(scene, cam, size, backend=backend)
-    drawn.backend.reuse_shadow_maps = False
-    reused = Renderer(scene, cam, size, backend=backend)
-    runs = ((drawn, False), (drawn, True), (reused, True))
+    three frames taken in turn by one Renderer."""
+    r = Renderer(scene, cam, size, backend=backend)
+    runs = ((False, False), (True, False), (True, True))  # (shadows, reuse the map)
     times = [[] for _ in runs]
     for k in range(frames + 2):
-        for (r, on), t in zip(runs, times):
+        for (on, reuse), t in zip(runs, times):
             sun.shadows = on
+            r.backend.reuse_shadow_maps = reuse
             t0 = time.perf_counter()
             r.render()
             if k >= 2:  # two warm-up frames of each

@@ -94,14 +94,22 @@ def test_map_reused_only_while_its_inputs_hold(backend):
         assert passes[0] == count
 
 def test_maps_drawn_every_frame_when_reuse_is_off():
-    scene, cam, _, _ = _scene()
+    scene, cam, _, box = _scene()
     r = Renderer(scene, cam, SIZE, backend="numba")
     r.backend.reuse_shadow_maps = False
     passes = _counting(r)
     for _ in range(3):
         r.render()
     assert passes[0] == 3
-
+    # drawn with reuse off after a change, then reused once it is on: the recorded
+    # inputs are the new ones, so the frame is the new scene's
+    box.position = (0.4, 0.5, -0.3)
+    moved = r.render().color
+    r.backend.reuse_shadow_maps = True
+    np.testing.assert_array_equal(r.render().color, moved)
+    assert passes[0] == 4
+    np.testing.assert_array_equal(moved, Renderer(scene, cam, SIZE, backend="numba")
+                                  .render().color)
 
 def test_alpha_tested_casters_drawn_every_frame():
     # their alpha may come from a texture edited in place: never reused

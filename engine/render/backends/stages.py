@@ -270,9 +270,9 @@ class Backend:
         deform = self.deformation(batch, prims) if plan else None
         maps = []
         for k, m in enumerate(plan):
-            inputs = (MapCache.inputs(batch, prims, m, deform) if self.reuse_shadow_maps
-                      else None)
-            depth = self._map_cache.get(k, inputs)
+            # recorded with reuse off too: a later frame with it on reuses a valid map
+            inputs = MapCache.inputs(batch, prims, m, deform)
+            depth = self._map_cache.get(k, inputs) if self.reuse_shadow_maps else None
             if depth is None:
                 depth = self.shadow_depth(batch, prims, m, k)
                 self._map_cache.put(k, inputs, depth)
