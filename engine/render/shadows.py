@@ -352,13 +352,12 @@ class MapCache:
         """What map ``m`` is drawn from, or None where it must be drawn every frame
         (``deform``: the frame's skins and morph targets, or None; alpha-tested
         casters): the assembly (which triangles cast, their materials), the batch's
-        vertex revision and count, copies of the (K + 1, 4, 4) model matrices and the
-        (4, 4) view-projection, the map's side."""
+        vertex revision and count, the (K + 1, 4, 4) model matrices and the (4, 4)
+        view-projection (the arrays themselves: ``put`` keeps copies), the map's side."""
         if deform is not None or (caster_cutoffs(prims.materials) >= 0).any():
             return None
-        return (prims, batch.vertex_revision, batch.vertex_count,
-                np.array(batch.model_host, copy=True),
-                np.array(m.view_projection, np.float64, copy=True), m.size)
+        return (prims, batch.vertex_revision, batch.vertex_count, batch.model_host,
+                m.view_projection, m.size)
 
     def get(self, slot: int, inputs: tuple | None):
         """Slot ``slot``'s depth when it was drawn from ``inputs`` (not None), else None."""
@@ -375,8 +374,10 @@ class MapCache:
         """Slot ``slot`` now holds ``depth``, drawn from ``inputs`` (None: not reusable)."""
         if inputs is None:
             self._slots.pop(slot, None)
-        else:
-            self._slots[slot] = (inputs, depth)
+        else:  # copies: the batch updates its model matrices in place
+            kept = inputs[:3] + (np.array(inputs[3], copy=True),
+                                 np.array(inputs[4], np.float64, copy=True), inputs[5])
+            self._slots[slot] = (kept, depth)
 
 
 def caster_cutoffs(materials) -> np.ndarray:
