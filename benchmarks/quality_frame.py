@@ -11,7 +11,12 @@ frame read back to the host:
 
     numba       ``Renderer(backend="numba", msaa=4).render(depth=False)``: the shadow
                 pass (the engine's own raster from the light), vertex stage, 4-sample
-                raster, PBR resolve with the 3 x 3 PCF lookup, the linear-light mix
+                raster, PBR resolve with the 3 x 3 PCF lookup, the linear-light mix;
+                the map drawn every frame (``reuse_shadow_maps`` off), as the GL
+                reference draws its own: the target's row
+    numba, map reused
+                the same Renderer reusing the still scene's map
+                (engine.render.shadows.MapCache): for comparison only
     numpy       the same on the NumPy reference (``--numpy``: slow)
     gl reference
                 benchmarks/gl_reference.py ``ReferenceRenderer(msaa=4)``: raw moderngl
@@ -44,13 +49,20 @@ from engine import Renderer
 from engine.render.renderer import parse_size
 
 
+def _frame(renderer, reuse):
+    """One frame, its shadow map drawn (``reuse`` False) or the last one reused."""
+    renderer.backend.reuse_shadow_maps = reuse
+    return renderer.render(depth=False)
+
+
 def run(size, repeats, map_size, numpy=False):
     scene, camera, _ = bunny_scene(size, map_size)
     paths, renderers = {}, []
     for backend in ("numba", "numpy") if numpy else ("numba",):
         r = Renderer(scene, camera, size, backend=backend, msaa=4)
         renderers.append((backend, r))
-        paths[backend] = lambda r=r: r.render(depth=False)
+        paths[backend] = lambda r=r: _frame(r, reuse=False)
+    paths["numba, map reused"] = lambda r=renderers[0][1]: _frame(r, reuse=True)
     ref = ReferenceRenderer(scene, camera, size, msaa=4)
     paths["gl reference"] = ref.render
     for fn in paths.values():
@@ -70,11 +82,11 @@ def run(size, repeats, map_size, numpy=False):
           f"light with a {map_size}^2 shadow map, 4x MSAA; median of {repeats}; the GL "
           f"reference on {ref.renderer_name}")
     for name, t in ms.items():
-        print(f"{name:12s} {t:8.1f} ms")
+        print(f"{name:18s} {t:8.1f} ms")
     ratios = {f"{b} / gl reference": ms[b] / ms["gl reference"] for b in ms
               if b != "gl reference"}
     for name, q in ratios.items():
-        print(f"{name:20s} {q:5.2f}x   (target <= 1x)")
+        print(f"{name:32s} {q:5.2f}x" + ("" if "reused" in name else "   (target <= 1x)"))
     return {"size": list(size), "map": map_size, "repeats": repeats,
             "gl_renderer": renderer_name, "median_ms": ms, "ratios": ratios}
 

@@ -53,6 +53,15 @@ shaders/surface.frag, the same formulas):
    lies outside the map; the visibility is the lit fraction, in ninths. A shadow edge
    spreads over PCF_RADIUS texels each side.
 
+Static shadow caching (``MapCache``): a map depends only on the light's fitted
+view-projection, its size and the casters (their vertices, transforms and the assembly
+that says which triangles cast); while all of these are unchanged from the last frame
+that drew it (a still camera, light and scene: a viewer between two inputs, a paused
+game), that map is reused as it is, bit for bit what drawing it again gives, and its
+pass is skipped. Maps with skinned or morphed casters, or alpha-tested ones (their
+alpha may come from a texture edited in place), are drawn every frame; so is every
+map of a backend whose ``reuse_shadow_maps`` is False.
+
 The visibility multiplies the light's direct radiance (diffuse and specular, Blinn-Phong
 and PBR alike) at the triangles of nodes with ``receive_shadow``; ambient light is never
 shadowed. A receiver and its blocker touching (a box standing on a plane, the light at
@@ -83,6 +92,7 @@ __all__ = [
     "MAX_SPOT_HALF_ANGLE",
     "NO_SHADOWS",
     "PCF_RADIUS",
+    "MapCache",
     "ShadowMap",
     "ShadowSet",
     "caster_cutoffs",
@@ -328,6 +338,46 @@ def plan_shadows(scene, batch, prims, camera_vp, box) -> list[ShadowMap]:
             if fit is not None:
                 out.append(ShadowMap(kind, index, fit[0], size, 0.0, fit[1], pos, -z))
     return out
+
+
+class MapCache:
+    """Each map slot's last depth and the inputs it was drawn from (static shadow
+    caching, the module docstring): ``get`` gives it back while every input is equal."""
+
+    def __init__(self):
+        self._slots: dict = {}  # slot -> (inputs, depth)
+
+    @staticmethod
+    def inputs(batch, prims, m: ShadowMap, deform) -> tuple | None:
+        """What map ``m`` is drawn from, or None where it must be drawn every frame
+        (``deform``: the frame's skins and morph targets, or None; alpha-tested
+        casters): the assembly (which triangles cast, their materials), the batch's
+        vertex revision and count, the (K + 1, 4, 4) model matrices and the (4, 4)
+        view-projection (the arrays themselves: ``put`` keeps copies), the map's side."""
+        if deform is not None or (caster_cutoffs(prims.materials) >= 0).any():
+            return None
+        return (prims, batch.vertex_revision, batch.vertex_count, batch.model_host,
+                m.view_projection, m.size)
+
+    def get(self, slot: int, inputs: tuple | None):
+        """Slot ``slot``'s depth when it was drawn from ``inputs`` (not None), else None."""
+        held = self._slots.get(slot)
+        if inputs is None or held is None:
+            return None
+        old = held[0]
+        same = (old[0] is inputs[0] and old[1:3] == inputs[1:3] and old[5] == inputs[5]
+                and old[3].shape == inputs[3].shape and np.array_equal(old[3], inputs[3])
+                and np.array_equal(old[4], inputs[4]))
+        return held[1] if same else None
+
+    def put(self, slot: int, inputs: tuple | None, depth):
+        """Slot ``slot`` now holds ``depth``, drawn from ``inputs`` (None: not reusable)."""
+        if inputs is None:
+            self._slots.pop(slot, None)
+        else:  # copies: the batch updates its model matrices in place
+            kept = inputs[:3] + (np.array(inputs[3], copy=True),
+                                 np.array(inputs[4], np.float64, copy=True), inputs[5])
+            self._slots[slot] = (kept, depth)
 
 
 def caster_cutoffs(materials) -> np.ndarray:

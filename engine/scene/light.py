@@ -21,7 +21,7 @@ file's numbers, and ``Scene.exposure`` scales the result (engine.render.tonemap)
 
 Shadows: ``light.shadows = True`` on a DirectionalLight or a SpotLight makes it render a
 shadow map each frame (``light.shadow_map_size`` texels square, default
-DEFAULT_SHADOW_MAP_SIZE) that hides it from the surfaces behind an object's
+DEFAULT_SHADOW_MAP_SIZE; reused while nothing it depends on changed) that hides it from the surfaces behind an object's
 ``cast_shadow`` triangles (engine.render.shadows: fitting, bias and filtering). Point
 lights and ambient lights cast no shadows (a point light would need six maps, a cube:
 not drawn yet), so asking one for them raises ValueError.
@@ -97,7 +97,8 @@ class Light(Node):
 
     @property
     def shadows(self) -> bool:
-        """True: this light renders a shadow map every frame (engine.render.shadows).
+        """True: this light renders a shadow map every frame, or reuses the last one
+        while nothing it depends on changed (engine.render.shadows).
 
         Raises:
             ValueError: set True on a point or ambient light (no shadow maps for them).

@@ -91,6 +91,7 @@ from ..shadows import (
 from ..tonemap import TONE_MAPS
 from .kernel_cache import cached
 from .numba_ibl import _ibl_irradiance, _ibl_pbr
+from .numba_prefetch import prefetch
 from .numba_texels import blend4, log2
 
 __all__ = ["BAND_ROWS", "SPECULAR_STEPS", "resolve_numba", "specular_tables"]
@@ -105,6 +106,10 @@ _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy",
 # (Numba's own string helpers take the same option)
 _call_opts = {**_opts, "_nrt": False}
 BAND_ROWS = 8
+# each shadow lookup first prefetches the map rows of the pixel this many pixels further
+# on its row (``_prefetch_ahead``): a map much finer than the pixels (2048^2 over the
+# bunny on a plane at 1280x720: 20 texels a pixel) misses the cache at every lookup
+SHADOW_AHEAD = 3
 # the varyings this resolve reads, by their index in the offsets array it is given
 _VARYINGS = ("position", "normal", "uv0", "color_linear", "tangent", "uv1")
 _POSITION, _NORMAL, _UV0, _COLOR_LINEAR, _TANGENT, _UV1 = range(len(_VARYINGS))
@@ -380,6 +385,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
     n_light = n_dir + pt_pos.shape[0]
     needs_position = pt_pos.shape[0] > 0 or n_maps > 0  # shadow lookups need p too
     x_scale, x_offset = 2.0 / width, 1.0 / width - 1.0
+    ahead = SHADOW_AHEAD * x_scale  # NDC x of SHADOW_AHEAD pixels
     y_scale = 2.0 / height
     po, no, uo, co = offsets[_POSITION], offsets[_NORMAL], offsets[_UV0], offsets[_COLOR_LINEAR]
     n_bands = (height + BAND_ROWS - 1) // BAND_ROWS
@@ -455,7 +461,7 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     receives = n_maps > 0 and sh_receive[t] != 0
                     lights = (ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed)
                     env = (env_texels, env_info, env_sh, env_lut, has_env)
-                    shadow = (sh_texels, sh_table, sh_dir, sh_point)
+                    shadow = (sh_texels, sh_table, sh_dir, sh_point, ahead)
                     lr, lg, lb = _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets,
                                             flags, front, mat_f, mat_i, texels, tex_info,
                                             tex_periods, lights, eye, ortho, view_dir, env,
@@ -506,7 +512,8 @@ def _resolve(keys, width, height, n_points, n_tris, point_rgba, line_rgba, backg
                     ndl = nx * lx + ny * ly + nz * lz
                     if ndl > 0 and n_maps > 0 and sh_receive[t] != 0:
                         vis = _light_visibility(sh_texels, sh_table, sh_dir, sh_point, li,
-                                                n_dir, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz)
+                                                n_dir, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz,
+                                                plane, po, xn + ahead)
                         er, eg, eb = er * vis, eg * vis, eb * vis
                     if ndl > 0:
                         dr += er * ndl
@@ -623,11 +630,11 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
     """Linear radiance of a "pbr" pixel of base (r, g, b) (SurfaceShader._pbr);
     ``lights``: (ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed),
     ``env``: (env_texels, env_info, env_sh, env_lut, has_env), ``shadow``: (sh_texels,
-    sh_table, sh_dir, sh_point), as ``_resolve`` takes them; ``receives``: the shadow
-    maps apply to this pixel."""
+    sh_table, sh_dir, sh_point) as ``_resolve`` takes them and the NDC x step of
+    SHADOW_AHEAD pixels; ``receives``: the shadow maps apply to this pixel."""
     ambient, dir_l, dir_e, pt_pos, pt_e, pt_cone, pt_range, windowed = lights
     env_texels, env_info, env_sh, env_lut, has_env = env
-    sh_texels, sh_table, sh_dir, sh_point = shadow
+    sh_texels, sh_table, sh_dir, sh_point, ahead = shadow
     po, no = offsets[_POSITION], offsets[_NORMAL]
     nx, ny, nz = (_at(plane, no, xn, inv), _at(plane, no + 1, xn, inv),
                   _at(plane, no + 2, xn, inv))
@@ -692,7 +699,7 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
         ndl = nx * lx + ny * ly + nz * lz
         if receives and ndl > 0:
             vis = _light_visibility(sh_texels, sh_table, sh_dir, sh_point, li, n_dir, wx, wy,
-                                    wz, nx, ny, nz, ndl, lx, ly, lz)
+                                    wz, nx, ny, nz, ndl, lx, ly, lz, plane, po, xn + ahead)
             cr, cg, cb = cr * vis, cg * vis, cb * vis
         fr, fg, fb = _pbr_light(nx, ny, nz, vx, vy, vz, lx, ly, lz, r, g, b, metallic, a2)
         lr += fr * cr
@@ -703,23 +710,54 @@ def _pbr_pixel(plane, xn, inv, t, mi, r, g, b, tris, vary, offsets, flags, front
 
 @numba.njit(inline="always")
 def _light_visibility(sh_texels, sh_table, sh_dir, sh_point, li, n_dir, wx, wy, wz, nx, ny,
-                      nz, ndl, lx, ly, lz):
+                      nz, ndl, lx, ly, lz, plane, po, xn_ahead):
     """Visibility in [0, 1] of light li (li < n_dir: directional li, else point li -
     n_dir) at a receiving pixel with N.L ``ndl`` > 0: its map's ``_shadow``, 1 when the
-    light has no map (the lit and the "pbr" paths' one lookup)."""
+    light has no map (the lit and the "pbr" paths' one lookup); ``plane``, ``po`` and
+    ``xn_ahead`` for its prefetch (``_prefetch_ahead``)."""
     sm = sh_dir[li] if li < n_dir else sh_point[li - n_dir]
     if sm < 0:
         return 1.0
-    return _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz)
+    return _shadow(sh_texels, sh_table, sm, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz, plane, po,
+                   xn_ahead)
+
+
+@numba.njit(inline="always")
+def _prefetch_ahead(texels, table, k, plane, po, xn):
+    """Start the cache misses of a later lookup in map k: the three map rows around the
+    texel of this run's position at NDC x ``xn`` (unbiased: the bias moves a point along
+    L, which keeps its texel). A hint only: nothing is read or written."""
+    q = plane[0] * xn + plane[1]
+    if q == 0:
+        return
+    inv = 1.0 / q
+    wx, wy, wz = _at(plane, po, xn, inv), _at(plane, po + 1, xn, inv), _at(plane, po + 2, xn,
+                                                                           inv)
+    w = table[k, 14] * wx + table[k, 15] * wy + table[k, 16] * wz + table[k, 17]
+    if not w > 0:
+        return
+    s = np.int64(table[k, 1])
+    sx = ((table[k, 2] * wx + table[k, 3] * wy + table[k, 4] * wz + table[k, 5]) / w
+          + 1.0) * 0.5 * s
+    sy = (1.0 - (table[k, 6] * wx + table[k, 7] * wy + table[k, 8] * wz + table[k, 9])
+          / w) * 0.5 * s
+    if 1.0 <= sx < s - 1 and 1.0 <= sy < s - 1:  # and finite
+        row = np.int64(table[k, 0]) + np.int64(sy) * s + np.int64(sx)
+        prefetch(texels, row - s)
+        prefetch(texels, row)
+        prefetch(texels, row + s)
 
 
 # no reference counting (_call_opts): called per pixel and light, as _sample is
 @numba.njit(**_call_opts)
-def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz):
+def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz, plane, po, xn_ahead):
     """Visibility in [0, 1] of shadow map k at batch-frame point (wx, wy, wz) of unit
     normal (nx, ny, nz), for N.L ``ndl`` > 0 and unit direction to the light (lx, ly,
     lz): the slope-scaled bias, the light's projection and the 3 x 3 PCF of
-    engine.render.shadows.visibility."""
+    engine.render.shadows.visibility. First the map rows of the run's point at NDC x
+    ``xn_ahead`` are prefetched (``_prefetch_ahead``, ``plane`` and ``po`` the run's
+    planes and position offset), for the lookup of a pixel further on."""
+    _prefetch_ahead(texels, table, k, plane, po, xn_ahead)
     ndl = min(ndl, 1.0)
     nda = nx * table[k, 23] + ny * table[k, 24] + nz * table[k, 25]
     slope = min(math.sqrt(max(1.0 - nda * nda, 0.0)) / ndl, MAX_SLOPE)

@@ -42,7 +42,14 @@ from ..deform import deform_tables
 from ..ibl import scene_environment
 from ..lines import line_colors
 from ..shading import SurfaceShader, punctual_lights, scene_lights
-from ..shadows import NO_SHADOWS, SceneBox, ShadowSet, plan_shadows, shadowed_lights
+from ..shadows import (
+    NO_SHADOWS,
+    MapCache,
+    SceneBox,
+    ShadowSet,
+    plan_shadows,
+    shadowed_lights,
+)
 from ..sprites import lit_point_colors, point_style, sprites_for_frame
 
 __all__ = ["FEATURES", "LIGHTING", "Backend", "FrameInputs", "FrameView", "frame_features"]
@@ -161,6 +168,9 @@ class Backend:
     # who composes the batch's world and model matrices (VertexBatch ``transforms``):
     # the NumPy reference composes them in NumPy too
     transforms = "auto"
+    # a shadow map whose inputs are all unchanged since the frame that drew it is reused
+    # (engine.render.shadows.MapCache); False draws every map every frame
+    reuse_shadow_maps = True
 
     def __init__(self):
         self._host_colors_key = self._attributes_key = None
@@ -172,6 +182,7 @@ class Backend:
         self._fallback_logged = False
         self._point_style = None  # engine.render.sprites.PointStyle of the last frame
         self._scene_box = SceneBox()  # the shadow maps' fit (engine.render.shadows)
+        self._map_cache = MapCache()  # each map slot's last depth and its inputs
 
     # --- the fallback rule: the one place a missing feature is decided ---------------
     def make_fallback(self) -> Backend:
@@ -250,14 +261,23 @@ class Backend:
     def shadow_maps(self, batch, prims, view) -> ShadowSet:
         """The frame's shadow maps (engine.render.shadows): for each light with
         ``shadows``, its fitted view through this backend's own vertex stage and raster
-        (``shadow_depth``), depth only. NO_SHADOWS when no light has them."""
+        (``shadow_depth``), depth only; a map whose inputs are unchanged since it was
+        drawn is reused (``reuse_shadow_maps``). NO_SHADOWS when no light has them."""
         if not shadowed_lights(view.scene):
             return NO_SHADOWS
         plan = plan_shadows(view.scene, batch, prims, view.view_projection,
                             self._scene_box(batch, prims))
-        maps = tuple(m._replace(depth=self.shadow_depth(batch, prims, m, k))
-                     for k, m in enumerate(plan))
-        return ShadowSet(maps, prims.tri_receive)
+        deform = self.deformation(batch, prims) if plan else None
+        maps = []
+        for k, m in enumerate(plan):
+            # recorded with reuse off too: a later frame with it on reuses a valid map
+            inputs = MapCache.inputs(batch, prims, m, deform)
+            depth = self._map_cache.get(k, inputs) if self.reuse_shadow_maps else None
+            if depth is None:
+                depth = self.shadow_depth(batch, prims, m, k)
+                self._map_cache.put(k, inputs, depth)
+            maps.append(m._replace(depth=depth))
+        return ShadowSet(tuple(maps), prims.tri_receive)
 
     def shadow_depth(self, batch, prims, shadow_map, slot: int) -> np.ndarray:
         """(S, S) float32 window depth of the casters seen from ``shadow_map``'s view
