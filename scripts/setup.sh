@@ -111,7 +111,7 @@ fi
 warm_stamp=".venv/.frustum-kernels"
 warm_want="$(.venv/bin/python -c 'from engine.render.backends.kernel_cache import source_fingerprint; print(source_fingerprint())')"
 if [ ! -f "$warm_stamp" ] || [ "$(cat "$warm_stamp")" != "$warm_want" ]; then
-  echo "setup: compiling the CPU kernels once (Numba; about 10-30 s)" >&2
+  echo "setup: compiling the CPU kernels once (Numba; about 1-2 minutes on 2 cores)" >&2
   .venv/bin/frustum warmup >&2
   echo "$warm_want" > "$warm_stamp"
 fi
