@@ -107,7 +107,9 @@ def _join_continuations(text: str) -> str:
 
 _INTEGER = re.compile(r"[-+]?[0-9]+")
 _NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
-                     r"|[-+]?(?:nan|inf|infinity)", re.IGNORECASE)
+                     r"|[-+]?(?:nan|inf|infinity)", re.IGNORECASE | re.ASCII)
+# (ASCII: Unicode case folding let "ınf", a dotless i, pass as "inf", which float()
+# then refused)
 
 
 def _int(token: str) -> int:
@@ -262,7 +264,7 @@ def _compile(pattern: str) -> re.Pattern:
 
 
 _N = (r"(?>[-+]?+(?:[0-9]++\.?+[0-9]*+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?+"
-      r"|[-+]?+(?i:nan|infinity|inf))")
+      r"|[-+]?+(?ai:nan|infinity|inf))")
 _SP = "[ \t]++"
 _END = "[ \t]*+$"
 # the first token of every line that does not start with "v " or "f " (those are

@@ -63,6 +63,7 @@ def test_plain_text_is_proven_and_left_unchanged():
     "v 0 0 0\nv 1 0 x\nv 0 1 0\nf 1 2 3\n",                # not a number
     "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 99999999999999999999\n",  # past int64
     "vt 0\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n",          # a 1-number vt
+    "v 0 0 0\nv 1 0 \u0131nf\nv 0 1 0\nf 1 2 3\n",          # a dotless i: not "inf"
 ])
 def test_files_the_line_pass_changes_or_rejects_are_not_proven(text):
     assert not fixups._obj_is_plain(text)
@@ -74,6 +75,7 @@ def test_the_proofs_number_accepts_exactly_the_line_pass_numbers():
 
     rng = random.Random(7)
     tokens = ["0", "1.", ".5", "-.5e-3", "+1E+9", "1e", "e1", ".", "-", "1.2.3", "nan", "NaN",
+              "\u0131nf", "\u0130NF", "na\u0274",
               "inf", "-Infinity", "infinit", "infinityx", "0x1", "1e5.5", "++1", "1..2"]
     for _ in range(4000):
         tokens.append("".join(rng.choice("0123456789.eE+-nafity") for _ in range(rng.randint(1, 7))))
