@@ -26,7 +26,7 @@ from ...scene.colorspace import srgb_to_linear
 from ..frame import EMPTY_KEY
 from ..triangles import TriangleSetup
 from .kernel_cache import cached
-from .numba_triangles import piece_walk
+from .numba_triangles import ndc_columns, piece_walk
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 # 8-bit sRGB -> linear light, the decode of a resolved colour byte (as the reference's)
@@ -52,10 +52,10 @@ def _insert(layers, overflow, p, key):
 
 @numba.njit(**{**_opts, "parallel": True})
 def _raster(x, y, piece_tri, adj, clip, tris, width, height, id_base, bound, layers,
-            overflow, bands):
+            overflow, bands, xs):
     for band in numba.prange(bands):
         _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, bound, layers,
-                     overflow, band * height // bands, (band + 1) * height // bands)
+                     overflow, band * height // bands, (band + 1) * height // bands, xs)
 
 
 @numba.njit(inline="always")
@@ -69,10 +69,10 @@ def _insert_in_front(layers, arg, s, p, key):
 
 @numba.njit(**_opts)
 def _raster_band(x, y, piece_tri, adj, clip, tris, width, height, id_base, bound, layers,
-                 overflow, row_lo, row_hi):
+                 overflow, row_lo, row_hi, xs):
     for m in range(x.shape[0]):
         piece_walk(x, y, piece_tri, adj, clip, tris, width, height, id_base, m, row_lo,
-                   row_hi, _insert_in_front, layers, (bound, overflow))
+                   row_hi, xs, _insert_in_front, layers, (bound, overflow))
 
 
 def raster_layers_numba(layers, overflow, setup: TriangleSetup, size, id_base: int, pieces,
@@ -88,7 +88,7 @@ def raster_layers_numba(layers, overflow, setup: TriangleSetup, size, id_base: i
             np.ascontiguousarray(setup.clip, np.float64),
             np.ascontiguousarray(setup.triangles, np.int64), w, h, np.int64(id_base),
             np.ascontiguousarray(bound, np.uint64), layers, overflow,
-            numba.get_num_threads())
+            numba.get_num_threads(), ndc_columns(w))
     return layers, overflow
 
 
