@@ -12,7 +12,10 @@
                  shader, no culling), reads the frame back and writes the same PNG with
                  Pillow. Both are timed as whole processes from the outside (start-up,
                  imports, GL context, file load, frame, PNG); medians of 3 runs each,
-                 interleaved.
+                 interleaved. Beside them, the floor of any Numba path: a new process
+                 that imports Numba and calls one trivial kernel from Numba's disk cache
+                 (no engine): Numba's import and the typing context its first dispatch
+                 builds, which every Numba frame of a new process pays first.
     gl mode      ``Renderer(raster="gl").render(depth=False)`` of the bunny against raw
                  moderngl drawing the same mesh (static buffers, Lambert, no culling:
                  the engine draws the open bunny's back faces) and reading the colour
@@ -104,6 +107,16 @@ Image.fromarray(img).save(sys.argv[2])
 """
 
 
+# the floor of a new process's first Numba frame: Numba imported, one cached kernel run
+_NUMBA_FLOOR = """import numba
+
+
+@numba.njit(cache=True)
+def one(x):
+    return x + 1
+"""
+
+
 def _median_wall(cmd, runs=3, **kw):
     out = []
     for _ in range(runs):
@@ -128,20 +141,26 @@ def first_pixel_row(size, tmp: Path, runs=3):
     engine_cmd = [sys.executable, "-m", "engine", "render", str(BUNNY), "--out",
                   str(tmp / "frustum-render.png"), "--size", f"{size[0]}x{size[1]}"]
     raw_cmd = [sys.executable, "-c", raw, str(BUNNY), str(tmp / "raw.png")]
-    engine_s, raw_s = [], []
+    (tmp / "numba_floor.py").write_text(_NUMBA_FLOOR)
+    floor_cmd = [sys.executable, "-c", "import numba_floor; numba_floor.one(1)"]
+    engine_s, raw_s, floor_s = [], [], []
     subprocess.run(engine_cmd, check=True, capture_output=True, cwd=ROOT, env=env)  # caches
     subprocess.run(raw_cmd, check=True, capture_output=True, cwd=ROOT, env=env)
-    for _ in range(runs):  # interleaved: both see the same machine load
+    subprocess.run(floor_cmd, check=True, capture_output=True, cwd=tmp, env=env)
+    for _ in range(runs):  # interleaved: all see the same machine load
         engine_s += _median_wall(engine_cmd, 1, cwd=ROOT, env=env)
         raw_s += _median_wall(raw_cmd, 1, cwd=ROOT, env=env)
+        floor_s += _median_wall(floor_cmd, 1, cwd=tmp, env=env)
     line = subprocess.run(engine_cmd, check=True, capture_output=True, text=True,
                           cwd=ROOT, env=env).stdout.strip()
     row = {"engine_s": statistics.median(engine_s), "raw_s": statistics.median(raw_s),
-           "engine_line": line}
+           "numba_floor_s": statistics.median(floor_s), "engine_line": line}
     row["ratio"] = row["engine_s"] / row["raw_s"]
+    row["numba_floor_ratio"] = row["numba_floor_s"] / row["raw_s"]
     print(f"first pixel  frustum render {row['engine_s']:.2f} s vs trimesh + raw moderngl "
-          f"{row['raw_s']:.2f} s, whole new processes writing the PNG: {row['ratio']:.2f}x",
-          flush=True)
+          f"{row['raw_s']:.2f} s, whole new processes writing the PNG: {row['ratio']:.2f}x; "
+          f"Numba's own start-up (import, one cached kernel): {row['numba_floor_s']:.2f} s, "
+          f"{row['numba_floor_ratio']:.2f}x the reference", flush=True)
     print(f"             the CLI's own line: {line}", flush=True)
     return row
 
