@@ -127,9 +127,11 @@ def _median_wall(cmd, runs=3, **kw):
 
 
 def first_pixel_row(size, tmp: Path, runs=3):
-    """New process to a written image: ``frustum render`` against trimesh + raw moderngl.
+    """New process to a written image: ``frustum render`` against trimesh + raw moderngl,
+    and beside them the floor of any Numba path (a new process importing Numba and
+    calling one kernel from its disk cache: ``_NUMBA_FLOOR``).
 
-    Both run without ``PYTHONDONTWRITEBYTECODE`` (set on the build machines): as in a
+    All run without ``PYTHONDONTWRITEBYTECODE`` (set on the build machines): as in a
     user's shell, the first run caches each module's bytecode. With it set, every run
     compiled the engine's own modules from source (about 0.2 s; the reference's
     libraries come with their bytecode from pip)."""

@@ -330,9 +330,8 @@ def walk_piece(x, y, m, ox, oy, width, height, row_lo, row_hi, key_low, a, zw, x
     the loop over the span tests nothing; depth from the homogeneous barycentrics of the
     adjugate ``a`` (9 values, row-major) and ``zw`` (z0, z1, z2, w0, w1, w2) in the
     reference's float64 operations, the pixel centres' NDC x read from ``xs``
-    (``ndc_columns``). Measured on one thread against the walk that tested every pixel
-    of the box (the same keys): game scene 6.1 -> 4.3 ms, Duck 1.04 -> 0.70 ms,
-    full-screen quad 4.2 -> 2.2 ms."""
+    (``ndc_columns``). Before, every pixel of the box was tested (docs/performance.md
+    has both measured)."""
     x0, x1, x2 = x[m, 0] - ox, x[m, 1] - ox, x[m, 2] - ox
     y0, y1, y2 = y[m, 0] - oy, y[m, 1] - oy, y[m, 2] - oy
     bx0, bx1, by0, by1 = pixel_box(x0, x1, x2, y0, y1, y2, width, row_lo, row_hi)
@@ -398,17 +397,23 @@ def _edge_span(e, d, b):
     return (b - e - d - 1) // -d, _UNBOUNDED  # ceil((b - e) / -d)
 
 
+# ndc_columns' arrays by width: the last few widths drawn (renderers of a few sizes in
+# one process), not every width a resized window passed through
+_COLUMNS: dict[int, np.ndarray] = {}
+_KEPT_WIDTHS = 8
+
+
 def ndc_columns(width: int) -> np.ndarray:
     """(width,) float64 NDC x of the pixel centres, ``(2 px + 1) / width - 1`` (the
-    reference's operations), for ``walk_piece``; one array per width, kept (a raster
-    call allocates nothing)."""
-    xs = _COLUMNS.get(width)
+    reference's operations), for ``walk_piece``; kept for the last ``_KEPT_WIDTHS``
+    widths, so a frame's raster call allocates nothing."""
+    xs = _COLUMNS.pop(width, None)
     if xs is None:
-        xs = _COLUMNS[width] = (2.0 * np.arange(width, dtype=np.float64) + 1.0) / width - 1.0
+        xs = (2.0 * np.arange(width, dtype=np.float64) + 1.0) / width - 1.0
+        if len(_COLUMNS) >= _KEPT_WIDTHS:
+            del _COLUMNS[next(iter(_COLUMNS))]  # the least recently used
+    _COLUMNS[width] = xs  # last in the order: the most recently used
     return xs
-
-
-_COLUMNS: dict[int, np.ndarray] = {}
 
 
 @numba.njit(inline="always")
