@@ -41,7 +41,11 @@ and, for the engine, the stage breakdown of each (vertex stage, raster, resolve:
 and CPU ms) and the resolve's CPU cost per covered pixel on one thread on full-screen
 quads (unlit, lit, lit + specular, lit + texture (the default sampler, trilinear here),
 unlit + texture, lit + bilinear texture (min filter "linear": level 0 only), "pbr" +
-texture).
+texture), and what a run costs: the same quad (lit + texture, "pbr" + texture) cut into
+vertical strips of two triangles, so that a row's pixels come in runs of a chosen length
+(``strip_quad_scene``) with the same texels and shading, one thread: CPU ns per covered
+pixel against the mean run length, and from it each run's cost over a pixel of a long
+run (the Duck's runs average 6.9 pixels, the game scene's 11.9).
 
 Two more rows, each against its own reference in the same run:
 
@@ -525,6 +529,76 @@ def resolve_costs(size, repeats=9):
     return out
 
 
+def strip_quad_scene(size, strips, **material):
+    """``quad_scene``'s quad (lit, the 256 x 256 texture, uv 0..4 across) as ``strips``
+    vertical strips of two triangles each: the same planes, so the same texels and
+    shading per pixel, in runs of about width / (2 strips) pixels along a row."""
+    from engine import Material, Texture
+
+    scene = Scene(background=(0, 0, 0))
+    a = size[0] / size[1]
+    x = np.repeat(np.linspace(-a, a, strips + 1), 2) * 1.2
+    y = np.tile([-1.2, 1.2], strips + 1)
+    pos = np.column_stack([x, y, np.zeros_like(x)]).astype(np.float32)
+    u = np.repeat(np.linspace(0.0, 4.0, strips + 1), 2)
+    uv = np.column_stack([u, np.tile([4.0, 0.0], strips + 1)]).astype(np.float32)
+    b = 2 * np.arange(strips)[:, None]
+    faces = np.concatenate([b + [0, 2, 3], b + [0, 3, 1]])
+    tex = Texture(np.random.default_rng(0).integers(0, 256, (256, 256, 4), np.uint8))
+    scene.add(Node("quad", geometry=Mesh(pos, faces, uvs=uv,
+                                         material=Material(texture=tex, **material))))
+    camera = scene.add(PerspectiveCamera(fov_y=60, aspect=a, position=(0, 0, 1.5)))
+    camera.look_at((0, 0, 0))
+    return scene, camera
+
+
+def run_costs(size, repeats=9, strips=(1, 80, 160, 320)):
+    """The Numba resolve on one thread over ``strip_quad_scene`` quads: {material:
+    [(mean run length in pixels, CPU ns per covered pixel, ns per run over the one-strip
+    quad's pixel)]}, medians of ``repeats`` frames. A run is a row's stretch of pixels of
+    one triangle (counted from the frame's keys); what a run costs beyond its pixels is
+    (cost per pixel - the one-strip cost per pixel) x the run length."""
+    from engine.render.backends.threads import set_threads, thread_count
+
+    threads = thread_count()
+    set_threads(1)
+    out = {}
+    for name, kw in (("lit+texture", {}), ("pbr+texture", {"shading": "pbr"})):
+        rows = []
+        for n in strips:
+            scene, camera = strip_quad_scene(size, n, **kw)
+            r = Renderer(scene, camera, size, backend="numba")
+            backend = r.backend
+            resolve, keys = backend.resolve, []
+
+            def keep(k, *args, _resolve=resolve, _keys=keys, **kwargs):
+                _keys[:] = [k]
+                return _resolve(k, *args, **kwargs)
+
+            backend.resolve = keep
+            r.render()
+            ids = np.asarray(keys[0]).reshape(size[1], size[0])
+            covered = ids != np.uint64(0xFFFFFFFFFFFFFFFF)
+            ids = ids & np.uint64(0xFFFFFFFF)
+            starts = int(covered[:, 0].sum() + (covered[:, 1:] & ~(
+                covered[:, :-1] & (ids[:, 1:] == ids[:, :-1]))).sum())
+            backend.resolve = resolve
+            stages = StageTimes(r)
+            for _ in range(repeats):
+                r.render()
+            ns = stages.medians(cpu=True)["resolve"] * 1e6 / covered.sum()
+            run = covered.sum() / starts
+            rows.append((float(run), float(ns), float((ns - rows[0][1]) * run) if rows else 0.0))
+        out[name] = rows
+    set_threads(threads)
+    for name, rows in out.items():
+        print(f"{'runs':<12} {name}, CPU ns per covered pixel (ns per run over a long run's "
+              "pixels) against pixels per run, one thread: "
+              + ", ".join(f"{run:.1f} px {ns:.1f} ({extra:.0f})" for run, ns, extra in rows),
+              flush=True)
+    return out
+
+
 def cuda_available():
     from engine.render.backends.cupy_backend import cupy_unavailable_reason
 
@@ -646,6 +720,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     filled = filled_rows(args.frame)
     costs = resolve_costs(args.frame)
+    per_run = run_costs(args.frame)
     rows = points = first = None
     if not args.filled:
         rows = run(args.frame, args.quick)
@@ -655,7 +730,8 @@ def main(argv=None):
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"frame": list(args.frame), "rows": rows,
                                          "points": points, "first_frame": first,
-                                         "filled": filled, "resolve_ns_per_px": costs},
+                                         "filled": filled, "resolve_ns_per_px": costs,
+                                         "resolve_runs": per_run},
                                         indent=2))
     return 0
 

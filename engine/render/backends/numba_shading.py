@@ -1000,8 +1000,13 @@ def _texture_run(keys, p, px, n_max, x_scale, x_offset, y_scale, plane, uo, qy, 
             lam = _lod(plane, uo, (px + j) * x_scale + x_offset, inv, kx, qy, uy, vy, sy_u, sy_v)
             out[j, 0], out[j, 1], out[j, 2] = u, v, lam
         if code == 5 and mag_linear and _pow2_chain(info, k):  # the common texture
+            # the chain's table entries read once: the stores to ``out`` could alias the
+            # table, so read in the loop they would be read again per pixel
+            q, first, w, h = info[k, 7] - 1, info[k, 8], info[k, 1], info[k, 2]
+            ms, mt = info[k, 3] == 2, info[k, 4] == 2
             for j in range(n):
-                _put(out, j, _trilinear_pow2(texels, info, k, out[j, 0], out[j, 1], out[j, 2]))
+                _put(out, j, _trilinear_pow2(texels, info, q, first, w, h, ms, mt, out[j, 0],
+                                             out[j, 1], out[j, 2]))
         elif code == 5 and mag_linear:  # "linear_mipmap_linear", bilinear magnified
             for j in range(n):
                 _put(out, j, _trilinear(texels, info, periods, k, out[j, 0], out[j, 1],
@@ -1056,18 +1061,18 @@ def _pow2_chain(info, k):
 
 
 @numba.njit(inline="always")
-def _trilinear_pow2(texels, info, k, u, v, lam):
-    """``_trilinear`` for a ``_pow2_chain`` texture: each level's size from a shift and
-    its offset from the table, the indices by ``_axis_pow2`` (no size, wrap or period
-    read per level); the same values."""
+def _trilinear_pow2(texels, info, q, first, w, h, ms, mt, u, v, lam):
+    """``_trilinear`` for a ``_pow2_chain`` texture k, given its table entries: q = the
+    chain's last level (info[k, 7] - 1), ``first`` its first row (info[k, 8]), the size
+    w x h (info[k, 1:3]) and whether each wrap mirrors (info[k, 3:5] == 2). Each level's
+    size from a shift and its offset from the table, the indices by ``_axis_pow2`` (no
+    size, wrap or period read per level); the same values."""
     ok = u * 0.0 + v * 0.0 == 0.0  # both finite
     u, v = u if ok else 0.0, v if ok else 0.0
-    q = info[k, 7] - 1
     top = min(lam if lam > 0.0 else 0.0, q)  # noqa: FURB136 (nan reads as 0)
     d = np.int64(math.floor(top))
     f = np.float32(top - d)
     d1 = min(d + 1, q)
-    first, w, h, ms, mt = info[k, 8], info[k, 1], info[k, 2], info[k, 3] == 2, info[k, 4] == 2
     w0, h0, w1, h1 = max(w >> d, 1), max(h >> d, 1), max(w >> d1, 1), max(h >> d1, 1)
     i0, i1, fx = _axis_pow2(u, w0, ms)
     j0, j1, fy = _axis_pow2(v, h0, mt)
