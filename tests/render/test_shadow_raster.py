@@ -139,10 +139,11 @@ def test_draw_casters_is_the_key_rasters_depth_bit_for_bit(threads):
         target, ws = DepthMap(SIZE), Workspace()
         cases = [_triangles(0), _triangles(1), _fine_mesh(2), _fine_mesh(3, ortho=False),
                  _fine_mesh(4, n=12)]
-        for clip, tris, cull in cases:
+        for k, (clip, tris, cull) in enumerate(cases):
             ref = _reference(clip, tris, cull)
-            target.clear()
-            draw_casters(target, clip, tris, cull, ws)
+            if k % 2:  # cleared first, or in the pass itself
+                target.clear()
+            draw_casters(target, clip, tris, cull, ws, clear=k % 2 == 0)
             np.testing.assert_array_equal(target.depth.view(np.uint32), ref.view(np.uint32))
             drawn = target.depth < 1
             for py in range(SIZE):  # the spans hold every drawn texel

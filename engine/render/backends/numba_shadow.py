@@ -78,7 +78,13 @@ class DepthMap:
 # took 8 to 20 ms waiting for the second core of the loaded machine (measured)
 @numba.njit(**_opts)
 def _clear(depth, row_lo, row_hi, size):
-    for py in range(size):
+    _clear_rows(depth, row_lo, row_hi, size, 0, size)
+
+
+@numba.njit(inline="always")
+def _clear_rows(depth, row_lo, row_hi, size, first, stop):
+    """Rows [first, stop) of ``DepthMap.clear``."""
+    for py in range(first, stop):
         if row_lo[py] < row_hi[py]:
             depth[py * size + row_lo[py]: py * size + row_hi[py]] = np.float32(1.0)
         row_lo[py] = size
@@ -227,11 +233,13 @@ def _fold(keys, depth, row_lo, row_hi, size):
             row_hi[py] = max(row_hi[py], px + 1)
 
 
-def draw_casters(target: DepthMap, clip, triangles, cull_back, workspace: Workspace) -> DepthMap:
+def draw_casters(target: DepthMap, clip, triangles, cull_back, workspace: Workspace,
+                 clear: bool = False) -> DepthMap:
     """The nearest window depth of the triangles ``triangles`` of clip-space vertices
     ``clip`` folded into ``target`` in place, as ``raster_depth`` of their TriangleSetup
     would (the same map bit for bit), in one pass over the triangles (the module
-    docstring). Returns ``target``.
+    docstring); with ``clear`` the map is first cleared as ``DepthMap.clear`` does, in
+    the same pass (each thread its own rows: no second launch). Returns ``target``.
 
     Args:
         target: the map (S x S; the viewport of the setup it stands for).
@@ -246,6 +254,8 @@ def draw_casters(target: DepthMap, clip, triangles, cull_back, workspace: Worksp
     cull_back = np.ascontiguousarray(cull_back, np.bool_)
     t, size = len(triangles), target.size
     if not t:
+        if clear:
+            target.clear()
         return target
     g, eps = float(_PLANES[3, 3]), float(-_PLANES[2, 4])
     # the queued pieces' coordinates as int32 where they fit, as the setup stores them
@@ -259,7 +269,7 @@ def draw_casters(target: DepthMap, clip, triangles, cull_back, workspace: Worksp
     bands = numba.get_num_threads()  # the caller picks the thread count (StageThreads)
     depth = target.depth.reshape(-1)
     _draw(clip, triangles, cull_back, size, g, eps, target.centres, depth, target.row_lo,
-          target.row_hi, bands, rest, qx, qy, qtri, adj, counts)
+          target.row_hi, bands, clear, rest, qx, qy, qtri, adj, counts)
     n_rest, n_queued = int(counts[0]), int(counts[1])
     if n_queued:
         _raster(qx[:n_queued], qy[:n_queued], qtri[:n_queued], adj, clip, triangles, size,
@@ -272,16 +282,18 @@ def draw_casters(target: DepthMap, clip, triangles, cull_back, workspace: Worksp
 
 
 @numba.njit(**{**_opts, "parallel": True})
-def _draw(clip, tris, cull_back, size, g, eps, centres, depth, row_lo, row_hi, bands, rest,
-          qx, qy, qtri, adj, counts):
-    """Each of ``bands`` threads draws the small triangles' part in its band of rows (no
-    two write the same texel); band 0 also queues the others (``counts``: how many
-    triangles in ``rest`` and pieces in ``qx``, ``qy``, ``qtri``, with their adjugates
-    at their triangles' rows of ``adj``)."""
+def _draw(clip, tris, cull_back, size, g, eps, centres, depth, row_lo, row_hi, bands, clear,
+          rest, qx, qy, qtri, adj, counts):
+    """Each of ``bands`` threads (first clearing its rows, with ``clear``) draws the
+    small triangles' part in its band of rows (no two write the same texel); band 0 also
+    queues the others (``counts``: how many triangles in ``rest`` and pieces in ``qx``,
+    ``qy``, ``qtri``, with their adjugates at their triangles' rows of ``adj``)."""
     for band in numba.prange(bands):
-        _draw_band(clip, tris, cull_back, size, g, eps, centres, depth, row_lo, row_hi,
-                   band * size // bands, (band + 1) * size // bands, band == 0, rest, qx,
-                   qy, qtri, adj, counts)
+        lo, hi = band * size // bands, (band + 1) * size // bands
+        if clear:
+            _clear_rows(depth, row_lo, row_hi, size, lo, hi)
+        _draw_band(clip, tris, cull_back, size, g, eps, centres, depth, row_lo, row_hi, lo,
+                   hi, band == 0, rest, qx, qy, qtri, adj, counts)
 
 
 @numba.njit(inline="always")

@@ -426,11 +426,12 @@ class NumbaBackend(SoftwareBackend):
         target = self._shadow_depths.get(slot)
         if target is None or target.size != size:
             target = self._shadow_depths[slot] = DepthMap(size)
-        target.clear()
-        if clip is not None and casters.masked_pieces is None:
+        if clip is not None and casters.masked_pieces is None:  # cleared in the pass
             self._draw_casters(target, clip, casters.triangles, casters.cull_back,
-                               self._shadow_workspace)
-        elif clip is not None:
+                               self._shadow_workspace, clear=True)
+            return target.depth
+        target.clear()
+        if clip is not None:
             setup = self._caster_setup(casters, clip, size)
             cut = casters.cut_pieces(setup)
             self._raster_depth(target, setup, None if cut is None else np.flatnonzero(~cut))
