@@ -258,12 +258,13 @@ def draw_casters(target: DepthMap, clip, triangles, cull_back, workspace: Worksp
             target.clear()
         return target
     g, eps = float(_PLANES[3, 3]), float(-_PLANES[2, 4])
-    # the queued pieces' coordinates as int32 where they fit, as the setup stores them
-    itype = np.int32 if (g + 1.0) * 0.5 * size * SUBPIXEL < 2**31 else np.int64
+    # the queued pieces' coordinates and triangles as int32 where they fit, as the setup
+    # stores them (raster_depth's kernel then has one signature)
+    itype = np.int32 if (g + 1.0) * 0.5 * size * SUBPIXEL < 2**31 and t < 2**31 else np.int64
     rest = workspace.array("cast_rest", (t,), np.int64)
     qx = workspace.array("cast_x", (t, 3), itype)
     qy = workspace.array("cast_y", (t, 3), itype)
-    qtri = workspace.array("cast_tri", (t,), np.int64)
+    qtri = workspace.array("cast_tri", (t,), itype)
     adj = workspace.array("cast_adj", (t, 3, 3), np.float64)
     counts = workspace.array("cast_counts", (2,), np.int64)
     bands = numba.get_num_threads()  # the caller picks the thread count (StageThreads)
