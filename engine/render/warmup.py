@@ -62,8 +62,15 @@ def _surfaces() -> Scene:
 
 
 def _lines_and_points() -> Scene:
-    """Points of two sizes and lines, under fog and a sky (the atmosphere pass)."""
+    """Points of two sizes and lines, under fog and a sky (the atmosphere pass), and an
+    opaque quad under a shadowed light: the shadow pass of opaque casters
+    (engine.render.backends.numba_shadow.draw_casters; the surfaces scene's BLEND sheet
+    makes its casters alpha-tested, another path)."""
     scene = Scene("warm-up lines and points", fog=Fog("exp2", density=0.2), sky=Sky())
+    ground = np.array([[-1, -1.2, -1], [1, -1.2, -1], [1, -1.2, 1], [-1, -1.2, 1]], np.float32)
+    scene.add(Node("ground", geometry=Mesh(ground, [[0, 2, 1], [0, 3, 2]])))
+    sun = scene.add(DirectionalLight(shadows=True, shadow_map_size=64, position=(1, 2, 3)))
+    sun.look_at((0, 0, 0))
     rng = np.random.default_rng(0)
     pts = rng.uniform(-1, 1, (2000, 3)).astype(np.float32)
     scene.add(Node("points", geometry=PointCloud(pts, colors=(pts + 1) / 2, point_size=2)))

@@ -256,3 +256,43 @@ def test_a_morph_that_moves_the_mesh_into_view_is_not_culled_by_its_rest_bounds(
     # the quad (1 wide at distance 3, fov_y 40: 0.92 of the view's height of 2.18) covers
     # about 33 x 33 pixels of the 96 x 72 frame around its centre
     assert (frame.depth < 1)[36, 48] and 900 < (frame.depth < 1).sum() < 1300
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_shadowed_skinned_caster_updates_its_joints_once_a_frame(backend, monkeypatch,
+                                                                    native_dir):
+    # the light's pass and the camera's pass of a frame pose the mesh from one update of
+    # the joint matrices and morph weights (engine.render.deform.DeformTables.update)
+    from engine.render.deform import DeformTables
+    from engine.scene.light import DirectionalLight
+
+    scene = Scene()
+    _, clip = strip_scene(scene, offset=(0.0, 0.0, 0.0))
+    quad, _ = morph_quad()
+    scene.add(quad)
+    sun = scene.add(DirectionalLight(shadows=True, shadow_map_size=256,
+                                     position=(0.3, 0.4, 1.0)))
+    sun.look_at((1.0, 0.5, 0.0))
+    cam = _camera(scene)
+    calls = {"update": 0, "joints": 0}
+    update, joints = DeformTables.update, DeformTables._update_joints
+
+    def counted_update(self, batch):
+        calls["update"] += 1
+        return update(self, batch)
+
+    def counted_joints(self, world):
+        calls["joints"] += 1
+        return joints(self, world)
+
+    monkeypatch.setattr(DeformTables, "update", counted_update)
+    monkeypatch.setattr(DeformTables, "_update_joints", counted_joints)
+    if backend == "cuda":
+        stand_in_device.install(monkeypatch, native_dir)
+    r = Renderer(scene, cam, (96, 72), backend="cupy" if backend == "cuda" else backend)
+    for k, t in enumerate((0.0, 0.5, 1.0)):
+        clip.apply(t)
+        r.render()
+        assert calls == {"update": k + 1, "joints": k + 1}, calls
+    maps = r.frame_inputs().shader.shadows.maps
+    assert len(maps) == 1 and (np.asarray(maps[0].depth) < 1).sum() > 50  # the casters drawn

@@ -1,15 +1,24 @@
 """The Numba shadow pass's depth-only raster (engine.render.backends.numba_shadow)
-against the reference: the NumPy key raster's keys turned into depths
-(engine.render.shadows.depth_of_keys) must be the depth-only map bit for bit, and the
-map's partial clear must leave every texel at 1.0."""
+and its fused pass (``draw_casters``) against the reference: the NumPy key raster's keys
+turned into depths (engine.render.shadows.depth_of_keys) must be the depth-only map bit
+for bit, and the map's partial clear must leave every texel at 1.0."""
 
+import numba
 import numpy as np
+import pytest
 
-from engine.render.backends.numba_shadow import DepthMap, fold_keys, raster_depth
+from engine.render.backends.numba_shadow import (
+    SMALL_BOX,
+    DepthMap,
+    draw_casters,
+    fold_keys,
+    raster_depth,
+)
 from engine.render.backends.numba_triangles import setup_triangles_numba
+from engine.render.backends.threads import set_threads, thread_count
 from engine.render.frame import new_keys
 from engine.render.shadows import depth_of_keys
-from engine.render.triangles import raster_triangles, setup_triangles
+from engine.render.triangles import SUBPIXEL, Workspace, raster_triangles, setup_triangles
 
 SIZE = 96
 
@@ -94,3 +103,59 @@ def test_clear_refills_only_what_was_drawn_and_fold_keys_takes_the_minimum():
     np.testing.assert_array_equal(target.depth, want)
     target.clear()
     np.testing.assert_array_equal(target.depth, np.ones((SIZE, SIZE), np.float32))
+
+
+def _fine_mesh(seed, n=40, ortho=True):
+    """A jittered n x n grid of quads over most of the map, split into triangles a few
+    texels wide (the small ones ``draw_casters`` draws itself), with a bumpy depth, and
+    half of them turned over (culled where asked); some grid points on the clip planes'
+    far side (for the setup's clipping) and one not finite."""
+    rng = np.random.default_rng(seed)
+    g = np.linspace(-0.9, 0.9, n)
+    x, y = np.meshgrid(g, g)
+    xy = np.c_[x.ravel(), y.ravel()] + rng.uniform(-0.01, 0.01, (n * n, 2))
+    z = 0.3 * np.sin(5 * xy[:, 0]) * np.cos(3 * xy[:, 1]) + rng.uniform(-0.05, 0.05, n * n)
+    w = np.ones(n * n) if ortho else rng.uniform(0.5, 2.0, n * n)
+    clip = np.c_[xy * w[:, None], z * w, w]
+    clip[:5, 2] = 3.0 * w[:5]  # past the far plane: the setup clips these
+    clip[7, 0] = np.nan
+    tris = []
+    for i in range(n - 1):
+        for j in range(n - 1):
+            a, b, c, d = i * n + j, i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j
+            tris += [[a, b, c], [a, c, d]] if (i + j) % 3 else [[a, c, b], [a, d, c]]
+    tris = np.array(tris, np.int64)
+    cull = rng.random(len(tris)) < 0.7
+    return clip, tris, cull
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_draw_casters_is_the_key_rasters_depth_bit_for_bit(threads):
+    # the fused pass against the NumPy key raster: its own small triangles, the queued
+    # large ones and the clipped ones, on one and on two threads (bands of rows)
+    old = thread_count()
+    set_threads(min(threads, int(numba.config.NUMBA_NUM_THREADS)))
+    try:
+        target, ws = DepthMap(SIZE), Workspace()
+        cases = [_triangles(0), _triangles(1), _fine_mesh(2), _fine_mesh(3, ortho=False),
+                 _fine_mesh(4, n=12)]
+        for k, (clip, tris, cull) in enumerate(cases):
+            ref = _reference(clip, tris, cull)
+            if k % 2:  # cleared first, or in the pass itself
+                target.clear()
+            draw_casters(target, clip, tris, cull, ws, clear=k % 2 == 0)
+            np.testing.assert_array_equal(target.depth.view(np.uint32), ref.view(np.uint32))
+            drawn = target.depth < 1
+            for py in range(SIZE):  # the spans hold every drawn texel
+                cols = np.flatnonzero(drawn[py])
+                if len(cols):
+                    assert target.row_lo[py] <= cols[0] and cols[-1] < target.row_hi[py]
+        # the fine meshes are mostly small triangles, the random ones mostly large
+        s = setup_triangles(*_fine_mesh(2)[:2], np.zeros(len(_fine_mesh(2)[1]), bool),
+                            (SIZE, SIZE))
+        width = (s.x.max(axis=1) - s.x.min(axis=1)) / SUBPIXEL
+        assert (width < SMALL_BOX - 1).mean() > 0.9
+        target.clear()
+        np.testing.assert_array_equal(target.depth, np.ones((SIZE, SIZE), np.float32))
+    finally:
+        set_threads(old)

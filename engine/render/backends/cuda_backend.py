@@ -64,12 +64,12 @@ class CudaBackend(Backend):
         return self.surfaces.vertex_stage(batch, view.view_projection,
                                           view.size if points else None)
 
-    def shadow_depth(self, batch, prims, shadow_map, slot):
-        """One light's depth pass on the device (cupy_surfaces.CudaSurfaces.shadow_depth):
-        (S, S) float32 device array."""
+    def shadow_depth(self, batch, prims, shadow_map, slot, deform=None):
+        """One light's depth pass on the device (cupy_surfaces.CudaSurfaces.shadow_depth),
+        the casters posed by the frame's ``deform``: (S, S) float32 device array."""
         view = self.light_view(batch, shadow_map)
         clip, vary, _ = self.surface_vertices(batch, prims, view, self.attributes(batch, prims),
-                                              True, False, self.deformation(batch, prims))
+                                              True, False, deform)
         return self.surfaces.shadow_depth(prims, clip, vary, shadow_map.size)
 
     def rasterize(self, inputs, view):

@@ -737,10 +737,12 @@ def _prefetch_ahead(texels, table, k, plane, po, xn):
     if not w > 0:
         return
     s = np.int64(table[k, 1])
-    sx = ((table[k, 2] * wx + table[k, 3] * wy + table[k, 4] * wz + table[k, 5]) / w
-          + 1.0) * 0.5 * s
-    sy = (1.0 - (table[k, 6] * wx + table[k, 7] * wy + table[k, 8] * wz + table[k, 9])
-          / w) * 0.5 * s
+    cx = table[k, 2] * wx + table[k, 3] * wy + table[k, 4] * wz + table[k, 5]
+    cy = table[k, 6] * wx + table[k, 7] * wy + table[k, 8] * wz + table[k, 9]
+    if w != 1.0:  # an orthographic map's w is 1 (_shadow): no divisions
+        cx, cy = cx / w, cy / w
+    sx = (cx + 1.0) * 0.5 * s
+    sy = (1.0 - cy) * 0.5 * s
     if 1.0 <= sx < s - 1 and 1.0 <= sy < s - 1:  # and finite
         row = np.int64(table[k, 0]) + np.int64(sy) * s + np.int64(sx)
         prefetch(texels, row - s)
@@ -774,9 +776,12 @@ def _shadow(texels, table, k, wx, wy, wz, nx, ny, nz, ndl, lx, ly, lz, plane, po
     if not w > 0:
         return 1.0
     s = np.int64(table[k, 1])
-    sx = (cx / w + 1.0) * 0.5 * s
-    sy = (1.0 - cy / w) * 0.5 * s
-    d = (cz / w) * 0.5 + 0.5
+    if w == 1.0:  # an orthographic map's (its last row is 0 0 0 1): x / 1 is x exactly
+        sx, sy, d = (cx + 1.0) * 0.5 * s, (1.0 - cy) * 0.5 * s, cz * 0.5 + 0.5
+    else:
+        sx = (cx / w + 1.0) * 0.5 * s
+        sy = (1.0 - cy / w) * 0.5 * s
+        d = (cz / w) * 0.5 + 0.5
     if not (math.isfinite(sx) and math.isfinite(sy)):
         return 1.0
     ix = np.int64(math.floor(min(max(sx, -2.0), s + 2.0)))

@@ -15,6 +15,15 @@ from the three integer edge functions (exact: the same integers the per-texel te
 compares), so a large triangle costs its covered texels rather than its whole box, in a
 loop LLVM vectorizes; a narrow one (under NARROW_BOX texels) tests each texel.
 
+``draw_casters`` is the light's whole pass after its vertex stage in one compiled pass
+over the casters' triangles, without the TriangleSetup's arrays: each thread takes every
+triangle, classifies it as the setup does (the same clip tests, adjugate, culling and
+snapping, float64 operations in the same order), and draws the small ones (bounding
+boxes under SMALL_BOX texels each way, most triangles of a detailed mesh in a 2048^2
+map) straight away in its own band of rows; the larger ones are queued for
+``raster_depth``'s walk, and the few that need clipping (outside a clip plane, not
+finite) for the setup's own clipping path. The map is the same bit for bit.
+
 ``DepthMap`` keeps, per row, the span of texels drawn since its last clear, and its
 ``clear`` refills only those: the texels no caster reached stay 1.0 from frame to
 frame.
@@ -25,16 +34,20 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..triangles import HALF, SUBPIXEL, TriangleSetup
+from ..triangles import _PLANES, HALF, SUBPIXEL, TriangleSetup, Workspace
 from .kernel_cache import cached
-from .numba_triangles import pixel_box
+from .numba_triangles import pixel_box, setup_triangles_numba
 
-__all__ = ["DepthMap", "fold_keys", "raster_depth"]
+__all__ = ["DepthMap", "draw_casters", "fold_keys", "raster_depth"]
 
 _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 # bounding boxes narrower than this many texels test each texel; wider ones solve each
 # row's covered span (its three integer divisions cost more than a few tests)
 NARROW_BOX = 16
+# bounding boxes under this many texels each way are drawn inside draw_casters' pass
+# (texel by texel, one branch per texel); larger ones by raster_depth's walk, whose
+# rows cost less for them (measured: the coin game's 14 x 16 texel pieces)
+SMALL_BOX = 8
 
 
 class DepthMap:
@@ -65,7 +78,13 @@ class DepthMap:
 # took 8 to 20 ms waiting for the second core of the loaded machine (measured)
 @numba.njit(**_opts)
 def _clear(depth, row_lo, row_hi, size):
-    for py in range(size):
+    _clear_rows(depth, row_lo, row_hi, size, 0, size)
+
+
+@numba.njit(inline="always")
+def _clear_rows(depth, row_lo, row_hi, size, first, stop):
+    """Rows [first, stop) of ``DepthMap.clear``."""
+    for py in range(first, stop):
         if row_lo[py] < row_hi[py]:
             depth[py * size + row_lo[py]: py * size + row_hi[py]] = np.float32(1.0)
         row_lo[py] = size
@@ -212,3 +231,197 @@ def _fold(keys, depth, row_lo, row_hi, size):
             depth[row + px] = min(depth[row + px], d)
             row_lo[py] = min(row_lo[py], px)
             row_hi[py] = max(row_hi[py], px + 1)
+
+
+def draw_casters(target: DepthMap, clip, triangles, cull_back, workspace: Workspace,
+                 clear: bool = False) -> DepthMap:
+    """The nearest window depth of the triangles ``triangles`` of clip-space vertices
+    ``clip`` folded into ``target`` in place, as ``raster_depth`` of their TriangleSetup
+    would (the same map bit for bit), in one pass over the triangles (the module
+    docstring); with ``clear`` the map is first cleared as ``DepthMap.clear`` does, in
+    the same pass (each thread its own rows: no second launch). Returns ``target``.
+
+    Args:
+        target: the map (S x S; the viewport of the setup it stands for).
+        clip: (N, 4) float64 clip-space vertices (the light's vertex stage).
+        triangles: (T, 3) int64 vertex indices.
+        cull_back: (T,) bool, True where a back face (det <= 0 in NDC) is dropped.
+        workspace: engine.render.triangles.Workspace for the queues (reused; its arrays
+            are named ``cast_*``, beside the setup's own for the clipped triangles).
+    """
+    clip = np.ascontiguousarray(clip, np.float64)
+    triangles = np.ascontiguousarray(triangles, np.int64)
+    cull_back = np.ascontiguousarray(cull_back, np.bool_)
+    t, size = len(triangles), target.size
+    if not t:
+        if clear:
+            target.clear()
+        return target
+    g, eps = float(_PLANES[3, 3]), float(-_PLANES[2, 4])
+    # the queued pieces' coordinates and triangles as int32 where they fit, as the setup
+    # stores them (raster_depth's kernel then has one signature)
+    itype = np.int32 if (g + 1.0) * 0.5 * size * SUBPIXEL < 2**31 and t < 2**31 else np.int64
+    rest = workspace.array("cast_rest", (t,), np.int64)
+    qx = workspace.array("cast_x", (t, 3), itype)
+    qy = workspace.array("cast_y", (t, 3), itype)
+    qtri = workspace.array("cast_tri", (t,), itype)
+    adj = workspace.array("cast_adj", (t, 3, 3), np.float64)
+    counts = workspace.array("cast_counts", (2,), np.int64)
+    bands = numba.get_num_threads()  # the caller picks the thread count (StageThreads)
+    depth = target.depth.reshape(-1)
+    _draw(clip, triangles, cull_back, size, g, eps, target.centres, depth, target.row_lo,
+          target.row_hi, bands, clear, rest, qx, qy, qtri, adj, counts)
+    n_rest, n_queued = int(counts[0]), int(counts[1])
+    if n_queued:
+        _raster(qx[:n_queued], qy[:n_queued], qtri[:n_queued], adj, clip, triangles, size,
+                target.centres, depth, target.row_lo, target.row_hi, bands)
+    if n_rest:  # clipped by the setup's Sutherland-Hodgman (or dropped there)
+        sel = rest[:n_rest]
+        raster_depth(target, setup_triangles_numba(clip, triangles[sel], cull_back[sel],
+                                                   (size, size), workspace))
+    return target
+
+
+@numba.njit(**{**_opts, "parallel": True})
+def _draw(clip, tris, cull_back, size, g, eps, centres, depth, row_lo, row_hi, bands, clear,
+          rest, qx, qy, qtri, adj, counts):
+    """Each of ``bands`` threads (first clearing its rows, with ``clear``) draws the
+    small triangles' part in its band of rows (no two write the same texel); band 0 also
+    queues the others (``counts``: how many triangles in ``rest`` and pieces in ``qx``,
+    ``qy``, ``qtri``, with their adjugates at their triangles' rows of ``adj``)."""
+    for band in numba.prange(bands):
+        lo, hi = band * size // bands, (band + 1) * size // bands
+        if clear:
+            _clear_rows(depth, row_lo, row_hi, size, lo, hi)
+        _draw_band(clip, tris, cull_back, size, g, eps, centres, depth, row_lo, row_hi, lo,
+                   hi, band == 0, rest, qx, qy, qtri, adj, counts)
+
+
+@numba.njit(inline="always")
+def _inside(x, y, z, w, g, eps):
+    """Inside all 7 clip planes of triangles._PLANES (numba_triangles' tests) and finite:
+    any NaN fails a comparison; an infinite w passes them all, hence its own test."""
+    return (z >= -w and z <= w and w >= eps and x >= -g * w and x <= g * w
+            and y >= -g * w and y <= g * w and w < np.inf)
+
+
+@numba.njit(inline="always")
+def _snap_x(q, half):
+    """numba_triangles' snap of NDC x ``q`` (``x / w``): fixed-point texels."""
+    return np.int64(np.rint((q + 1.0) * half * SUBPIXEL))
+
+
+@numba.njit(inline="always")
+def _snap_y(q, half):
+    """numba_triangles' snap of NDC y ``q`` (``y / w``): fixed-point texels, y down."""
+    return np.int64(np.rint((1.0 - q) * half * SUBPIXEL))
+
+
+@numba.njit(**_opts)
+def _draw_band(clip, tris, cull_back, size, g, eps, centres, depth, row_lo, row_hi, band_lo,
+               band_hi, first, rest, qx, qy, qtri, adj, counts):
+    half = 0.5 * size
+    n_rest = 0
+    n_queued = 0
+    step = np.int64(SUBPIXEL)
+    for t in range(tris.shape[0]):
+        i0, i1, i2 = tris[t, 0], tris[t, 1], tris[t, 2]
+        x0, y0, z0, w0 = clip[i0, 0], clip[i0, 1], clip[i0, 2], clip[i0, 3]
+        x1, y1, z1, w1 = clip[i1, 0], clip[i1, 1], clip[i1, 2], clip[i1, 3]
+        x2, y2, z2, w2 = clip[i2, 0], clip[i2, 1], clip[i2, 2], clip[i2, 3]
+        if not (_inside(x0, y0, z0, w0, g, eps) and _inside(x1, y1, z1, w1, g, eps)
+                and _inside(x2, y2, z2, w2, g, eps)):
+            if first:  # for the setup: clipped, rejected or not finite there
+                rest[n_rest] = t
+                n_rest += 1
+            continue
+        # numba_triangles._classify's adjugate, determinant and culling
+        a00 = y1 * w2 - y2 * w1
+        a01 = x2 * w1 - x1 * w2
+        a02 = x1 * y2 - x2 * y1
+        a10 = y2 * w0 - y0 * w2
+        a11 = x0 * w2 - x2 * w0
+        a12 = x2 * y0 - x0 * y2
+        a20 = y0 * w1 - y1 * w0
+        a21 = x1 * w0 - x0 * w1
+        a22 = x0 * y1 - x1 * y0
+        d = x0 * a00 + x1 * a10 + x2 * a20
+        if not np.isfinite(d) or d == 0 or (d < 0 and cull_back[t]):
+            continue
+        # an orthographic map's w is 1 exactly, and then y / w is y: no divisions
+        ortho = w0 == 1.0 and w1 == 1.0 and w2 == 1.0
+        if ortho:
+            Y0, Y1, Y2 = _snap_y(y0, half), _snap_y(y1, half), _snap_y(y2, half)
+        else:
+            Y0, Y1, Y2 = _snap_y(y0 / w0, half), _snap_y(y1 / w1, half), _snap_y(y2 / w2, half)
+        by0 = max(-((HALF - min(Y0, Y1, Y2)) // SUBPIXEL), 0)
+        by1 = min((max(Y0, Y1, Y2) - HALF) // SUBPIXEL, size - 1)
+        if by0 > by1:
+            continue
+        small = by1 - by0 < SMALL_BOX
+        if small and not first and (by1 < band_lo or by0 >= band_hi):
+            continue  # not in this band (band 0 queues the large ones)
+        if ortho:
+            X0, X1, X2 = _snap_x(x0, half), _snap_x(x1, half), _snap_x(x2, half)
+        else:
+            X0, X1, X2 = _snap_x(x0 / w0, half), _snap_x(x1 / w1, half), _snap_x(x2 / w2, half)
+        area = (X1 - X0) * (Y2 - Y0) - (Y1 - Y0) * (X2 - X0)
+        if area == 0:
+            continue
+        if area < 0:  # oriented to a positive area, as numba_triangles._emit does
+            X1, X2 = X2, X1
+            Y1, Y2 = Y2, Y1
+        bx0 = max(-((HALF - min(X0, X1, X2)) // SUBPIXEL), 0)
+        bx1 = min((max(X0, X1, X2) - HALF) // SUBPIXEL, size - 1)
+        if bx0 > bx1:
+            continue
+        if not (small and bx1 - bx0 < SMALL_BOX):
+            if first:
+                qx[n_queued, 0], qx[n_queued, 1], qx[n_queued, 2] = X0, X1, X2
+                qy[n_queued, 0], qy[n_queued, 1], qy[n_queued, 2] = Y0, Y1, Y2
+                qtri[n_queued] = t
+                adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2] = a00, a01, a02
+                adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2] = a10, a11, a12
+                adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2] = a20, a21, a22
+                n_queued += 1
+            continue
+        ry0, ry1 = max(by0, band_lo), min(by1, band_hi - 1)
+        if ry0 > ry1:
+            continue
+        dx0, dy0 = X2 - X1, Y2 - Y1
+        dx1, dy1 = X0 - X2, Y0 - Y2
+        dx2, dy2 = X1 - X0, Y1 - Y0
+        cy = ry0 * step + HALF
+        cx = bx0 * step + HALF
+        # the edge functions at the box's first texel less their top-left biases
+        # (triangles.edge_bias, as _raster_band's): covered where all three are >= 0,
+        # which is where their bitwise OR is (one branch per texel, not three)
+        r0 = dx0 * (cy - Y1) - dy0 * (cx - X1) - (0 if (dy0 < 0 or (dy0 == 0 and dx0 > 0))
+                                                    else 1)
+        r1 = dx1 * (cy - Y2) - dy1 * (cx - X2) - (0 if (dy1 < 0 or (dy1 == 0 and dx1 > 0))
+                                                    else 1)
+        r2 = dx2 * (cy - Y0) - dy2 * (cx - X0) - (0 if (dy2 < 0 or (dy2 == 0 and dx2 > 0))
+                                                    else 1)
+        for py in range(ry0, ry1 + 1):
+            yn = -centres[py]
+            row = py * size
+            e0, e1, e2 = r0, r1, r2
+            hit = False
+            for px in range(bx0, bx1 + 1):
+                if (e0 | e1 | e2) >= 0:
+                    depth[row + px] = min(depth[row + px], _window_depth(
+                        centres[px], yn, a00, a01, a02, a10, a11, a12, a20, a21, a22, z0,
+                        z1, z2, w0, w1, w2))
+                    hit = True
+                e0 -= dy0 * step
+                e1 -= dy1 * step
+                e2 -= dy2 * step
+            if hit:  # the box's columns: a superset of the row's drawn texels
+                row_lo[py] = min(row_lo[py], bx0)
+                row_hi[py] = max(row_hi[py], bx1 + 1)
+            r0 += dx0 * step
+            r1 += dx1 * step
+            r2 += dx2 * step
+    if first:
+        counts[0] = n_rest
+        counts[1] = n_queued

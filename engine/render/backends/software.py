@@ -129,31 +129,37 @@ class SoftwareBackend(Backend):
             self._mark_culled(clip, screen[1].visible if points else None, culled)
         return clip, vary, (screen[1] if points else None)
 
-    def shadow_depth(self, batch, prims, shadow_map, slot):
+    def shadow_depth(self, batch, prims, shadow_map, slot, deform=None):
         """One light's depth pass on this backend's own stages (engine.render.shadows):
-        the vertex stage with the light's view, the casters' triangles set up (back faces
-        of single-sided materials culled, as for the camera) and rasterized
-        (``_caster_depth``), alpha-tested where their material asks (the NumPy raster's
-        keep). Returns (S, S) float32 depth."""
+        the vertex stage with the light's view (the casters posed by the frame's
+        ``deform``), the casters' triangles set up (back faces of single-sided materials
+        culled, as for the camera) and rasterized (``_caster_depth``), alpha-tested
+        where their material asks (the NumPy raster's keep). Returns (S, S) float32
+        depth."""
         casters = _Casters.of(prims)
-        size = (shadow_map.size, shadow_map.size)
-        setup = vary = None
+        clip = vary = None
         if len(casters.triangles):
             view = self.light_view(batch, shadow_map)
             clip, vary, _ = self.surface_vertices(batch, prims, view,
                                                   self.attributes(batch, prims),
                                                   casters.masked_pieces is not None,
                                                   points=False,
-                                                  deform=self.deformation(batch, prims))
-            setup = self._setup(clip, casters.triangles, casters.cull_back, size,
-                                self._shadow_workspace)
-        return self._caster_depth(casters, setup, vary, shadow_map.size, slot)
+                                                  deform=deform)
+        return self._caster_depth(casters, clip, vary, shadow_map.size, slot)
 
-    def _caster_depth(self, casters, setup, vary, size, slot):
-        """The NumPy reference's map: the casters' pieces (``setup``, None: no casters)
-        into the shadow key buffer, their depths (depth_of_keys, new arrays every frame)."""
+    def _caster_setup(self, casters, clip, size):
+        """The TriangleSetup of the casters' triangles (clip-space vertices ``clip``) in
+        an S x S map, back faces of single-sided materials culled."""
+        return self._setup(clip, casters.triangles, casters.cull_back, (size, size),
+                           self._shadow_workspace)
+
+    def _caster_depth(self, casters, clip, vary, size, slot):
+        """The NumPy reference's map: the casters' pieces (their clip-space vertices
+        ``clip``, None: no casters) into the shadow key buffer, their depths
+        (depth_of_keys, new arrays every frame)."""
         keys = self._shadow_keys = cleared_keys(self._shadow_keys, (size, size))
-        if setup is not None:
+        if clip is not None:
+            setup = self._caster_setup(casters, clip, size)
             cut = casters.cut_pieces(setup)
             self._raster_triangles(keys, setup, (size, size), 0,
                                    None if cut is None else np.flatnonzero(~cut))
@@ -404,19 +410,29 @@ class NumbaBackend(SoftwareBackend):
         self._raster_depth = _chosen_threads(st, "shadow raster",
                                              lambda a: len(a[1].piece_tri),
                                              numba_shadow.raster_depth)
+        # the opaque casters' whole pass in one (numba_shadow.draw_casters)
+        self._draw_casters = _chosen_threads(st, "shadow pass", lambda a: len(a[2]),
+                                             numba_shadow.draw_casters)
         self._shadow_depths = {}  # slot -> numba_shadow.DepthMap, reused (16 MB at 2048^2)
 
-    def _caster_depth(self, casters, setup, vary, size, slot):
-        """The casters' pieces drawn depth-only (numba_shadow.raster_depth) into this
-        slot's map, kept from frame to frame and cleared where it was drawn; the
-        alpha-tested ones through the NumPy raster's keys, folded in."""
+    def _caster_depth(self, casters, clip, vary, size, slot):
+        """The casters drawn depth-only into this slot's map, kept from frame to frame
+        and cleared where it was drawn: without alpha-tested casters in one pass over
+        the triangles (numba_shadow.draw_casters); else their setup's pieces
+        (numba_shadow.raster_depth), the alpha-tested ones through the NumPy raster's
+        keys, folded in."""
         from .numba_shadow import DepthMap, fold_keys
 
         target = self._shadow_depths.get(slot)
         if target is None or target.size != size:
             target = self._shadow_depths[slot] = DepthMap(size)
+        if clip is not None and casters.masked_pieces is None:  # cleared in the pass
+            self._draw_casters(target, clip, casters.triangles, casters.cull_back,
+                               self._shadow_workspace, clear=True)
+            return target.depth
         target.clear()
-        if setup is not None:
+        if clip is not None:
+            setup = self._caster_setup(casters, clip, size)
             cut = casters.cut_pieces(setup)
             self._raster_depth(target, setup, None if cut is None else np.flatnonzero(~cut))
             if cut is not None:

@@ -212,13 +212,16 @@ class Backend:
             return self.point_sprites(batch, view, FrameInputs(
                 prims, batch.colors, self.project_points(batch, view), None, None, None, None))
         with_shading = len(prims.triangles) > 0
+        # the frame's joint matrices and morph weights, updated once for all its passes
+        deform = self.deformation(batch, prims)
         # the lights' depth passes first: they reuse the vertex stage's buffers
-        shadows = self.shadow_maps(batch, prims, view) if with_shading else NO_SHADOWS
+        shadows = (self.shadow_maps(batch, prims, view, deform) if with_shading
+                   else NO_SHADOWS)
         # one pass over the vertices: clip space, varyings, and the points' projection
         # when some vertices are drawn as points
         clip, varyings, projection = self.surface_vertices(
             batch, prims, view, self.attributes(batch, prims), with_shading,
-            points=bool(prims.point_mask.any()), deform=self.deformation(batch, prims))
+            points=bool(prims.point_mask.any()), deform=deform)
         col = self.host_colors(batch)
         shader = None
         if with_shading:
@@ -258,32 +261,34 @@ class Backend:
             return inputs
         return inputs._replace(sprites=sprites, point_rgba=rgba)
 
-    def shadow_maps(self, batch, prims, view) -> ShadowSet:
+    def shadow_maps(self, batch, prims, view, deform=None) -> ShadowSet:
         """The frame's shadow maps (engine.render.shadows): for each light with
         ``shadows``, its fitted view through this backend's own vertex stage and raster
         (``shadow_depth``), depth only; a map whose inputs are unchanged since it was
-        drawn is reused (``reuse_shadow_maps``). NO_SHADOWS when no light has them."""
+        drawn is reused (``reuse_shadow_maps``). ``deform``: the frame's
+        ``deformation`` (updated by the caller, once a frame), or None. NO_SHADOWS when
+        no light has them."""
         if not shadowed_lights(view.scene):
             return NO_SHADOWS
         plan = plan_shadows(view.scene, batch, prims, view.view_projection,
                             self._scene_box(batch, prims))
-        deform = self.deformation(batch, prims) if plan else None
         maps = []
         for k, m in enumerate(plan):
             # recorded with reuse off too: a later frame with it on reuses a valid map
             inputs = MapCache.inputs(batch, prims, m, deform)
             depth = self._map_cache.get(k, inputs) if self.reuse_shadow_maps else None
             if depth is None:
-                depth = self.shadow_depth(batch, prims, m, k)
+                depth = self.shadow_depth(batch, prims, m, k, deform)
                 self._map_cache.put(k, inputs, depth)
             maps.append(m._replace(depth=depth))
         return ShadowSet(tuple(maps), prims.tri_receive)
 
-    def shadow_depth(self, batch, prims, shadow_map, slot: int) -> np.ndarray:
+    def shadow_depth(self, batch, prims, shadow_map, slot: int, deform=None) -> np.ndarray:
         """(S, S) float32 window depth of the casters seen from ``shadow_map``'s view
         (engine.render.shadows.depth_of_keys), the frame's map number ``slot`` (a
-        backend may keep each slot's array from frame to frame); each compute backend
-        implements it."""
+        backend may keep each slot's array from frame to frame), the casters posed by
+        ``deform`` (the frame's ``deformation``, already updated, or None); each compute
+        backend implements it."""
         raise NotImplementedError(f"the {self.name} backend renders no shadow maps")
 
     def light_view(self, batch, shadow_map) -> FrameView:
@@ -294,8 +299,9 @@ class Backend:
 
     def deformation(self, batch, prims):
         """The frame's engine.render.deform.DeformTables (skins and morph targets, built
-        once per assembly, joint matrices and weights updated every frame), or None when
-        no drawn mesh is deformed."""
+        once per assembly, joint matrices and weights updated by every call: once a
+        frame, in ``vertex_stage``, for all its passes), or None when no drawn mesh is
+        deformed."""
         self._deform = deform_tables(batch, prims, self._deform)
         return self._deform if self._deform.nodes else None
 
