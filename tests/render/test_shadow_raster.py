@@ -119,6 +119,7 @@ def _fine_mesh(seed, n=40, ortho=True):
     clip = np.c_[xy * w[:, None], z * w, w]
     clip[:5, 2] = 3.0 * w[:5]  # past the far plane: the setup clips these
     clip[7, 0] = np.nan
+    clip[9, 3] = np.inf  # a w of infinity: its triangles are not drawn
     tris = []
     for i in range(n - 1):
         for j in range(n - 1):
@@ -133,8 +134,10 @@ def _fine_mesh(seed, n=40, ortho=True):
 def test_draw_casters_is_the_key_rasters_depth_bit_for_bit(threads):
     # the fused pass against the NumPy key raster: its own small triangles, the queued
     # large ones and the clipped ones, on one and on two threads (bands of rows)
+    if threads > int(numba.config.NUMBA_NUM_THREADS):
+        pytest.skip(f"Numba's pool has {numba.config.NUMBA_NUM_THREADS} thread(s)")
     old = thread_count()
-    set_threads(min(threads, int(numba.config.NUMBA_NUM_THREADS)))
+    set_threads(threads)
     try:
         target, ws = DepthMap(SIZE), Workspace()
         cases = [_triangles(0), _triangles(1), _fine_mesh(2), _fine_mesh(3, ortho=False),
@@ -156,6 +159,12 @@ def test_draw_casters_is_the_key_rasters_depth_bit_for_bit(threads):
         width = (s.x.max(axis=1) - s.x.min(axis=1)) / SUBPIXEL
         assert (width < SMALL_BOX - 1).mean() > 0.9
         target.clear()
+        np.testing.assert_array_equal(target.depth, np.ones((SIZE, SIZE), np.float32))
+        # no casters: a map drawn before is cleared by the pass alone
+        clip, tris, cull = _fine_mesh(5)
+        draw_casters(target, clip, tris, cull, ws, clear=True)
+        assert (target.depth < 1).any()
+        draw_casters(target, clip, tris[:0], cull[:0], ws, clear=True)
         np.testing.assert_array_equal(target.depth, np.ones((SIZE, SIZE), np.float32))
     finally:
         set_threads(old)

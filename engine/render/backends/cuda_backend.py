@@ -64,7 +64,7 @@ class CudaBackend(Backend):
         return self.surfaces.vertex_stage(batch, view.view_projection,
                                           view.size if points else None)
 
-    def shadow_depth(self, batch, prims, shadow_map, slot, deform=None):
+    def shadow_depth(self, batch, prims, shadow_map, slot, deform):
         """One light's depth pass on the device (cupy_surfaces.CudaSurfaces.shadow_depth),
         the casters posed by the frame's ``deform``: (S, S) float32 device array."""
         view = self.light_view(batch, shadow_map)

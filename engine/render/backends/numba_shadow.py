@@ -19,7 +19,7 @@ loop LLVM vectorizes; a narrow one (under NARROW_BOX texels) tests each texel.
 over the casters' triangles, without the TriangleSetup's arrays: each thread takes every
 triangle, classifies it as the setup does (the same clip tests, adjugate, culling and
 snapping, float64 operations in the same order), and draws the small ones (bounding
-boxes under SMALL_BOX texels each way, most triangles of a detailed mesh in a 2048^2
+boxes of at most SMALL_BOX texel centres each way, most triangles of a detailed mesh in a 2048^2
 map) straight away in its own band of rows; the larger ones are queued for
 ``raster_depth``'s walk, and the few that need clipping (outside a clip plane, not
 finite) for the setup's own clipping path. The map is the same bit for bit.
@@ -44,7 +44,7 @@ _opts = {"cache": cached(), "boundscheck": False, "error_model": "numpy"}
 # bounding boxes narrower than this many texels test each texel; wider ones solve each
 # row's covered span (its three integer divisions cost more than a few tests)
 NARROW_BOX = 16
-# bounding boxes under this many texels each way are drawn inside draw_casters' pass
+# bounding boxes of at most this many texel centres each way are drawn inside draw_casters' pass
 # (texel by texel, one branch per texel); larger ones by raster_depth's walk, whose
 # rows cost less for them (measured: the coin game's 14 x 16 texel pieces)
 SMALL_BOX = 8

@@ -129,7 +129,7 @@ class SoftwareBackend(Backend):
             self._mark_culled(clip, screen[1].visible if points else None, culled)
         return clip, vary, (screen[1] if points else None)
 
-    def shadow_depth(self, batch, prims, shadow_map, slot, deform=None):
+    def shadow_depth(self, batch, prims, shadow_map, slot, deform):
         """One light's depth pass on this backend's own stages (engine.render.shadows):
         the vertex stage with the light's view (the casters posed by the frame's
         ``deform``), the casters' triangles set up (back faces of single-sided materials

@@ -261,13 +261,14 @@ class Backend:
             return inputs
         return inputs._replace(sprites=sprites, point_rgba=rgba)
 
-    def shadow_maps(self, batch, prims, view, deform=None) -> ShadowSet:
+    def shadow_maps(self, batch, prims, view, deform) -> ShadowSet:
         """The frame's shadow maps (engine.render.shadows): for each light with
         ``shadows``, its fitted view through this backend's own vertex stage and raster
         (``shadow_depth``), depth only; a map whose inputs are unchanged since it was
         drawn is reused (``reuse_shadow_maps``). ``deform``: the frame's
-        ``deformation`` (updated by the caller, once a frame), or None. NO_SHADOWS when
-        no light has them."""
+        ``deformation`` (updated by the caller, once a frame; None only when no drawn
+        mesh is deformed), required so that no caller draws or reuses a map of deformed
+        casters in their rest pose. NO_SHADOWS when no light has them."""
         if not shadowed_lights(view.scene):
             return NO_SHADOWS
         plan = plan_shadows(view.scene, batch, prims, view.view_projection,
@@ -283,7 +284,7 @@ class Backend:
             maps.append(m._replace(depth=depth))
         return ShadowSet(tuple(maps), prims.tri_receive)
 
-    def shadow_depth(self, batch, prims, shadow_map, slot: int, deform=None) -> np.ndarray:
+    def shadow_depth(self, batch, prims, shadow_map, slot: int, deform) -> np.ndarray:
         """(S, S) float32 window depth of the casters seen from ``shadow_map``'s view
         (engine.render.shadows.depth_of_keys), the frame's map number ``slot`` (a
         backend may keep each slot's array from frame to frame), the casters posed by
