@@ -36,7 +36,7 @@ import numpy as np
 
 from ..triangles import _PLANES, HALF, SUBPIXEL, TriangleSetup, Workspace
 from .kernel_cache import cached
-from .numba_triangles import pixel_box, setup_triangles_numba
+from .numba_triangles import adjugate, pixel_box, setup_triangles_numba
 
 __all__ = ["DepthMap", "draw_casters", "fold_keys", "raster_depth"]
 
@@ -336,15 +336,8 @@ def _draw_band(clip, tris, cull_back, size, g, eps, centres, depth, row_lo, row_
                 n_rest += 1
             continue
         # numba_triangles._classify's adjugate, determinant and culling
-        a00 = y1 * w2 - y2 * w1
-        a01 = x2 * w1 - x1 * w2
-        a02 = x1 * y2 - x2 * y1
-        a10 = y2 * w0 - y0 * w2
-        a11 = x0 * w2 - x2 * w0
-        a12 = x2 * y0 - x0 * y2
-        a20 = y0 * w1 - y1 * w0
-        a21 = x1 * w0 - x0 * w1
-        a22 = x0 * y1 - x1 * y0
+        a00, a01, a02, a10, a11, a12, a20, a21, a22 = adjugate(x0, y0, w0, x1, y1, w1, x2,
+                                                               y2, w2)
         d = x0 * a00 + x1 * a10 + x2 * a20
         if not np.isfinite(d) or d == 0 or (d < 0 and cull_back[t]):
             continue

@@ -74,6 +74,17 @@ def _snap_py(y, w, hh):
     return np.int64(np.rint((1.0 - y / w) * hh * SUBPIXEL))
 
 
+@numba.njit(inline="always")
+def adjugate(x0, y0, w0, x1, y1, w1, x2, y2, w2):
+    """The adjugate of M = [x; y; w] (rows; columns the three vertices), row-major: the
+    products triangles.classify_triangles forms, in its order, so every compiled pass that
+    sets a triangle up (the classify pass, the MSAA samples' moved vertices,
+    numba_shadow.draw_casters) has the reference's values bit for bit."""
+    return (y1 * w2 - y2 * w1, x2 * w1 - x1 * w2, x1 * y2 - x2 * y1,
+            y2 * w0 - y0 * w2, x0 * w2 - x2 * w0, x2 * y0 - x0 * y2,
+            y0 * w1 - y1 * w0, x1 * w0 - x0 * w1, x0 * y1 - x1 * y0)
+
+
 @numba.njit(**{**_opts, "parallel": True})
 def _classify(clip, tris, cull_back, width, height, g, eps, block, adj, front, status,
               counts):
@@ -90,16 +101,8 @@ def _classify(clip, tris, cull_back, width, height, g, eps, block, adj, front, s
             x0, y0, z0, w0 = clip[i0, 0], clip[i0, 1], clip[i0, 2], clip[i0, 3]
             x1, y1, z1, w1 = clip[i1, 0], clip[i1, 1], clip[i1, 2], clip[i1, 3]
             x2, y2, z2, w2 = clip[i2, 0], clip[i2, 1], clip[i2, 2], clip[i2, 3]
-            # adjugate of M = [x; y; w] (rows), columns = vertices; same products as NumPy's
-            a00 = y1 * w2 - y2 * w1
-            a01 = x2 * w1 - x1 * w2
-            a02 = x1 * y2 - x2 * y1
-            a10 = y2 * w0 - y0 * w2
-            a11 = x0 * w2 - x2 * w0
-            a12 = x2 * y0 - x0 * y2
-            a20 = y0 * w1 - y1 * w0
-            a21 = x1 * w0 - x0 * w1
-            a22 = x0 * y1 - x1 * y0
+            a00, a01, a02, a10, a11, a12, a20, a21, a22 = adjugate(x0, y0, w0, x1, y1, w1,
+                                                                   x2, y2, w2)
             adj[t, 0, 0], adj[t, 0, 1], adj[t, 0, 2] = a00, a01, a02
             adj[t, 1, 0], adj[t, 1, 1], adj[t, 1, 2] = a10, a11, a12
             adj[t, 2, 0], adj[t, 2, 1], adj[t, 2, 2] = a20, a21, a22
@@ -482,9 +485,7 @@ def _raster_samples(x, y, piece_tri, clip, tris, width, height, id_base, sample_
                     clip[i2, 0] - kx[s] * w2
                 y0, y1, y2 = clip[i0, 1] + ky[s] * w0, clip[i1, 1] + ky[s] * w1, \
                     clip[i2, 1] + ky[s] * w2
-                a = (y1 * w2 - y2 * w1, x2 * w1 - x1 * w2, x1 * y2 - x2 * y1,
-                     y2 * w0 - y0 * w2, x0 * w2 - x2 * w0, x2 * y0 - x0 * y2,
-                     y0 * w1 - y1 * w0, x1 * w0 - x0 * w1, x0 * y1 - x1 * y0)
+                a = adjugate(x0, y0, w0, x1, y1, w1, x2, y2, w2)
                 walk_piece(x, y, m, sample_x[s], sample_y[s], width, height, lo, hi, key_low,
                            a, zw, xs, _store_min, keys[s], 0, s)
 
